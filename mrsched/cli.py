@@ -1,0 +1,68 @@
+"""The ``mrsched`` command: a thin dispatcher over each area's own command module.
+
+Each area owns its subcommands in ``<area>/cli.py`` exposing ``add_arguments(parser)`` and
+``run(args) -> int``; heavy imports (pandas, matplotlib, zmq) happen inside ``run`` so that
+``mrsched --help`` stays fast. Errors from mrsched print as one line (no traceback unless
+``--debug``) and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from mrsched import __version__
+from mrsched.errors import MrschedError
+
+# command -> (module, help); the module has add_arguments(parser) and run(args).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "serve": ("mrsched.schedulers.cli", "serve a scheduling policy to a real Batsim over ZeroMQ"),
+    "policies": ("mrsched.schedulers.cli_policies", "list registered policies and their options"),
+    "simulate": ("mrsched.simulator.cli", "run the embedded Batsim-compatible simulator (Batsim's flags)"),
+    "platform": ("mrsched.platforms.cli", "generate SimGrid platforms (dragonfly, cluster)"),
+    "workload": ("mrsched.workloads.cli", "convert, generate and check workloads"),
+    "run": ("mrsched.expe.cli_run", "run one simulation: platform + workload + policy"),
+    "campaign": ("mrsched.expe.cli_campaign", "run or inspect a campaign of simulations"),
+    "report": ("mrsched.analysis.cli", "write an HTML report and metrics CSV for runs or a campaign"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mrsched", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"mrsched {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.startswith(module_name):
+                continue  # area not built yet
+            raise
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except MrschedError as exc:
+        if args.debug:
+            raise
+        print(f"mrsched {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"mrsched {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
