@@ -1,0 +1,380 @@
+"""``BatsimScheduler``: the pybatsim-style base class for schedulers written by hand.
+
+Subclasses override the ``on_*`` callbacks and call the actions (``execute_job``,
+``reject_job``, ``call_me_later``, ...); ``handle_message(dict) -> dict`` is the only entry
+point, used in-process by the embedded engine and over ZeroMQ by ``endpoint.serve``. The
+class turns wire dicts into typed events (``messages.py``) and queued actions back into the
+reply, and enforces the rules whose violation makes Batsim abort or hang: no wake-up at or
+before Batsim's clock, at most one of mapping / storage_mapping / additional_io_job, no job
+started twice, ``registration_finished`` sent once, nothing after ``SIMULATION_ENDS``.
+
+Example
+-------
+>>> class Idle(BatsimScheduler):
+...     def on_job_submission(self, event):
+...         self.reject_job(event.job_id)
+>>> s = Idle()
+>>> _ = s.handle_message({"now": 0.0, "events": [{"timestamp": 0.0,
+...     "type": "SIMULATION_BEGINS", "data": {"nb_resources": 1, "compute_resources":
+...     [{"id": 0, "name": "n0", "properties": {}}]}}]})
+>>> s.handle_message({"now": 1.0, "events": [{"timestamp": 1.0, "type": "JOB_SUBMITTED",
+...     "data": {"job_id": "w0!1", "job": {"id": "w0!1", "res": 1}}}]})
+{'now': 1.0, 'events': [{'timestamp': 1.0, 'type': 'REJECT_JOB', 'data': {'job_id': 'w0!1'}}]}
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from procset import ProcSet
+
+from mrsched.errors import ProtocolError, SimulationError
+
+from . import messages as m
+from .intervals import format_intervals, parse_intervals
+
+__all__ = ["BatsimScheduler", "MIN_WAKEUP_DELAY"]
+
+logger = logging.getLogger(__name__)
+
+#: Smallest delay (s) between Batsim's clock and a wake-up moved forward by ``call_me_later``.
+#: Batsim aborts on a CALL_ME_LATER at or before its clock. 1 ms is 100x SimGrid's default
+#: time precision (``surf/precision`` = 1e-5 s), so the wake-up is never rounded back onto
+#: ``now``; it stays visible in Batsim's 6-decimal CSVs; and it is negligible against job
+#: durations (seconds to days) and Batsim's own round-trip delays (tens of microseconds).
+MIN_WAKEUP_DELAY = 1e-3
+
+
+class BatsimScheduler:
+    """Base class: override the ``on_*`` callbacks, call the actions, never touch the wire.
+
+    Parameters
+    ----------
+    options : mapping, optional
+        Free-form options (``mrsched serve module:Class --option k=v`` passes them here as
+        strings); stored unchanged as ``self.options``.
+
+    Attributes available to subclasses (refreshed at ``SIMULATION_BEGINS``):
+    ``jobs`` (job id -> submitted or registered job dict), ``compute_resources`` and
+    ``storage_resources`` (tuples of ``messages.Resource`` in id order), ``config`` (Batsim's
+    config dict), ``sched_config`` (its ``sched-config`` string parsed as JSON when possible,
+    ``{}`` when empty, else the raw string), ``profiles`` and ``workloads`` (as sent by Batsim).
+    """
+
+    def __init__(self, options: Mapping[str, Any] | None = None):
+        self.options = dict(options) if options else {}
+        self._reset()
+
+    # ------------------------------------------------------------------ state
+    def _reset(self) -> None:
+        """Run-time state, recreated at every SIMULATION_BEGINS."""
+        self._now: float | None = None
+        self._finished = False
+        self._actions: list[m.Event] = []
+        self._wakeups: set[float] = set()          # requested and not yet due
+        self._started: set[str] = set()            # EXECUTE_JOB sent
+        self._decided: set[str] = set()            # REJECT_JOB sent
+        self._registered_profiles: set[tuple[str, str]] = set()
+        self._registration_finished = False
+        self._nb_resources: int | None = None
+        self.jobs: dict[str, dict] = {}
+        self.compute_resources: tuple[m.Resource, ...] = ()
+        self.storage_resources: tuple[m.Resource, ...] = ()
+        self.config: dict = {}
+        self.sched_config: Any = {}
+        self.profiles: dict = {}
+        self.workloads: dict = {}
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def now(self) -> float:
+        """Batsim's clock as of the message being handled (0.0 before the first one)."""
+        return 0.0 if self._now is None else self._now
+
+    @property
+    def finished(self) -> bool:
+        """True once SIMULATION_ENDS was received."""
+        return self._finished
+
+    # ------------------------------------------------------------------ entry point
+    def handle_message(self, msg: dict) -> dict:
+        """Handle one Batsim message (the wire dict) and return the reply dict.
+
+        Events are dispatched in order, then ``on_no_more_events()`` is called (not after
+        SIMULATION_ENDS), then the queued actions are returned stamped at the message's
+        ``now``. Raises ``ProtocolError`` on a malformed message.
+        """
+        if getattr(self, "_actions", None) is None:  # subclass forgot super().__init__()
+            self.options = getattr(self, "options", {})
+            self._reset()
+        message = m.parse_message(msg)
+        now = message.now
+        events = message.events
+        if self._finished:
+            if events and type(events[0]) is m.SimulationBegins:
+                self._reset()
+            else:
+                raise ProtocolError("message received after SIMULATION_ENDS",
+                                    event=events[0].type if events else None)
+        if self._now is not None and now < self._now:
+            raise ProtocolError(f"message now={now!r} goes back in time (previous "
+                                f"{self._now!r})", field="now")
+        self._now = now
+        self._actions = []
+        # wake-ups at or before now are due (their REQUESTED_CALL is here or was earlier)
+        if self._wakeups:
+            self._wakeups = {t for t in self._wakeups if t > now}
+        handlers = self._handlers
+        for i, event in enumerate(events):
+            etype = type(event)
+            if etype is m.SimulationEnds:
+                if i != len(events) - 1:
+                    raise ProtocolError("SIMULATION_ENDS must be the last event of its message",
+                                        event="SIMULATION_ENDS")
+                self._finished = True
+                dropped = self._actions
+                self._actions = []
+                if dropped:
+                    logger.warning("simulation ended: %d queued action(s) not sent",
+                                   len(dropped))
+                self.on_simulation_ends(event)
+                return {"now": now, "events": []}
+            handler = handlers.get(etype)
+            if handler is None:
+                self.on_unknown_event(event)
+            else:
+                handler(self, event)
+        self.on_no_more_events()
+        actions = self._actions
+        self._actions = []
+        return {"now": now, "events": [m.serialize_event(a) for a in actions]}
+
+    # built-in bookkeeping before the user's callbacks (kept tiny: hot path)
+    def _h_begins(self, e: m.SimulationBegins) -> None:
+        self._nb_resources = e.nb_resources
+        self.compute_resources = e.compute_resources
+        self.storage_resources = e.storage_resources
+        self.config = e.config
+        self.workloads = e.workloads or {}
+        self.profiles = e.profiles or {}
+        raw = e.config.get("sched-config", "")
+        if isinstance(raw, str):
+            if not raw.strip():
+                self.sched_config = {}
+            else:
+                try:
+                    self.sched_config = json.loads(raw)
+                except ValueError:
+                    self.sched_config = raw
+        else:
+            self.sched_config = raw
+        self.on_simulation_begins(e)
+
+    def _h_submitted(self, e: m.JobSubmitted) -> None:
+        self.jobs[e.job_id] = e.job
+        self.on_job_submission(e)
+
+    _handlers = {
+        m.SimulationBegins: _h_begins,
+        m.JobSubmitted: _h_submitted,
+        m.JobCompleted: lambda self, e: self.on_job_completion(e),
+        m.JobKilled: lambda self, e: self.on_job_killed(e),
+        m.RequestedCall: lambda self, e: self.on_requested_call(e),
+        m.Notify: lambda self, e: self.on_notify(e),
+        m.ResourceStateChanged: lambda self, e: self.on_resource_state_changed(e),
+        m.Answer: lambda self, e: self.on_answer(e),
+        m.Query: lambda self, e: self.on_query(e),
+    }
+
+    # ------------------------------------------------------------------ callbacks
+    def on_simulation_begins(self, event: m.SimulationBegins) -> None:
+        """Resources, config and workloads are known (already stored on ``self``)."""
+
+    def on_job_submission(self, event: m.JobSubmitted) -> None:
+        """A job arrived (``event.job_id``, ``event.job`` with every workload field)."""
+
+    def on_job_completion(self, event: m.JobCompleted) -> None:
+        """A job finished (``event.job_state``, ``event.alloc`` as a ProcSet)."""
+
+    def on_job_killed(self, event: m.JobKilled) -> None:
+        """Jobs killed on our request (they also get ``JOB_COMPLETED``)."""
+
+    def on_requested_call(self, event: m.RequestedCall) -> None:
+        """A wake-up asked with ``call_me_later`` is due."""
+
+    def on_notify(self, event: m.Notify) -> None:
+        """``event.notify_type``: no_more_static_job_to_submit, machine (un)available, ..."""
+
+    def on_resource_state_changed(self, event: m.ResourceStateChanged) -> None:
+        """Resources reached a new power state."""
+
+    def on_answer(self, event: m.Answer) -> None:
+        """Answer to one of our queries (e.g. consumed energy)."""
+
+    def on_query(self, event: m.Query) -> None:
+        """Batsim asks something (e.g. estimate_waiting_time)."""
+
+    def on_unknown_event(self, event: m.UnknownEvent) -> None:
+        """An event type this version does not know; ignored with a debug log."""
+        logger.debug("ignoring unknown event %s", event.type)
+
+    def on_no_more_events(self) -> None:
+        """Every event of the message was dispatched: the place to take decisions."""
+
+    def on_simulation_ends(self, event: m.SimulationEnds) -> None:
+        """Batsim is done; actions are refused from now on."""
+
+    # ------------------------------------------------------------------ actions
+    def _queue(self, event: m.Event) -> None:
+        if self._finished:
+            raise SimulationError(f"cannot send {event.type}: the simulation has ended",
+                                  event=event.type)
+        if self._now is None:
+            raise SimulationError(f"cannot send {event.type} before the first message",
+                                  event=event.type)
+        self._actions.append(event)
+
+    def _alloc(self, alloc, job_id: str | None, field: str,
+               event: str = "EXECUTE_JOB") -> ProcSet:
+        """Any accepted resource-set form -> a non-empty ProcSet of existing ids."""
+        if isinstance(alloc, ProcSet):
+            ps = alloc
+        else:
+            if not isinstance(alloc, str):
+                alloc = format_intervals(alloc)
+            ps = parse_intervals(alloc, field=field)
+        if not ps:
+            raise SimulationError("empty resource set", event=event, job=job_id, field=field)
+        if self._nb_resources is not None and ps.max >= self._nb_resources:
+            raise SimulationError(f"resource id {ps.max} does not exist (the platform has "
+                                  f"{self._nb_resources} resources)", event=event,
+                                  job=job_id, field=field)
+        return ps
+
+    def execute_job(self, job_id: str, alloc: ProcSet | str | Iterable[int], *,
+                    mapping: dict | None = None, storage_mapping: dict | None = None,
+                    additional_io_job: m.AdditionalIoJob | dict | None = None) -> None:
+        """Start ``job_id`` on ``alloc`` (ProcSet, ``"0-3 7"`` or ids).
+
+        At most one of ``mapping`` (executor -> resource), ``storage_mapping``
+        (label -> storage resource id) and ``additional_io_job`` (``AdditionalIoJob`` or a dict
+        ``{alloc, profile_name, profile}``) — Batsim 4.2.1 aborts otherwise.
+        """
+        if self._now is not None and job_id not in self.jobs:
+            raise SimulationError("cannot start a job that was never submitted",
+                                  event="EXECUTE_JOB", job=job_id)
+        if job_id in self._started or job_id in self._decided:
+            raise SimulationError("job already started or rejected", event="EXECUTE_JOB",
+                                  job=job_id)
+        ps = self._alloc(alloc, job_id, "alloc")
+        if isinstance(additional_io_job, Mapping):
+            try:
+                additional_io_job = m.AdditionalIoJob(
+                    self._alloc(additional_io_job["alloc"], job_id, "additional_io_job.alloc"),
+                    additional_io_job["profile_name"], additional_io_job["profile"])
+            except KeyError as exc:
+                raise ProtocolError(f"additional_io_job lacks '{exc.args[0]}'",
+                                    event="EXECUTE_JOB", job=job_id,
+                                    field="additional_io_job") from None
+        self._queue(m.ExecuteJob(self.now, job_id, ps, mapping, storage_mapping,
+                                 additional_io_job))
+        self._started.add(job_id)
+
+    def reject_job(self, job_id: str) -> None:
+        """Refuse a submitted job (``REJECTED`` in ``_jobs.csv``)."""
+        if self._now is not None and job_id not in self.jobs:
+            raise SimulationError("cannot reject a job that was never submitted",
+                                  event="REJECT_JOB", job=job_id)
+        if job_id in self._started or job_id in self._decided:
+            raise SimulationError("job already started or rejected", event="REJECT_JOB",
+                                  job=job_id)
+        self._queue(m.RejectJob(self.now, job_id))
+        self._decided.add(job_id)
+
+    def kill_jobs(self, job_ids: Iterable[str]) -> None:
+        """Kill running jobs (Batsim answers JOB_KILLED, then JOB_COMPLETED)."""
+        ids = (job_ids,) if isinstance(job_ids, str) else tuple(job_ids)
+        self._queue(m.KillJob(self.now, ids))
+
+    def call_me_later(self, when: float) -> None:
+        """Ask for a REQUESTED_CALL at ``when``; a time at or before ``now`` is moved to
+        ``now + MIN_WAKEUP_DELAY``, and a wake-up already pending is not asked twice."""
+        if type(when) not in (int, float):
+            try:
+                when = float(when)
+            except (TypeError, ValueError):
+                raise SimulationError(f"wake-up time must be a number, got {when!r}",
+                                      event="CALL_ME_LATER") from None
+        if when != when or when in (float("inf"), float("-inf")):
+            raise SimulationError(f"wake-up time must be finite, got {when!r}",
+                                  event="CALL_ME_LATER")
+        now = self.now
+        if when <= now:
+            when = now + MIN_WAKEUP_DELAY
+        if when in self._wakeups:
+            return
+        self._queue(m.CallMeLater(now, when))
+        self._wakeups.add(when)
+
+    def register_profile(self, workload: str, name: str, profile: dict) -> None:
+        """Declare a profile for dynamic jobs (before the jobs using it)."""
+        self._require_dynamic("REGISTER_PROFILE")
+        key = (workload, name)
+        if key in self._registered_profiles:
+            raise SimulationError(f"profile '{name}' of workload '{workload}' is already "
+                                  "registered", event="REGISTER_PROFILE", field="profile_name")
+        self._queue(m.RegisterProfile(self.now, workload, name, profile))
+        self._registered_profiles.add(key)
+
+    def register_job(self, job_id: str, job: dict) -> None:
+        """Submit a dynamic job ``"workload!name"``; ``job`` holds res, profile, subtime,
+        walltime (``id`` is filled in when missing)."""
+        self._require_dynamic("REGISTER_JOB")
+        if not isinstance(job_id, str) or "!" not in job_id:
+            raise SimulationError(f"dynamic job id {job_id!r} must be 'workload!name'",
+                                  event="REGISTER_JOB", field="job_id")
+        if job_id in self.jobs:
+            raise SimulationError("job id already exists", event="REGISTER_JOB", job=job_id)
+        if "id" not in job:
+            job = {"id": job_id, **job}
+        elif job["id"] != job_id:
+            raise SimulationError(f"job['id'] is {job['id']!r}, not the job id",
+                                  event="REGISTER_JOB", job=job_id, field="id")
+        workload = job_id.split("!", 1)[0]
+        profile = job.get("profile")
+        if ((workload, profile) not in self._registered_profiles
+                and profile not in self.profiles.get(workload, {})):
+            raise SimulationError(f"profile {profile!r} is not registered in workload "
+                                  f"'{workload}'", event="REGISTER_JOB", job=job_id,
+                                  field="profile", hint="call register_profile() first")
+        self._queue(m.RegisterJob(self.now, job_id, job))
+        self.jobs[job_id] = job
+
+    def notify_registration_finished(self) -> None:
+        """Tell Batsim no more dynamic jobs will come (mandatory for the simulation to end);
+        sent once, later calls do nothing."""
+        if self._registration_finished:
+            return
+        self._require_dynamic("NOTIFY")
+        self._queue(m.Notify(self.now, "registration_finished"))
+        self._registration_finished = True
+
+    def set_job_metadata(self, job_id: str, text: str) -> None:
+        """Attach free text (no ``"``) to a job, written in ``_jobs.csv``."""
+        self._queue(m.SetJobMetadata(self.now, job_id, text))
+
+    def set_resource_state(self, resources: ProcSet | str | Iterable[int], state) -> None:
+        """Switch resources to a power state (pstate number)."""
+        ps = self._alloc(resources, None, "resources", "SET_RESOURCE_STATE")
+        self._queue(m.SetResourceState(self.now, ps, str(state)))
+
+    def _require_dynamic(self, what: str) -> None:
+        if self._registration_finished:
+            raise SimulationError("dynamic registration already finished",
+                                  event=what, hint="notify_registration_finished() was called")
+        if self.config and self.config.get("dynamic-jobs-enabled") is False:
+            raise SimulationError("Batsim was started without dynamic jobs", event=what,
+                                  hint="run Batsim with --enable-dynamic-jobs")

@@ -1,0 +1,118 @@
+"""``mrsched serve``: serve a scheduling policy to a real Batsim (or ``mrsched simulate``) over
+ZeroMQ.
+
+``POLICY`` is either a registered policy name (``mrsched policies`` lists them; options are
+coerced by the registry) or ``package.module:ClassName``, a user's own ``BatsimScheduler``
+subclass, built as ``ClassName(options=dict)`` with the ``--option`` values as strings (or
+``ClassName()`` when no option is given and it takes no ``options``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import logging
+import sys
+from typing import Any
+
+from mrsched.errors import ConfigError
+
+DEFAULT_SOCKET = "tcp://127.0.0.1:28000"  # same as endpoint.DEFAULT_SOCKET (no zmq import here)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("policy", metavar="POLICY",
+                        help="registered policy name, or module.path:ClassName of a "
+                             "BatsimScheduler subclass")
+    parser.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="policy option (repeatable); values are strings, coerced by "
+                             "the policy registry")
+    parser.add_argument("-s", "--socket", default=DEFAULT_SOCKET,
+                        help=f"ZeroMQ endpoint to bind (default {DEFAULT_SOCKET}); loopback "
+                             "only unless --allow-remote")
+    parser.add_argument("--timeout", type=float, default=None, metavar="S",
+                        help="give up when no message arrives within S seconds "
+                             "(default: wait forever, as Batsim does)")
+    parser.add_argument("--allow-remote", action="store_true",
+                        help="allow binding a non-loopback address (e.g. tcp://0.0.0.0:28000)")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="log the scheduler's decisions (-v info, -vv debug)")
+
+
+def parse_options(items: list[str]) -> dict[str, str]:
+    """``["k=v", ...]`` -> ``{"k": "v"}``; values stay strings, a repeated key is refused."""
+    options: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"bad --option {item!r}", field="option",
+                              hint="expected KEY=VALUE, e.g. --option depth=2")
+        if key in options:
+            raise ConfigError(f"--option {key} given twice", field=key)
+        options[key] = value
+    return options
+
+
+def load_scheduler_class(spec: str) -> type:
+    """``"package.module:ClassName"`` -> the class, with clear errors."""
+    module_name, _, class_name = spec.partition(":")
+    if not module_name or not class_name:
+        raise ConfigError(f"bad scheduler {spec!r}", hint="expected module.path:ClassName")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise ConfigError(f"cannot import module '{module_name}': {exc}",
+                          hint="is it installed or on PYTHONPATH?") from None
+    try:
+        cls = getattr(module, class_name)
+    except AttributeError:
+        from mrsched.errors import suggest
+
+        names = [n for n, v in vars(module).items() if inspect.isclass(v)
+                 and hasattr(v, "handle_message")]
+        raise ConfigError(f"module '{module_name}' has no class '{class_name}'",
+                          hint=suggest(class_name, names) if names else None) from None
+    if not (inspect.isclass(cls) and callable(getattr(cls, "handle_message", None))):
+        raise ConfigError(f"'{spec}' is not a scheduler class",
+                          hint="subclass mrsched.schedulers.batsim.BatsimScheduler")
+    return cls
+
+
+def make_scheduler_from_spec(spec: str, options: dict[str, Any]):
+    """A scheduler instance from a policy name or ``module:Class`` spec."""
+    if ":" in spec:
+        cls = load_scheduler_class(spec)
+        try:
+            params = inspect.signature(cls).parameters
+        except (TypeError, ValueError):
+            params = {}
+        if "options" in params:
+            return cls(options=options)
+        if options:
+            raise ConfigError(f"{spec} takes no 'options' argument; cannot pass "
+                              f"{', '.join(options)}", field=next(iter(options)))
+        return cls()
+    try:
+        registry = importlib.import_module("mrsched.schedulers.registry")
+    except ModuleNotFoundError as exc:
+        if exc.name != "mrsched.schedulers.registry":
+            raise
+        raise ConfigError(f"no policy registry in this installation; cannot serve {spec!r}",
+                          hint="give module.path:ClassName of a BatsimScheduler subclass, "
+                               "e.g. mrsched.schedulers.example_scheduler:FirstFitScheduler"
+                          ) from None
+    return registry.make_scheduler(spec, options)
+
+
+def run(args: argparse.Namespace) -> int:
+    from mrsched.schedulers.batsim.endpoint import serve
+
+    level = logging.WARNING if not args.verbose else (
+        logging.INFO if args.verbose == 1 else logging.DEBUG)
+    logging.basicConfig(level=level, stream=sys.stderr,
+                        format="%(levelname)s %(name)s: %(message)s")
+    options = parse_options(args.option)
+    scheduler = make_scheduler_from_spec(args.policy, options)
+    return serve(scheduler, args.socket, args.timeout, allow_remote=args.allow_remote)

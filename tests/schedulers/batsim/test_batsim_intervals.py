@@ -1,0 +1,90 @@
+"""Interval-set strings: the canonical text Batsim reads and writes for resource sets."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from procset import ProcSet
+
+from mrsched.errors import ProtocolError
+from mrsched.schedulers.batsim.intervals import format_intervals, parse_intervals
+
+ids = st.sets(st.integers(min_value=0, max_value=300), max_size=60)
+CANONICAL = re.compile(r"^(\d+(-\d+)?( \d+(-\d+)?)*)?$")
+
+
+def ranges_of(text: str) -> list[tuple[int, int]]:
+    out = []
+    for tok in text.split():
+        lo, _, hi = tok.partition("-")
+        out.append((int(lo), int(hi or lo)))
+    return out
+
+
+@given(ids)
+def test_round_trip_against_a_set_model(values):
+    text = format_intervals(values)
+    assert CANONICAL.match(text)
+    ps = parse_intervals(text)
+    assert set(ps) == values
+    assert len(ps) == len(values)
+    assert format_intervals(ps) == text  # ProcSet and iterable forms agree
+
+
+@given(ids)
+def test_format_is_sorted_and_maximal(values):
+    rngs = ranges_of(format_intervals(values))
+    for (lo, hi), (lo2, _) in zip(rngs, rngs[1:]):
+        assert lo <= hi
+        assert lo2 > hi + 1, "adjacent or overlapping ranges must be merged"
+    for tok in format_intervals(values).split():
+        lo, _, hi = tok.partition("-")
+        assert hi == "" or int(hi) > int(lo), "a single id is written alone, never 'k-k'"
+
+
+@given(st.lists(st.tuples(st.integers(0, 200), st.integers(0, 20)), max_size=20))
+def test_non_canonical_input_is_merged(pairs):
+    tokens = [f"{lo}-{lo + n}" if n else str(lo) for lo, n in pairs]
+    model = {i for lo, n in pairs for i in range(lo, lo + n + 1)}
+    ps = parse_intervals(" ".join(tokens))
+    assert set(ps) == model
+    assert ps == ProcSet(*model)          # a proper ProcSet: set algebra works on it
+    assert format_intervals(ps) == format_intervals(model)
+
+
+def test_examples():
+    assert format_intervals(ProcSet((0, 3), 7, (9, 10))) == "0-3 7 9-10"
+    assert format_intervals([7, 3, 2, 1, 0, 3]) == "0-3 7"
+    assert format_intervals([]) == "" and parse_intervals("") == ProcSet()
+    assert parse_intervals("0-3 7") == ProcSet((0, 3), 7)
+    assert parse_intervals("5 0-2") == ProcSet((0, 2), 5)
+    # fast-built sets behave like any ProcSet
+    ps = parse_intervals("0-3 7")
+    ps |= ProcSet(4)
+    assert format_intervals(ps) == "0-4 7"
+
+
+@pytest.mark.parametrize("bad", ["a", "3-1", "-1", "1 ", " 1", "1  2", "+3", "1--3", "1-2-3",
+                                 "1,2", "1_0", "\u0663", "0-"])
+def test_bad_text_is_a_protocol_error(bad):
+    with pytest.raises(ProtocolError, match="invalid interval set"):
+        parse_intervals(bad, field="alloc")
+
+
+def test_errors_name_the_field_and_type():
+    with pytest.raises(ProtocolError) as err:
+        parse_intervals("x", field="alloc")
+    assert err.value.field == "alloc"
+    with pytest.raises(ProtocolError, match="must be a string"):
+        parse_intervals(3)
+    with pytest.raises(ProtocolError, match="negative"):
+        format_intervals([1, -2])
+    with pytest.raises(ProtocolError, match="not an integer"):
+        format_intervals([1, 2.5])
+    with pytest.raises(ProtocolError, match="not an integer"):
+        format_intervals([True])
+    with pytest.raises(ProtocolError, match="parse_intervals"):
+        format_intervals("0-3")
