@@ -1,0 +1,169 @@
+"""Campaign tables: one metrics row per run, means with 95% confidence intervals per policy,
+and values normalised to a baseline policy (seed 001 Fig. 5-6 and 11-12).
+
+Intervals: over runs (seeds / workload parts) a Student-t interval of the mean; within a
+single run, a percentile bootstrap of the mean over jobs (seeded, so reproducible).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from mrsched.analysis.metrics import run_metrics
+from mrsched.analysis.runs import Run, find_runs, load_run
+from mrsched.errors import ConfigError, suggest
+
+ID_COLUMNS = ("run_id", "policy", "variant", "options", "workload", "platform", "workload_name",
+              "platform_name", "part", "seed", "status", "error", "warnings")
+
+
+def t_interval(values, confidence: float = 0.95) -> tuple[float, float, float]:
+    """(mean, low, high): Student-t interval of the mean, n-1 degrees of freedom. With fewer
+    than two finite values the bounds are NaN (no spread to estimate)."""
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return (np.nan, np.nan, np.nan)
+    mean = float(x.mean())
+    if x.size < 2:
+        return (mean, np.nan, np.nan)
+    half = float(stats.t.ppf(0.5 + confidence / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size))
+    return (mean, mean - half, mean + half)
+
+
+def bootstrap_interval(values, *, confidence: float = 0.95, n_resamples: int = 2000,
+                       seed: int = 0) -> tuple[float, float, float]:
+    """(mean, low, high): percentile bootstrap of the mean (resampling jobs with replacement),
+    for the spread of a single run's mean."""
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return (np.nan, np.nan, np.nan)
+    rng = np.random.default_rng(seed)
+    # resample in blocks of ~4M draws: a 28k-job trace x 2000 resamples would need 450 MB
+    block = max(1, 4_000_000 // x.size)
+    means = np.concatenate([rng.choice(x, size=(min(block, n_resamples - i), x.size)).mean(axis=1)
+                            for i in range(0, n_resamples, block)])
+    alpha = (1 - confidence) / 2
+    return (float(x.mean()), float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha)))
+
+
+def load_campaign(directory: str | Path) -> list[Run]:
+    """Every run of a campaign (or the single run) in run-id order."""
+    runs = [load_run(p) for p in find_runs(directory)]
+    return sorted(runs, key=lambda r: r.run_id)
+
+
+def _label(value) -> str:
+    paths = value if isinstance(value, (list, tuple)) else [value]
+    out = []
+    for v in paths:
+        if isinstance(v, dict):
+            v = v.get("path")
+        if v is not None:
+            out.append(str(v))
+    return ";".join(out)
+
+
+def metrics_table(runs: list[Run], *, tau: float = 600.0) -> pd.DataFrame:
+    """One row per run: identity columns (``ID_COLUMNS``) then ``run_metrics``. Failed runs
+    keep their row with status and error and NaN metrics."""
+    rows = []
+    for run in runs:
+        m = run.manifest
+        row = {
+            "run_id": run.run_id, "policy": run.policy, "variant": run.variant,
+            "options": json.dumps(run.options, sort_keys=True, default=str),
+            "workload": _label(m.get("workload") or m.get("workloads")),
+            "platform": _label(m.get("platform")),
+            "workload_name": m.get("workload_name", ""), "platform_name": m.get("platform_name", ""),
+            "part": m.get("part", ""), "seed": m.get("seed", np.nan),
+            "status": run.status, "error": run.error, "warnings": "; ".join(run.warnings),
+        }
+        if run.jobs is not None and run.status == "ok":
+            row.update(run_metrics(run.jobs, tau=tau, capacities=run.capacities, phases=run.phases))
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    for col in ID_COLUMNS:
+        if col not in df.columns:
+            df[col] = pd.Series(dtype=object)
+    for col in [c for c in df.columns if c.startswith("n_")] + ["seed"]:
+        values = pd.to_numeric(df[col], errors="coerce")
+        if values.dropna().mod(1).eq(0).all() and df[col].notna().eq(values.notna()).all():
+            df[col] = values.astype("Int64")  # counts stay integers beside failed runs' blanks
+    return df
+
+
+def campaign_metrics(campaign_dir: str | Path, *, tau: float = 600.0) -> pd.DataFrame:
+    """``metrics_table`` of every run under ``campaign_dir`` (or of the run it is)."""
+    return metrics_table(load_campaign(campaign_dir), tau=tau)
+
+
+def summarise(metrics: pd.DataFrame, metric: str, *, by=("variant",),
+              confidence: float = 0.95) -> pd.DataFrame:
+    """Per group: ``n`` runs, ``mean``, ``std`` and the t-interval ``ci_low`` / ``ci_high``
+    of ``metric`` over its successful runs; groups in sorted order."""
+    if metric not in metrics.columns:
+        raise ConfigError(f"unknown metric '{metric}'", field="metric",
+                          hint=suggest(metric, [c for c in metrics.columns if c not in ID_COLUMNS]))
+    ok = metrics[metrics["status"] == "ok"]
+    rows = []
+    for key, group in ok.groupby(list(by), sort=True):
+        values = group[metric].to_numpy(float)
+        mean, low, high = t_interval(values, confidence)
+        key = key if isinstance(key, tuple) else (key,)
+        finite = values[np.isfinite(values)]
+        rows.append({**dict(zip(by, key)), "metric": metric, "n": int(finite.size), "mean": mean,
+                     "std": float(finite.std(ddof=1)) if finite.size > 1 else np.nan,
+                     "ci_low": low, "ci_high": high, "interval": "t over runs"})
+    return pd.DataFrame(rows, columns=[*by, "metric", "n", "mean", "std", "ci_low", "ci_high",
+                                       "interval"])
+
+
+def baseline_variant(metrics: pd.DataFrame, baseline: str) -> str:
+    """The variant named by ``baseline``: a variant label, or a policy with one variant."""
+    variants = sorted(set(metrics["variant"].dropna()))
+    if baseline in variants:
+        return baseline
+    matching = sorted(set(metrics.loc[metrics["policy"] == baseline, "variant"]))
+    if len(matching) == 1:
+        return matching[0]
+    if len(matching) > 1:
+        raise ConfigError(f"baseline policy '{baseline}' has several variants", field="baseline",
+                          hint=f"choose one of {', '.join(matching)}")
+    raise ConfigError(f"unknown baseline '{baseline}'", field="baseline",
+                      hint=suggest(baseline, variants + sorted(set(metrics["policy"].dropna()))))
+
+
+def match_columns(metrics: pd.DataFrame) -> list[str]:
+    """Columns pairing a run with its baseline run: same workload (part) and seed."""
+    cols = []
+    for c in ("workload", "part", "seed"):
+        if c in metrics.columns and metrics[c].astype(str).nunique() > 1:
+            cols.append(c)
+    return cols
+
+
+def normalise(metrics: pd.DataFrame, metric: str, baseline: str, *,
+              match: list[str] | None = None) -> pd.DataFrame:
+    """``metrics`` (successful runs) with ``<metric>_norm`` = value / the baseline's value on
+    the run with the same ``match`` columns (default ``match_columns``); NaN without one."""
+    base = baseline_variant(metrics, baseline)
+    match = match_columns(metrics) if match is None else list(match)
+    ok = metrics[metrics["status"] == "ok"].copy()
+    ref = ok[ok["variant"] == base]
+    if match:
+        keys = ok[match].astype(str).agg("\x1f".join, axis=1)
+        ref_keys = ref[match].astype(str).agg("\x1f".join, axis=1)
+        lookup = dict(zip(ref_keys, ref[metric].astype(float)))
+        denom = keys.map(lookup).astype(float)
+    else:
+        denom = pd.Series(float(ref[metric].mean()) if len(ref) else np.nan, index=ok.index)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ok[f"{metric}_norm"] = np.where(denom > 0, ok[metric].astype(float) / denom, np.nan)
+    return ok

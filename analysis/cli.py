@@ -1,0 +1,32 @@
+"""``mrsched report DIR``: the HTML report and metrics CSV of a campaign or a run."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dir", metavar="DIR",
+                        help="campaign directory (runs/<run_id>/manifest.json) or one run directory")
+    parser.add_argument("--baseline", metavar="POLICY", default=None,
+                        help="policy (or policy(options) variant) to normalise against "
+                             "(default: the first in name order)")
+    parser.add_argument("--tau", type=float, default=600.0,
+                        help="bounded slowdown threshold in seconds (default 600)")
+    parser.add_argument("-o", "--output", metavar="OUTDIR", default=None,
+                        help="where to write index.html and metrics.csv (default DIR/report)")
+    parser.add_argument("--max-gantt", type=int, default=6, metavar="N",
+                        help="Gantt charts for the first N runs (default 6)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from mrsched.analysis.report import check_tau, write_report
+    from mrsched.errors import ConfigError
+
+    if args.max_gantt < 0:
+        raise ConfigError(f"--max-gantt must be >= 0, got {args.max_gantt}", field="max-gantt")
+    index = write_report(args.dir, out=args.output, baseline=args.baseline,
+                         tau=check_tau(args.tau), max_gantt=args.max_gantt)
+    print(index)
+    print(index.parent / "metrics.csv")
+    return 0

@@ -1,0 +1,178 @@
+"""Comparison plots across policies (seed 001 Fig. 5-12, seed 000 Fig. 13), as matplotlib
+Figures on the Agg backend; ``png_bytes`` turns one into a PNG for the report."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def png_bytes(fig, *, dpi: int = 100) -> bytes:
+    """The Figure as PNG bytes; the Figure is closed (reports draw many)."""
+    plt = _plt()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def boxen_plot(jobs_by_variant: dict[str, pd.DataFrame], metric: str, *, log: bool = True,
+               title: str | None = None):
+    """Distribution of a per-job metric (waiting time, bounded slowdown) per policy over all
+    executed jobs of its runs — seed 001 Fig. 7-8 (letter-value plot)."""
+    plt = _plt()
+    import seaborn as sns
+
+    frames = [pd.DataFrame({"policy": name, metric: df[metric].to_numpy(float)})
+              for name, df in jobs_by_variant.items()]
+    data = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["policy", metric])
+    data = data[np.isfinite(data[metric])]
+    fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(jobs_by_variant) + 2), 4.5))
+    ylabel = metric.replace("_", " ")
+    if log and (data[metric] < 0).any():
+        log = False
+    if log and "slowdown" not in metric:
+        # zero waits are common: plot value + 1 s so that they stay on a log axis
+        data = data.assign(**{metric: data[metric] + 1.0})
+        ylabel += " + 1 s"
+    if log and (data[metric] <= 0).any() or data[metric].nunique() < 2:
+        log = False
+    if len(data):
+        sns.boxenplot(data=data, x="policy", y=metric, hue="policy", legend=False,
+                      order=list(jobs_by_variant), ax=ax, log_scale=log)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title or f"{metric.replace('_', ' ')} per policy (all jobs)")
+    ax.tick_params(axis="x", labelrotation=20)
+    fig.tight_layout()
+    return fig
+
+
+def tail_plot(jobs_by_variant: dict[str, pd.DataFrame], metric: str, *, n: int = 50,
+              log: bool = True, title: str | None = None):
+    """The ``n`` worst jobs of each policy, sorted worst first — seed 001 Fig. 9-10: who
+    starves a tail even with a good mean."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for name, df in jobs_by_variant.items():
+        values = np.sort(df[metric].to_numpy(float)[np.isfinite(df[metric].to_numpy(float))])[::-1][:n]
+        if values.size:
+            ax.plot(np.arange(1, values.size + 1), values, marker=".", label=name)
+    if log:
+        ax.set_yscale("symlog", linthresh=1.0)  # log above 1, linear through 0
+    ax.set_xlabel("rank (1 = worst job)")
+    ax.set_ylabel(metric.replace("_", " "))
+    ax.set_title(title or f"{n} worst jobs: {metric.replace('_', ' ')}")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def ci_plot(summary: pd.DataFrame, *, label: str = "variant", title: str | None = None):
+    """Mean per policy with its confidence interval as error bars — seed 001 Fig. 5-6.
+    ``summary`` is ``campaign.summarise`` output (NaN bounds: no bar)."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(max(5, 1.1 * len(summary) + 2), 4.5))
+    x = np.arange(len(summary))
+    mean = summary["mean"].to_numpy(float)
+    low = np.nan_to_num(mean - summary["ci_low"].to_numpy(float), nan=0.0)
+    high = np.nan_to_num(summary["ci_high"].to_numpy(float) - mean, nan=0.0)
+    ax.bar(x, mean, color="tab:blue", alpha=0.7)
+    ax.errorbar(x, mean, yerr=np.vstack([low, high]), fmt="none", ecolor="black", capsize=4)
+    ax.set_xticks(x, [str(v) for v in summary[label]], rotation=20, ha="right")
+    metric = str(summary["metric"].iloc[0]) if len(summary) else ""
+    ax.set_ylabel(metric.replace("_", " "))
+    ax.set_title(title or f"{metric.replace('_', ' ')}: mean and 95% CI over runs")
+    fig.tight_layout()
+    return fig
+
+
+def normalised_plot(norm: pd.DataFrame, metric: str, baseline: str, *, by: str = "part",
+                    title: str | None = None):
+    """Per workload part (or seed), each policy's value divided by the baseline's on the
+    same part — seed 001 Fig. 11-12; below 1 beats the baseline."""
+    plt = _plt()
+    col = f"{metric}_norm"
+    keys = sorted(norm[by].astype(str).unique())
+    pos = {k: i for i, k in enumerate(keys)}
+    fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(keys) + 3), 4.5))
+    variants = sorted(norm["variant"].unique())
+    for j, variant in enumerate(variants):
+        sub = norm[norm["variant"] == variant]
+        xs = np.array([pos[str(k)] for k in sub[by]], dtype=float)
+        offset = (j - (len(variants) - 1) / 2) * 0.08
+        ax.plot(xs + offset, sub[col].to_numpy(float), linestyle="none", marker="o", label=variant)
+    ax.axhline(1.0, color="grey", linestyle="--", linewidth=1)
+    shown = [Path(k).stem if by == "workload" else k for k in keys]
+    ax.set_xticks(np.arange(len(keys)), [k if len(k) < 24 else "…" + k[-22:] for k in shown],
+                  rotation=30, ha="right", fontsize=7)
+    ax.set_ylabel(f"{metric.replace('_', ' ')} / {baseline}")
+    ax.set_yscale("log")
+    ax.set_title(title or f"{metric.replace('_', ' ')} normalised to {baseline}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def utilisation_plot(series: dict[str, pd.DataFrame], *, title: str = "utilisation over time"):
+    """Fraction of each resource in use over time (step functions from
+    ``metrics.usage_over_time`` divided by capacity, in column ``fraction``)."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(10, 3.5))
+    for name, s in series.items():
+        ax.step(s["time"], s["fraction"], where="post", label=name)
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("fraction in use")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def kiviat_scores(means: pd.DataFrame, lower_is_better) -> pd.DataFrame:
+    """Scores in (0, 1] per policy and metric, 1 = the best policy on that metric:
+    best/value for lower-is-better metrics, value/best otherwise (seed 000 Fig. 13 plots
+    normalised metrics so that a larger area is better)."""
+    out = pd.DataFrame(index=means.index)
+    for col in means.columns:
+        v = means[col].astype(float)
+        if col in lower_is_better:
+            best = v[v > 0].min() if (v > 0).any() else np.nan
+            out[col] = np.where(v > 0, best / v, np.where(v == 0, 1.0, np.nan))
+        else:
+            best = v.max()
+            out[col] = v / best if best and best > 0 else np.nan
+    return out
+
+
+def kiviat_plot(scores: pd.DataFrame, *, title: str = "policies compared (1 = best)"):
+    """Radar chart: one polygon per policy (row) over the metrics (columns) of
+    ``kiviat_scores`` — seed 000 Fig. 13."""
+    plt = _plt()
+    labels = list(scores.columns)
+    angles = np.linspace(0, 2 * np.pi, len(labels), endpoint=False)
+    fig = plt.figure(figsize=(6, 6))
+    ax = fig.add_subplot(projection="polar")
+    for name, row in scores.iterrows():
+        vals = np.nan_to_num(row.to_numpy(float), nan=0.0)
+        ax.plot(np.append(angles, angles[0]), np.append(vals, vals[0]), label=str(name))
+        ax.fill(np.append(angles, angles[0]), np.append(vals, vals[0]), alpha=0.1)
+    ax.set_xticks(angles, [label.replace("_", " ") for label in labels], fontsize=8)
+    ax.set_ylim(0, 1)
+    ax.set_title(title)
+    ax.legend(loc="upper right", bbox_to_anchor=(1.3, 1.1), fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,252 @@
+"""The HTML report of a campaign or a single run: ``index.html`` (tables and PNG figures
+embedded as base64, so it opens offline) and ``metrics.csv`` (one row per run), plus the
+figures as files under ``figures/`` for reuse in papers."""
+
+from __future__ import annotations
+
+import base64
+import html
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mrsched.analysis.campaign import (
+    baseline_variant, bootstrap_interval, load_campaign, match_columns,
+    metrics_table, normalise, summarise,
+)
+from mrsched.analysis.gantt import plot_gantt
+from mrsched.analysis.metrics import add_job_metrics, resource_usage, usage_over_time
+from mrsched.analysis.runs import Run
+from mrsched.errors import ConfigError
+
+SUMMARY_METRICS = ("mean_waiting_time", "mean_turnaround_time", "mean_slowdown",
+                   "mean_bounded_slowdown", "max_waiting_time", "max_bounded_slowdown",
+                   "makespan", "utilisation_nodes", "utilisation_burst_buffer", "utilisation_gpus",
+                   "n_rejected", "n_killed")
+# metric in a single run's job table -> the run metric its bootstrap interval is about
+_PER_JOB = {"mean_waiting_time": "waiting_time", "mean_turnaround_time": "turnaround_time",
+            "mean_slowdown": "slowdown", "mean_bounded_slowdown": "bounded_slowdown"}
+_LOWER_IS_BETTER = ("mean_waiting_time", "mean_turnaround_time", "mean_bounded_slowdown",
+                    "max_bounded_slowdown", "makespan")
+_RUN_COLUMNS = ("run_id", "variant", "workload", "seed", "status", "n_jobs", "n_rejected",
+                "n_killed", "makespan", "mean_waiting_time", "median_waiting_time",
+                "max_waiting_time", "mean_bounded_slowdown", "max_bounded_slowdown",
+                "utilisation_nodes", "utilisation_burst_buffer", "utilisation_gpus")
+
+_CSS = """body{font-family:sans-serif;margin:2em;max-width:1200px}
+table{border-collapse:collapse;font-size:0.85em;margin:0.5em 0 1.5em}
+td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}
+th{background:#eee}td:first-child,th:first-child{text-align:left}
+img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}
+.failed{color:#a00}.note{color:#555;font-size:0.9em}"""
+
+
+class _Figures:
+    """Collects PNGs: written under ``figures/`` and embedded in the page."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.names: list[str] = []
+
+    def add(self, name: str, fig, caption: str) -> str:
+        from mrsched.analysis.plots import png_bytes
+
+        data = png_bytes(fig)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        (self.directory / f"{name}.png").write_bytes(data)
+        self.names.append(name)
+        b64 = base64.b64encode(data).decode("ascii")
+        return (f'<figure><img alt="{html.escape(name)}" src="data:image/png;base64,{b64}">'
+                f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+
+
+def _fmt(v) -> str:
+    if isinstance(v, (float, np.floating)):
+        if not np.isfinite(v):
+            return "" if np.isnan(v) else str(v)
+        return f"{v:.4g}" if abs(v) < 1e5 else f"{v:.4e}"
+    return str(v)
+
+
+def _table(df: pd.DataFrame) -> str:
+    return df.to_html(index=False, escape=True, na_rep="", formatters={
+        c: _fmt for c in df.columns}, border=0)
+
+
+def _jobs_by_variant(runs: list[Run], tau: float) -> dict[str, pd.DataFrame]:
+    """Executed jobs of every successful run, pooled per variant, with per-job metrics."""
+    pooled: dict[str, list[pd.DataFrame]] = {}
+    for run in runs:
+        if run.jobs is None or run.status != "ok":
+            continue
+        jobs = add_job_metrics(run.jobs, tau=tau)
+        pooled.setdefault(run.variant, []).append(jobs[~jobs["rejected"]])
+    return {v: pd.concat(pooled[v], ignore_index=True) for v in sorted(pooled)}
+
+
+def _summary_table(metrics: pd.DataFrame, runs: list[Run], tau: float,
+                   by: list[str]) -> tuple[pd.DataFrame, list[str]]:
+    """Per group (``by``): "mean [low, high]" per metric; t over runs, or bootstrap over jobs
+    when a group has a single run (marked *)."""
+    ok = metrics[metrics["status"] == "ok"]
+    run_of = {r.run_id: r for r in runs}
+    rows: dict[tuple, dict] = {}
+    for key, group in ok.groupby(by, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        rows[key] = {**dict(zip(by, key)), "runs": int(len(group)),
+                     "_single": run_of.get(group["run_id"].iloc[0]) if len(group) == 1 else None}
+    for metric in SUMMARY_METRICS:
+        if metric not in ok.columns or not np.isfinite(ok[metric].astype(float)).any():
+            continue
+        for rec in summarise(ok, metric, by=tuple(by)).to_dict("records"):
+            row = rows[tuple(rec[c] for c in by)]
+            mean, low, high, mark = rec["mean"], rec["ci_low"], rec["ci_high"], ""
+            single = row["_single"]
+            if single is not None and single.jobs is not None and metric in _PER_JOB:
+                jobs = add_job_metrics(single.jobs, tau=tau)
+                mean, low, high = bootstrap_interval(jobs.loc[~jobs["rejected"], _PER_JOB[metric]], seed=0)
+                mark = "*"
+            text = _fmt(mean)
+            if np.isfinite(low) and np.isfinite(high):
+                text += f" [{_fmt(low)}, {_fmt(high)}]{mark}"
+            row[metric] = text
+    notes = ["[low, high]: 95% Student-t interval of the mean over runs (seeds / workload parts)."]
+    if any(r["_single"] is not None for r in rows.values()):
+        notes.append("*: a single run, so a 95% percentile bootstrap of the mean over its jobs "
+                     "(2000 resamples, seed 0).")
+    table = pd.DataFrame([{k: v for k, v in r.items() if k != "_single"} for r in rows.values()])
+    return table, notes
+
+
+def group_columns(metrics: pd.DataFrame) -> list[str]:
+    """Summary groups: the policy variant, split by platform and workload names when a
+    campaign has several (parts and seeds of one workload are pooled as samples)."""
+    by = ["variant"]
+    for col in ("platform_name", "workload_name"):
+        if col in metrics.columns and metrics[col].astype(str).nunique() > 1:
+            by.append(col)
+    return by
+
+
+def _run_figures(run: Run, figures: _Figures, index: int) -> str:
+    parts = [f"<h3>{html.escape(run.run_id)} — {html.escape(run.variant)}</h3>"]
+    parts.append(figures.add(f"gantt_{index:03d}", plot_gantt(run.phases, title=f"Gantt: {run.run_id}"),
+                             f"Gantt chart of run {run.run_id} (executed Batsim jobs over "
+                             "resource ids; hatching marks I/O phases)."))
+    series = {}
+    for resource, capacity in run.capacities.items():
+        if resource != "nodes" and resource not in run.jobs.columns:
+            continue
+        step = usage_over_time(resource_usage(run.jobs, resource, capacities=run.capacities,
+                                              phases=run.phases))
+        series[resource] = step.assign(fraction=step["used"] / float(capacity))
+    if series:
+        from mrsched.analysis.plots import utilisation_plot
+
+        parts.append(figures.add(f"utilisation_{index:03d}",
+                                 utilisation_plot(series, title=f"utilisation: {run.run_id}"),
+                                 f"Fraction of {', '.join(series)} in use over time."))
+    return "\n".join(parts)
+
+
+def write_report(dir: str | Path, out: str | Path | None = None, baseline: str | None = None,
+                 *, tau: float = 600.0, max_gantt: int = 6, tail_n: int = 50) -> Path:
+    """Write ``index.html`` and ``metrics.csv`` for the campaign or run in ``dir`` into
+    ``out`` (default ``dir/report``); return the path of ``index.html``. ``baseline``
+    (policy or variant) normalises the comparison figures; default: the first variant."""
+    from mrsched.analysis import plots
+
+    directory = Path(dir)
+    runs = load_campaign(directory)
+    out_dir = Path(out) if out is not None else directory / "report"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    metrics = metrics_table(runs, tau=tau)
+    metrics.to_csv(out_dir / "metrics.csv", index=False)
+    figures = _Figures(out_dir / "figures")
+
+    ok = metrics[metrics["status"] == "ok"]
+    variants = sorted(ok["variant"].unique())
+    body: list[str] = [f"<h1>mrsched report: {html.escape(str(directory))}</h1>",
+                       f"<p>{len(runs)} run(s), {len(ok)} ok, {len(runs) - len(ok)} failed; "
+                       f"bounded slowdown threshold tau = {_fmt(float(tau))} s. Statistics are over "
+                       "executed jobs; rejected jobs are only counted (Batsim's own mean_* in "
+                       "_schedule.csv include them).</p>"]
+
+    failed = metrics[metrics["status"] != "ok"]
+    if len(failed):
+        body.append('<h2 class="failed">Failed runs</h2>')
+        body.append(_table(failed[["run_id", "policy", "status", "error"]]))
+    warned = metrics[metrics["warnings"].astype(str) != ""]
+    if len(warned):
+        body.append("<h2>Warnings</h2>")
+        body.append(_table(warned[["run_id", "warnings"]]))
+
+    base = None
+    if variants:
+        base = baseline_variant(ok, baseline) if baseline is not None else variants[0]
+        by = group_columns(ok)
+        summary, notes = _summary_table(metrics, runs, tau, by)
+        body.append("<h2>Summary per policy</h2>")
+        body.append(_table(summary))
+        body.extend(f'<p class="note">{html.escape(n)}</p>' for n in notes)
+    body.append("<h2>Metrics per run</h2>")
+    cols = [c for c in _RUN_COLUMNS if c in metrics.columns]
+    body.append(_table(metrics[cols]))
+    body.append('<p class="note">All columns are in metrics.csv.</p>')
+
+    if variants:
+        jobs_by_variant = _jobs_by_variant(runs, tau)
+        body.append("<h2>Comparison</h2>")
+        for metric in ("mean_waiting_time", "mean_bounded_slowdown"):
+            summ = summarise(ok, metric, by=tuple(by))
+            summ["group"] = summ[by].astype(str).agg(" / ".join, axis=1)
+            body.append(figures.add(f"ci_{metric}", plots.ci_plot(summ, label="group"),
+                                    f"{metric}: mean over runs with 95% t-interval (no bar: one run)."))
+        for metric in ("waiting_time", "bounded_slowdown"):
+            body.append(figures.add(f"boxen_{metric}", plots.boxen_plot(jobs_by_variant, metric),
+                                    f"Distribution of {metric} over all executed jobs, per policy."))
+            body.append(figures.add(f"tail_{metric}", plots.tail_plot(jobs_by_variant, metric, n=tail_n),
+                                    f"The {tail_n} worst jobs per policy by {metric}."))
+        if len(variants) > 1:
+            match = match_columns(ok)
+            by = "part" if "part" in match else (match[0] if match else "workload")
+            for metric in ("mean_waiting_time", "mean_bounded_slowdown"):
+                norm = normalise(ok, metric, base)
+                body.append(figures.add(f"normalised_{metric}",
+                                        plots.normalised_plot(norm, metric, base, by=by),
+                                        f"{metric} per {by}, divided by {base}'s on the same {by}."))
+            kcols = [c for c in ("mean_waiting_time", "mean_bounded_slowdown", "mean_turnaround_time",
+                                 "makespan", "utilisation_nodes", "utilisation_burst_buffer",
+                                 "utilisation_gpus")
+                     if c in ok.columns and np.isfinite(ok[c].astype(float)).all()]
+            if len(kcols) >= 3:
+                means = ok.groupby("variant")[kcols].mean().sort_index()
+                scores = plots.kiviat_scores(means, _LOWER_IS_BETTER)
+                body.append(figures.add("kiviat", plots.kiviat_plot(scores),
+                                        "Kiviat chart: per metric, best/value (lower is better) or "
+                                        "value/best (utilisation); 1 = best policy."))
+        body.append(f'<p class="note">Baseline for normalisation: {html.escape(str(base))}'
+                    f'{"" if baseline is not None else " (first policy; choose with --baseline)"}.</p>')
+
+    gantt_runs = [r for r in runs if r.status == "ok" and r.jobs is not None][:max_gantt]
+    if gantt_runs:
+        body.append("<h2>Schedules</h2>")
+        omitted = len(ok) - len(gantt_runs)
+        if omitted > 0:
+            body.append(f'<p class="note">First {len(gantt_runs)} runs shown; {omitted} omitted.</p>')
+        for i, run in enumerate(gantt_runs):
+            body.append(_run_figures(run, figures, i))
+
+    page = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>mrsched report</title>"
+            f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+    index = out_dir / "index.html"
+    index.write_text(page, encoding="utf-8")
+    return index
+
+
+def check_tau(tau: float) -> float:
+    """A CLI-level check of ``--tau`` (seconds, > 0)."""
+    if not (np.isfinite(tau) and tau > 0):
+        raise ConfigError(f"--tau must be a positive number of seconds, got {tau}", field="tau")
+    return float(tau)

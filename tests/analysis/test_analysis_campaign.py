@@ -1,0 +1,77 @@
+"""Confidence intervals, per-policy summaries and baseline normalisation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mrsched.analysis.campaign import (
+    bootstrap_interval, normalise, summarise, t_interval,
+)
+from mrsched.errors import ConfigError
+
+
+def test_t_interval_on_known_sample():
+    # mean 3, s = sqrt(2.5), t_{0.975, 4} = 2.7764451; half-width = 2.7764451 * 1.5811388 / sqrt(5)
+    mean, low, high = t_interval([1, 2, 3, 4, 5])
+    assert mean == 3
+    assert low == pytest.approx(3 - 1.9632432, abs=1e-6)
+    assert high == pytest.approx(3 + 1.9632432, abs=1e-6)
+    m90, l90, h90 = t_interval([1, 2, 3, 4, 5], confidence=0.90)  # t_{0.95, 4} = 2.1318468
+    assert h90 - m90 == pytest.approx(2.1318468 * np.sqrt(2.5) / np.sqrt(5), abs=1e-6)
+
+
+def test_t_interval_degenerate_samples():
+    mean, low, high = t_interval([7.0, np.nan])
+    assert mean == 7 and np.isnan(low) and np.isnan(high)
+    assert all(np.isnan(v) for v in t_interval([]))
+    assert t_interval([2, 2, 2]) == (2, 2, 2)
+
+
+def test_bootstrap_interval_is_seeded_and_brackets_the_mean():
+    rng = np.random.default_rng(1)
+    sample = rng.exponential(100.0, size=400)
+    a = bootstrap_interval(sample, seed=3)
+    assert a == bootstrap_interval(sample, seed=3)
+    mean, low, high = a
+    assert low < mean < high
+    # the bootstrap half-width approaches the normal one, 1.96 s / sqrt(n)
+    normal = 1.96 * sample.std(ddof=1) / np.sqrt(sample.size)
+    assert (high - low) / 2 == pytest.approx(normal, rel=0.15)
+
+
+def _metrics():
+    rows = []
+    for policy, waits in [("fcfs", [100, 200, 300]), ("easy", [50, 60, 90])]:
+        for part, w in enumerate(waits):
+            rows.append({"run_id": f"{policy}-{part}", "policy": policy, "variant": policy,
+                         "workload": f"part{part}.json", "part": part, "seed": 0,
+                         "status": "ok", "mean_waiting_time": float(w)})
+    rows.append({"run_id": "easy-x", "policy": "easy", "variant": "easy", "workload": "part9.json",
+                 "part": 9, "seed": 0, "status": "failed", "mean_waiting_time": np.nan})
+    return pd.DataFrame(rows)
+
+
+def test_summarise_per_policy_over_successful_runs():
+    s = summarise(_metrics(), "mean_waiting_time").set_index("variant")
+    assert list(s.index) == ["easy", "fcfs"]
+    assert s.loc["fcfs", "n"] == 3 and s.loc["fcfs", "mean"] == 200
+    _, low, high = t_interval([100, 200, 300])
+    assert (s.loc["fcfs", "ci_low"], s.loc["fcfs", "ci_high"]) == pytest.approx((low, high))
+    assert s.loc["easy", "n"] == 3  # the failed run is not a sample
+
+
+def test_normalise_pairs_runs_by_part():
+    norm = normalise(_metrics(), "mean_waiting_time", "fcfs").set_index("run_id")
+    assert norm.loc["easy-0", "mean_waiting_time_norm"] == pytest.approx(0.5)
+    assert norm.loc["easy-1", "mean_waiting_time_norm"] == pytest.approx(0.3)
+    assert norm.loc["easy-2", "mean_waiting_time_norm"] == pytest.approx(0.3)
+    assert norm.loc["fcfs-1", "mean_waiting_time_norm"] == 1
+
+
+def test_unknown_baseline_and_metric_suggest_names():
+    with pytest.raises(ConfigError, match="did you mean 'fcfs'"):
+        normalise(_metrics(), "mean_waiting_time", "fcf")
+    with pytest.raises(ConfigError, match="mean_waiting_time"):
+        summarise(_metrics(), "mean_waitin_time")
