@@ -1,0 +1,514 @@
+"""SimGrid's ``ptask_L07`` execution model, the one Batsim runs jobs with.
+
+A parallel task (ptask) has flops per host and bytes per (src, dst) host pair. It is one
+variable of a linear system: its rate ``x`` (fraction of the task done per second) consumes
+``flops[h] * x`` of host ``h``'s CPU (capacity ``cores * speed``) and ``bytes * x`` of every link
+on every route it uses (summed per link; FATPIPE links take the max and do not share), so all
+its parts progress together at the pace of its bottleneck. As in SimGrid 3.32
+(``ptask_L07.cpp``, ``lmm/fair_bottleneck.cpp``):
+
+* the rates are solved by SimGrid's *fair bottleneck* algorithm, which gives every task
+  crossing a saturated resource an equal share of its capacity (in bytes/s or flop/s), not an
+  equal rate; a task's rate is also bounded by its slowest host's per-core speed
+  (``speed / flops``) and by TCP-gamma over twice its largest ``latency * bytes``;
+* a task first waits for the largest latency among its routes (during which it consumes
+  nothing), then progresses; shares are recomputed only when the set of progressing tasks
+  changes (a task added, removed, finished, or done waiting).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+
+from mrsched.errors import SimulationError
+
+#: SimGrid precisions: ``maxmin/precision`` (constraint slack), ``surf/precision`` (timing).
+MAXMIN_PRECISION = 1e-5
+SURF_PRECISION = 1e-9
+#: Remaining work below this fraction is done (SimGrid: maxmin precision x surf precision).
+REMAINS_PRECISION = MAXMIN_PRECISION * SURF_PRECISION
+_MAX_ROUNDS = 1_000_000
+
+
+class Ptask:
+    """One parallel task; ``remaining`` is the fraction of its work left (1 -> 0).
+
+    ``flops``, ``bytes``, ``start``, ``latency`` and ``tag`` are what it was created with;
+    ``remaining``, ``latency_left`` and ``rate`` (fraction per second, as last solved) are
+    live while it runs; ``finish`` is set when it completes.
+    """
+
+    __slots__ = ("id", "flops", "bytes", "start", "latency", "tag", "finish", "_model", "_slot", "_final")
+
+    def __init__(self, id: int, flops: dict, bytes: dict, start: float, latency: float, tag: Any, model, slot):
+        self.id = id
+        self.flops = flops
+        self.bytes = bytes
+        self.start = start
+        self.latency = latency
+        self.tag = tag
+        self.finish: float | None = None
+        self._model = model
+        self._slot = slot
+        self._final = (1.0, latency, 0.0)  # remaining, latency_left, rate once out of the model
+
+    def _live(self, array_name: str, index: int) -> float:
+        if self._slot < 0:
+            return self._final[index]
+        return float(getattr(self._model, array_name)[self._slot])
+
+    @property
+    def remaining(self) -> float:
+        return self._live("_rem", 0)
+
+    @property
+    def latency_left(self) -> float:
+        return self._live("_lat", 1)
+
+    @property
+    def rate(self) -> float:
+        return self._live("_rate", 2)
+
+    @property
+    def waiting(self) -> bool:
+        """Still paying its latency (not progressing yet)."""
+        return self.latency_left > 0
+
+    def __repr__(self) -> str:
+        state = f"finished at {self.finish}" if self.finish is not None else f"remaining={self.remaining:.6g}"
+        return f"Ptask(id={self.id}, start={self.start}, {state}, tag={self.tag!r})"
+
+
+class PtaskModel:
+    """Every CPU and link of a platform shared among running ptasks, advanced in time.
+
+    Typical loop of an engine::
+
+        model = PtaskModel(platform)
+        task = model.add({"h1": 1e9}, {("h1", "pfs"): 5e9}, now=t)
+        t_next, first = model.next_completion()
+        done = model.advance(t_next)   # [first, ...] (all tasks finishing then)
+
+    Tasks live in numpy arrays indexed by slot (never reused until compaction), and their
+    resource consumptions in flat element arrays kept in slot order, so that a solve and a
+    time step are a few vector operations whatever the number of tasks.
+    """
+
+    def __init__(self, platform):
+        self.platform = platform
+        self.now = 0.0
+        self._ids = itertools.count()
+        self._tcp_gamma = float(getattr(platform, "tcp_gamma", 4194304.0))
+        # constraints (CPUs and links), created on first use
+        self._cnst_index: dict[Any, int] = {}
+        self._cap_list: list[float] = []
+        self._fat_list: list[bool] = []
+        self._cap = np.zeros(0)
+        self._fat = np.zeros(0, dtype=bool)
+        # task slots
+        self._n = 0
+        self._rem = np.zeros(16)
+        self._lat = np.zeros(16)
+        self._rate = np.zeros(16)
+        self._bound = np.full(16, np.inf)
+        self._alive = np.zeros(16, dtype=bool)
+        self._empty = np.zeros(16, dtype=bool)
+        self._task_of: list[Ptask | None] = []
+        self._n_alive = 0
+        # elements: (slot, constraint, weight), in slot order
+        self._ne = 0
+        self._el_slot = np.zeros(64, dtype=np.int64)
+        self._el_cnst = np.zeros(64, dtype=np.int64)
+        self._el_w = np.zeros(64)
+        self._dirty = True
+        self._pending: list[Ptask] = []
+        self._lookahead: tuple | None = None
+
+    # -- public API -------------------------------------------------------------------------------
+    @property
+    def tasks(self) -> list[Ptask]:
+        """The running ptasks (waiting for latency or progressing), in start order."""
+        return [self._task_of[i] for i in np.flatnonzero(self._alive[:self._n])]
+
+    def add(self, flops: dict[str, float], bytes: dict[tuple[str, str], float], now: float,
+            tag: Any = None) -> Ptask:
+        """Start a ptask at ``now``: ``flops[host]``, ``bytes[(src, dst)]`` (hosts by name)."""
+        hosts = self.platform.hosts
+        weights: dict[int, float] = {}
+        bound = math.inf
+        used = 0
+        for name, amount in flops.items():
+            host = hosts.get(name)
+            if host is None:
+                raise SimulationError(f"ptask on unknown host '{name}'")
+            amount = float(amount)
+            if not amount >= 0 or math.isinf(amount):
+                raise SimulationError(f"invalid flop amount {amount!r} on host '{name}'")
+            if amount > 0:
+                used += 1
+                c = self._constraint(("cpu", name), host.cores * host.speed, False)
+                weights[c] = weights.get(c, 0.0) + amount
+                bound = min(bound, host.speed / amount)  # one core per host and task
+        latency = 0.0
+        lat_current = 0.0
+        n_links = 0
+        for pair, amount in bytes.items():
+            try:
+                src, dst = pair
+            except (TypeError, ValueError):
+                raise SimulationError(f"ptask bytes key {pair!r} is not a (src, dst) pair") from None
+            amount = float(amount)
+            if not amount >= 0 or math.isinf(amount):
+                raise SimulationError(f"invalid byte amount {amount!r} from '{src}' to '{dst}'")
+            if amount <= 0:
+                continue
+            for name in (src, dst):
+                if name not in hosts:
+                    raise SimulationError(f"ptask communicates with unknown host '{name}'")
+            route = self.platform.route(src, dst)
+            latency = max(latency, route.latency)
+            lat_current = max(lat_current, route.latency * amount)
+            for link in route.links:
+                fat = link.sharing == "FATPIPE"
+                c = self._constraint(("link", link.name), link.bandwidth, fat)
+                if c not in weights:
+                    n_links += 1
+                    weights[c] = amount
+                elif fat:
+                    weights[c] = max(weights[c], amount)
+                else:
+                    weights[c] += amount
+        if lat_current > 0:
+            bound = min(bound, self._tcp_gamma / (2.0 * lat_current))  # TCP window limit
+        self._catch_up(now)
+        slot = self._new_slot()
+        task = Ptask(next(self._ids), dict(flops), dict(bytes), now, latency, tag, self, slot)
+        self._task_of.append(task)
+        self._rem[slot] = 1.0
+        self._lat[slot] = latency
+        self._rate[slot] = 0.0
+        self._bound[slot] = bound
+        self._alive[slot] = True
+        self._n_alive += 1
+        if used + n_links == 0:  # nothing to do: done at once (SimGrid sets remains to 0)
+            self._rem[slot] = 0.0
+            self._empty[slot] = True
+        self._add_elements(slot, weights)
+        self._dirty = True
+        self._lookahead = None
+        return task
+
+    def remove(self, ptask: Ptask, now: float) -> None:
+        """Stop a running ptask at ``now`` (a kill): it frees its share at once."""
+        self._catch_up(now)
+        self._pending = [t for t in self._pending if t is not ptask]
+        slot = ptask._slot
+        if slot >= 0 and ptask._model is self and self._alive[slot]:
+            ptask._final = (float(self._rem[slot]), float(self._lat[slot]), 0.0)
+            self._alive[slot] = False
+            self._rate[slot] = 0.0
+            self._n_alive -= 1
+            ptask._slot = -1
+            self._task_of[slot] = None
+            self._dirty = True
+            self._lookahead = None
+
+    def next_completion(self) -> tuple[float, Ptask] | None:
+        """When the next ptask finishes if nothing is added or removed before, and which one."""
+        if self._pending:  # finished while the caller moved time through add/remove
+            return self._pending[0].finish, self._pending[0]
+        if self._lookahead is None:
+            sim = _Sim(self, copy=False)
+            sim.solve_if_needed()
+            sim.commit()
+            delta, is_latency = sim.next_delta()
+            finished = np.flatnonzero(sim.finished_mask())
+            if len(finished):  # tasks with nothing to do finish where they stand
+                self._lookahead = (self.now, self._task_of[finished[0]])
+            elif math.isinf(delta):
+                self._lookahead = (None, None)
+            elif not is_latency:
+                first = sim.first_to_finish(delta)
+                self._lookahead = (self.now + delta, self._task_of[first])
+            else:  # a latency ends first and reshuffles shares: simulate ahead on a copy
+                ahead = _Sim(self, copy=True)
+                slots = ahead.run(math.inf, stop_at_completion=True)
+                self._lookahead = (ahead.now, self._task_of[slots[0]]) if slots else (None, None)
+        when, task = self._lookahead
+        return None if task is None else (when, task)
+
+    def advance(self, to_time: float) -> list[Ptask]:
+        """Move time to ``to_time``; return the ptasks that finished (in completion order)."""
+        if to_time < self.now:
+            raise SimulationError(f"cannot move the ptask model back in time ({to_time} < {self.now})")
+        done = self._pending
+        self._pending = []
+        sim = _Sim(self, copy=False)
+        for slot, when in zip(sim.run(to_time, stop_at_completion=False), sim.finish_times):
+            task = self._task_of[slot]
+            task.finish = when
+            task._final = (0.0, 0.0, 0.0)
+            task._slot = -1
+            self._task_of[slot] = None
+            done.append(task)
+        sim.commit()
+        self._lookahead = None
+        return done
+
+    def rates(self) -> dict[int, float]:
+        """Current rate (fraction per second) of every running ptask, by ptask id."""
+        sim = _Sim(self, copy=False)
+        sim.solve_if_needed()
+        sim.commit()
+        return {t.id: t.rate for t in self.tasks}
+
+    # -- internals --------------------------------------------------------------------------------
+    def _catch_up(self, now: float) -> None:
+        if now < self.now:
+            raise SimulationError(f"cannot act on the ptask model in the past ({now} < {self.now})")
+        if now > self.now:
+            self._pending = self.advance(now)  # includes earlier pending completions
+
+    def _constraint(self, key, capacity: float, fatpipe: bool) -> int:
+        c = self._cnst_index.get(key)
+        if c is None:
+            c = len(self._cap_list)
+            self._cnst_index[key] = c
+            self._cap_list.append(float(capacity))
+            self._fat_list.append(bool(fatpipe))
+        return c
+
+    def _new_slot(self) -> int:
+        if self._n >= 64 and self._n_alive * 2 < self._n:
+            self._compact()
+        if self._n == len(self._rem):
+            grow = len(self._rem)
+            self._rem = np.concatenate([self._rem, np.zeros(grow)])
+            self._lat = np.concatenate([self._lat, np.zeros(grow)])
+            self._rate = np.concatenate([self._rate, np.zeros(grow)])
+            self._bound = np.concatenate([self._bound, np.full(grow, np.inf)])
+            self._alive = np.concatenate([self._alive, np.zeros(grow, dtype=bool)])
+            self._empty = np.concatenate([self._empty, np.zeros(grow, dtype=bool)])
+        slot = self._n
+        self._n += 1
+        return slot
+
+    def _add_elements(self, slot: int, weights: dict[int, float]) -> None:
+        k = len(weights)
+        while self._ne + k > len(self._el_slot):
+            grow = len(self._el_slot)
+            self._el_slot = np.concatenate([self._el_slot, np.zeros(grow, dtype=np.int64)])
+            self._el_cnst = np.concatenate([self._el_cnst, np.zeros(grow, dtype=np.int64)])
+            self._el_w = np.concatenate([self._el_w, np.zeros(grow)])
+        end = self._ne + k
+        self._el_slot[self._ne:end] = slot
+        self._el_cnst[self._ne:end] = list(weights.keys())
+        self._el_w[self._ne:end] = list(weights.values())
+        self._ne = end
+
+    def _compact(self) -> None:
+        """Drop dead slots and their elements, keeping order (slots get renumbered)."""
+        n = self._n
+        keep = np.flatnonzero(self._alive[:n])
+        new_index = np.full(n, -1, dtype=np.int64)
+        new_index[keep] = np.arange(len(keep))
+        for name in ("_rem", "_lat", "_rate", "_bound", "_alive", "_empty"):
+            array = getattr(self, name)
+            array[:len(keep)] = array[keep]
+            array[len(keep):n] = np.inf if name == "_bound" else 0
+        ne = self._ne
+        live = new_index[self._el_slot[:ne]] >= 0
+        m = int(live.sum())
+        self._el_slot[:m] = new_index[self._el_slot[:ne][live]]
+        self._el_cnst[:m] = self._el_cnst[:ne][live]
+        self._el_w[:m] = self._el_w[:ne][live]
+        self._ne = m
+        tasks = [self._task_of[i] for i in keep]
+        for i, task in enumerate(tasks):
+            task._slot = i
+        self._task_of = tasks
+        self._n = len(keep)
+
+
+class _Sim:
+    """The time-stepping loop over the model's arrays, or over copies of them (look-ahead)."""
+
+    def __init__(self, model: PtaskModel, copy: bool):
+        self.model = model
+        n = model._n
+        self.n = n
+        self.now = model.now
+        self.dirty = model._dirty
+        if copy:
+            self.rem = model._rem[:n].copy()
+            self.lat = model._lat[:n].copy()
+            self.rate = model._rate[:n].copy()
+            self.alive = model._alive[:n].copy()
+        else:  # views: updates land in the model
+            self.rem = model._rem[:n]
+            self.lat = model._lat[:n]
+            self.rate = model._rate[:n]
+            self.alive = model._alive[:n]
+        self.copy = copy
+        self.finish_times: list[float] = []
+
+    def commit(self) -> None:
+        self.model.now = self.now
+        self.model._dirty = self.dirty
+
+    def finished_mask(self) -> np.ndarray:
+        return self.alive & (self.lat <= 0) & (self.rem <= 0)
+
+    def solve_if_needed(self) -> None:
+        if not self.dirty:
+            return
+        model = self.model
+        self.rate[:] = 0.0
+        active = self.alive & (self.lat <= 0) & ~model._empty[:self.n]
+        if active.any():
+            if len(model._cap) != len(model._cap_list):
+                model._cap = np.asarray(model._cap_list, dtype=np.float64)
+                model._fat = np.asarray(model._fat_list, dtype=bool)
+            ne = model._ne
+            el_slot = model._el_slot[:ne]
+            m = active[el_slot]
+            es = el_slot[m]
+            ec = model._el_cnst[:ne][m]
+            ew = model._el_w[:ne][m]
+            first = np.ones(len(es), dtype=bool)
+            first[1:] = es[1:] != es[:-1]
+            starts = np.flatnonzero(first)
+            var_slots = es[starts]
+            ev = np.cumsum(first) - 1
+            self.rate[var_slots] = _fair_bottleneck(ev, ec, ew, starts, model._cap, model._fat,
+                                                    model._bound[var_slots])
+        self.dirty = False
+
+    def next_delta(self) -> tuple[float, bool]:
+        """Time to the next internal event, and whether it is a latency ending."""
+        waiting = self.alive & (self.lat > 0)
+        d_lat = float(self.lat[waiting].min()) if waiting.any() else math.inf
+        moving = self.alive & (self.lat <= 0) & (self.rate > 0)
+        d_run = float((self.rem[moving] / self.rate[moving]).min()) if moving.any() else math.inf
+        return (d_lat, True) if d_lat < d_run else (d_run, False)
+
+    def first_to_finish(self, delta: float) -> int:
+        moving = np.flatnonzero(self.alive & (self.lat <= 0) & (self.rate > 0))
+        ratios = self.rem[moving] / self.rate[moving]
+        return int(moving[np.flatnonzero(ratios == delta)[0]])
+
+    def run(self, to_time: float, stop_at_completion: bool) -> list[int]:
+        done: list[int] = []
+        while True:
+            finished = self.finished_mask()
+            if finished.any():  # e.g. tasks with nothing to do
+                self._finish(finished, done)
+                if stop_at_completion:
+                    return done
+                continue
+            self.solve_if_needed()
+            delta, _ = self.next_delta()
+            if math.isinf(delta) or self.now + delta > to_time:
+                if not math.isinf(to_time) and to_time > self.now:
+                    self._step(to_time - self.now)
+                    self.now = to_time
+                return done
+            self._step(delta)
+            self.now = self.now + delta
+            finished = self.finished_mask()
+            if finished.any():
+                self._finish(finished, done)
+                if stop_at_completion:
+                    return done
+
+    def _step(self, delta: float) -> None:
+        """SimGrid ``HostL07Model::update_actions_state`` for one time step."""
+        lat = self.lat
+        waiting = self.alive & (lat > 0)
+        if waiting.any():
+            longer = waiting & (lat > delta)
+            lat[longer] -= delta
+            lat[longer & (lat < SURF_PRECISION)] = 0.0
+            lat[waiting & ~longer] = 0.0
+            if (waiting & (lat <= 0)).any():
+                self.dirty = True  # starts progressing: shares change
+        moving = self.alive & ~waiting & (self.rate > 0)
+        if moving.any():
+            rem = self.rem
+            rem[moving] -= self.rate[moving] * delta
+            rem[moving & (rem < REMAINS_PRECISION)] = 0.0
+
+    def _finish(self, finished: np.ndarray, done: list[int]) -> None:
+        slots = np.flatnonzero(finished)
+        self.alive[slots] = False
+        self.rate[slots] = 0.0
+        self.rem[slots] = 0.0
+        if not self.copy:
+            self.model._n_alive -= len(slots)
+        done.extend(int(s) for s in slots)
+        self.finish_times.extend([self.now] * len(slots))
+        self.dirty = True
+
+
+def _fair_bottleneck(ev: np.ndarray, ec: np.ndarray, ew: np.ndarray, starts: np.ndarray,
+                     cap: np.ndarray, fat: np.ndarray, bound: np.ndarray) -> np.ndarray:
+    """Rates by SimGrid's fair-bottleneck solver (``lmm/fair_bottleneck.cpp``).
+
+    ``ev``/``ec``/``ew``: variable, constraint and weight of every element (grouped by
+    variable, ``starts`` their first element). Each round, every unsaturated resource offers an
+    equal share of its remaining capacity to each unfrozen task crossing it (a FATPIPE link
+    offers all of it to each); a task grows by the smallest share/weight among its resources
+    (or up to its bound); resources left with no capacity freeze their tasks. Quirk kept on
+    purpose for fidelity: frozen tasks keep subtracting their last increment from the
+    resources they cross.
+    """
+    n_var = len(starts)
+    n_cnst = len(cap)
+    value = np.zeros(n_var)
+    mu = np.zeros(n_var)
+    var_live = np.ones(n_var, dtype=bool)
+    cnst_live = np.ones(n_cnst, dtype=bool)
+    remaining = cap.copy()
+    usage = np.zeros(n_cnst)
+    any_fat = bool(fat[ec].any())
+    rounds = 0
+    while var_live.any():
+        rounds += 1
+        if rounds > _MAX_ROUNDS:
+            raise SimulationError("the ptask share solver did not converge",
+                                  hint="FATPIPE links shared by tasks bottlenecked elsewhere can make "
+                                       "SimGrid's fair-bottleneck solver crawl")
+        # shares offered by each live constraint
+        live_elem = var_live[ev]
+        nb = np.bincount(ec[live_elem], minlength=n_cnst).astype(np.float64)
+        if any_fat:
+            nb[fat & (nb > 0)] = 1.0
+        empty = cnst_live & (nb == 0)
+        remaining[empty] = 0.0
+        usage[empty] = 0.0
+        cnst_live &= ~empty
+        usage[cnst_live] = remaining[cnst_live] / nb[cnst_live]
+        # each live variable's increment
+        min_inc = np.minimum.reduceat(usage[ec] / ew, starts)
+        inc = np.minimum(min_inc, bound - value)
+        mu[var_live] = inc[var_live]
+        value[var_live] += mu[var_live]
+        var_live &= value != bound
+        # resources consumed by this round's increments (every element, frozen ones included)
+        contrib = ew * mu[ev]
+        dec = np.bincount(ec, weights=contrib, minlength=n_cnst)
+        if any_fat:
+            fat_min = np.full(n_cnst, np.inf)
+            np.minimum.at(fat_min, ec, contrib)
+            dec = np.where(fat, np.minimum(usage, fat_min), dec)
+        remaining[cnst_live] -= dec[cnst_live]
+        remaining[cnst_live & (remaining < MAXMIN_PRECISION)] = 0.0
+        saturated = cnst_live & (remaining <= 0)
+        if saturated.any():
+            cnst_live &= ~saturated
+            var_live[ev[saturated[ec]]] = False
+    return value
