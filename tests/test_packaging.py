@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import tomllib
 
-from conftest import REPO
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
 
 MAPPING_ROOTS = ("mrsched", "schedulers", "simulator", "platforms", "workloads", "expe", "analysis")
 

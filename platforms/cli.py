@@ -1,0 +1,97 @@
+"""``mrsched platform``: generate SimGrid platforms (dragonfly, cluster) or list the bundled ones."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from mrsched.errors import ConfigError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="platform_command", metavar="KIND")
+    df = sub.add_parser("dragonfly", help="seed 001's Dragonfly with burst-buffer storage nodes and a PFS",
+                        description="Dragonfly machine (defaults: seed 001's 108 nodes = 96 compute + 12 storage). "
+                                    "Explicit topology with Full routing: loads and routes identically in "
+                                    "SimGrid 3.25 and 3.3x.")
+    df.add_argument("--groups", type=int, default=3)
+    df.add_argument("--chassis", type=int, default=4, help="chassis per group")
+    df.add_argument("--routers", type=int, default=3, help="routers per chassis")
+    df.add_argument("--nodes-per-router", type=int, default=3)
+    where = df.add_mutually_exclusive_group()
+    where.add_argument("--storage-per-chassis", type=int, default=None,
+                       help="burst-buffer nodes per chassis (default 1: each chassis' last node)")
+    where.add_argument("--storage-per-group", type=int, default=None, help="burst-buffer nodes per group")
+    where.add_argument("--storage-count", type=int, default=None, help="total burst-buffer nodes, spread evenly")
+    df.add_argument("--bb-capacity", default="40GB", help="burst buffer per storage node (default 40GB)")
+    df.add_argument("--speed", default="1Gf", help="host speed (default 1Gf)")
+    df.add_argument("--link-bandwidth", default="1250MBps")
+    df.add_argument("--link-latency", default="50us")
+    df.add_argument("--pfs-bandwidth", default="5GBps", help="the shared PFS link (default 5GBps)")
+    df.add_argument("--pfs-latency", default="100us")
+    _output(df)
+
+    cl = sub.add_parser("cluster", help="flat one-switch cluster with storage nodes and a PFS (small tests)",
+                        description="Flat cluster: node_0..node_{N-1}, bb_0..bb_{K-1}, pfs, master.")
+    cl.add_argument("--nodes", type=int, required=True, help="compute nodes")
+    cl.add_argument("--storage", type=int, default=0, help="burst-buffer storage nodes (default 0)")
+    cl.add_argument("--bb-capacity", default="40GB", help="burst buffer per storage node (default 40GB)")
+    cl.add_argument("--speed", default="1Gf")
+    cl.add_argument("--link-bandwidth", default="1250MBps")
+    cl.add_argument("--link-latency", default="50us")
+    cl.add_argument("--pfs-bandwidth", default="5GBps")
+    cl.add_argument("--no-pfs", action="store_true", help="no PFS host")
+    cl.add_argument("--gpus", type=int, default=0, help="GPUs per compute node (host property gpus)")
+    cl.add_argument("--cores", type=int, default=0, help="cores per compute node (host property cores)")
+    _output(cl)
+
+    bu = sub.add_parser("bundled", help="list the platforms shipped with mrsched (or rewrite them)")
+    bu.add_argument("--write", action="store_true", help="regenerate the bundled XML files in place")
+
+
+def _output(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-o", "--output", required=True, help="output XML file")
+    p.add_argument("--describe", metavar="JSON", help="also write a JSON description (hosts, properties, links)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from mrsched.platforms.cluster import generate_cluster
+    from mrsched.platforms.dragonfly import generate_dragonfly
+
+    if args.platform_command == "bundled":
+        from mrsched.platforms.bundled import BUNDLED, HERE, regenerate
+        if args.write:
+            for path in regenerate():
+                print(f"wrote {path}")
+        else:
+            for name, make in BUNDLED.items():
+                print(f"{HERE / name}: {make().description.summary()}")
+        return 0
+    if args.platform_command == "dragonfly":
+        storage_per_chassis = args.storage_per_chassis
+        if storage_per_chassis is None and args.storage_per_group is None and args.storage_count is None:
+            storage_per_chassis = 1
+        result = generate_dragonfly(
+            groups=args.groups, chassis=args.chassis, routers=args.routers, nodes_per_router=args.nodes_per_router,
+            storage_per_chassis=storage_per_chassis, storage_per_group=args.storage_per_group,
+            storage_count=args.storage_count, bb_capacity=args.bb_capacity, speed=args.speed,
+            link_bandwidth=args.link_bandwidth, link_latency=args.link_latency,
+            pfs_bandwidth=args.pfs_bandwidth, pfs_latency=args.pfs_latency)
+    elif args.platform_command == "cluster":
+        result = generate_cluster(
+            nodes=args.nodes, storage=args.storage, bb_capacity=args.bb_capacity, speed=args.speed,
+            link_bandwidth=args.link_bandwidth, link_latency=args.link_latency, pfs_bandwidth=args.pfs_bandwidth,
+            pfs=not args.no_pfs, gpus=args.gpus, cores=args.cores)
+    else:
+        raise ConfigError("missing platform kind", hint="valid: dragonfly, cluster, bundled (see --help)")
+    out = Path(args.output)
+    try:
+        out.write_text(result.xml, encoding="utf-8")
+        if args.describe:
+            Path(args.describe).write_text(json.dumps(result.description.to_dict(), indent=1) + "\n",
+                                           encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot write: {exc.strerror}", file=exc.filename) from None
+    print(f"wrote {out}: {result.description.summary()}")
+    return 0

@@ -1,0 +1,273 @@
+"""Dragonfly machine with burst-buffer storage nodes and a PFS, as in seed 001 Sect. 4.1.
+
+Defaults reproduce the Euro-Par 2021 machine: 3 groups x 4 chassis x 3 routers x 3 nodes =
+108 hosts ``node_0..node_107`` (rank = ((group * chassis + chassis) * routers + router) *
+nodes + node, SimGrid's Dragonfly numbering), one burst-buffer storage node per chassis (the
+chassis' last node: ``node_8``, ``node_17``, ..., ``node_107``) with 40 GB each, 96 compute
+nodes at 1 Gflop/s, 1250 MB/s / 50 us links, a ``pfs`` host behind one shared 5 GB/s link and a
+``master`` host.
+
+Why an explicit topology with Full routing rather than ``<cluster topology="DRAGONFLY">``:
+- SimGrid >= 3.28 no longer creates the implicit ``<prefix>cluster_router`` of a Dragonfly
+  cluster, so the artifact's ``zoneRoute ... gw_dst="node_cluster_router"`` (the only way to
+  reach a PFS and a master outside the cluster) fails on Batsim 4.2; the usual workaround
+  (a compute node as gateway) sends every PFS byte through that node's link and distorts I/O
+  times; a ``routing="None"`` zone cannot carry Batsim's messages at all.
+- With ``routing="Full"`` every host pair's route is listed in the file, so SimGrid 3.25 and
+  3.3x (and our embedded loader) route identically by construction, with only standard
+  elements (host, prop, link, route, link_ctn).
+- The routes between nodes are SimGrid's own Dragonfly minimal routing (node link, green link
+  to the right router in the chassis, black link to the right chassis, blue link between
+  groups; group i reaches group j through its router number j, as SimGrid wires it), so
+  node-to-node paths are those a DRAGONFLY cluster would use. Each Dragonfly cable is one
+  SHARED link (both directions share its bandwidth), where SimGrid's cluster uses split-duplex
+  links: traffic in opposite directions on one cable contends here and did not there.
+- The PFS is reached from any host by that host's own link then the shared PFS link: no
+  Dragonfly hop. On SimGrid 3.25 the artifact's route to the cluster router was empty, so its
+  I/O crossed only the PFS link; we add the node's own link (no node injects more than its
+  1250 MB/s), which is the one deliberate difference.
+
+Batsim numbers resources in SimGrid's enumeration order, the lexicographic order of host
+names, compute hosts first and storage hosts after: compute ids go ``node_0, node_1, node_10,
+node_100, ..., node_106, node_11, ...`` (``node_107`` is storage). Schedulers must map names
+(or the ``group``/``chassis``/``router`` properties) to ids, never assume ``node_k`` is id k. ``chassis`` and ``router`` are global indices (unique over the machine), so equal
+``chassis`` alone means "same chassis". Storage hosts have ``role=storage`` and
+``bb_capacity``; compute hosts have no ``role`` property at all, because Batsim accepts only
+``master``, ``compute_node``, ``storage`` or nothing (an empty role is a compute node) and
+aborts on ``role=compute``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mrsched.errors import PlatformError
+from mrsched.units import parse_bandwidth, parse_size, parse_speed, parse_time
+from mrsched.platforms.cluster import MAX_HOSTS
+from mrsched.platforms.description import (
+    GeneratedPlatform, HostSpec, LinkSpec, PlatformDescription, all_pair_routes, check_positive, render_xml)
+
+
+@dataclass(frozen=True)
+class Coords:
+    """Dragonfly coordinates of a node, all indices local to the level above."""
+
+    group: int
+    chassis: int
+    router: int
+    node: int
+
+
+class _Topology:
+    """Plain arithmetic on ranks, routers and links of one Dragonfly shape."""
+
+    def __init__(self, groups: int, chassis: int, routers: int, nodes: int, prefix: str):
+        self.G, self.C, self.R, self.N = groups, chassis, routers, nodes
+        self.prefix = prefix
+
+    @property
+    def size(self) -> int:
+        return self.G * self.C * self.R * self.N
+
+    def coords(self, rank: int) -> Coords:
+        node = rank % self.N
+        router = (rank // self.N) % self.R
+        chassis = (rank // (self.N * self.R)) % self.C
+        group = rank // (self.N * self.R * self.C)
+        return Coords(group, chassis, router, node)
+
+    def rank(self, c: Coords) -> int:
+        return ((c.group * self.C + c.chassis) * self.R + c.router) * self.N + c.node
+
+    def name(self, rank: int) -> str:
+        return f"{self.prefix}{rank}"
+
+    # link names: one cable per pair, named from the lower index to the higher
+    @staticmethod
+    def green(g: int, c: int, r1: int, r2: int) -> str:
+        a, b = sorted((r1, r2))
+        return f"green_g{g}_c{c}_r{a}_r{b}"
+
+    @staticmethod
+    def black(g: int, r: int, c1: int, c2: int) -> str:
+        a, b = sorted((c1, c2))
+        return f"black_g{g}_r{r}_c{a}_c{b}"
+
+    @staticmethod
+    def blue(g1: int, g2: int) -> str:
+        a, b = sorted((g1, g2))
+        return f"blue_g{a}_g{b}"
+
+    def gateway(self, group: int, to_group: int) -> tuple[int, int]:
+        """(chassis, router) of ``group``'s router wired to ``to_group``: router number to_group."""
+        return divmod(to_group, self.R)
+
+    def router_links(self, src: Coords, dst: Coords) -> list[str]:
+        """Links between two routers: SimGrid's minimal routing (green, then black, then blue)."""
+        links: list[str] = []
+        g, c, r = src.group, src.chassis, src.router
+        if dst.group != g:
+            gc, gr = self.gateway(g, dst.group)
+            if r != gr:
+                links.append(self.green(g, c, r, gr))
+                r = gr
+            if c != gc:
+                links.append(self.black(g, r, c, gc))
+                c = gc
+            links.append(self.blue(g, dst.group))
+            g = dst.group
+            c, r = self.gateway(dst.group, src.group)
+        if dst.router != r:
+            links.append(self.green(g, c, r, dst.router))
+            r = dst.router
+        if dst.chassis != c:
+            links.append(self.black(g, r, c, dst.chassis))
+        return links
+
+    def cables(self) -> list[str]:
+        """Every green, black and blue cable, in a fixed order."""
+        names = []
+        for g in range(self.G):
+            for c in range(self.C):
+                for r1 in range(self.R):
+                    for r2 in range(r1 + 1, self.R):
+                        names.append(self.green(g, c, r1, r2))
+            for r in range(self.R):
+                for c1 in range(self.C):
+                    for c2 in range(c1 + 1, self.C):
+                        names.append(self.black(g, r, c1, c2))
+        for g1 in range(self.G):
+            for g2 in range(g1 + 1, self.G):
+                names.append(self.blue(g1, g2))
+        return names
+
+
+def storage_ranks(groups: int, chassis: int, routers: int, nodes_per_router: int, *,
+                  storage_per_chassis: int | None = 1, storage_per_group: int | None = None,
+                  storage_count: int | None = None) -> list[int]:
+    """Ranks of the storage nodes: a chassis' last nodes first, spread over chassis and groups.
+
+    Exactly one of the three knobs applies (the most specific given: count, then per group,
+    then per chassis). Per group k: chassis 0, 1, ... of each group in turn. A total count:
+    chassis 0 of every group, then chassis 1 of every group, ... (balanced over groups).
+    """
+    topo = _Topology(groups, chassis, routers, nodes_per_router, "")
+    per_chassis_nodes = routers * nodes_per_router
+
+    def slot(g: int, c: int, k: int) -> int:
+        if k >= per_chassis_nodes:
+            raise PlatformError(f"more storage nodes than the {per_chassis_nodes} nodes of a chassis",
+                                field="storage")
+        return topo.rank(Coords(g, c, 0, 0)) + per_chassis_nodes - 1 - k
+
+    ranks: list[int] = []
+    if storage_count is not None:
+        if storage_count < 0:
+            raise PlatformError(f"storage count must be >= 0, got {storage_count}", field="storage_count")
+        for i in range(storage_count):
+            g = i % groups
+            c = (i // groups) % chassis
+            ranks.append(slot(g, c, i // (groups * chassis)))
+    elif storage_per_group is not None:
+        if storage_per_group < 0:
+            raise PlatformError(f"storage per group must be >= 0, got {storage_per_group}",
+                                field="storage_per_group")
+        for g in range(groups):
+            for i in range(storage_per_group):
+                ranks.append(slot(g, i % chassis, i // chassis))
+    else:
+        k = storage_per_chassis or 0
+        if k < 0:
+            raise PlatformError(f"storage per chassis must be >= 0, got {k}", field="storage_per_chassis")
+        for g in range(groups):
+            for c in range(chassis):
+                for i in range(k):
+                    ranks.append(slot(g, c, i))
+    if len(ranks) >= topo.size:
+        raise PlatformError(f"{len(ranks)} storage nodes leave no compute node among {topo.size}",
+                            field="storage")
+    return sorted(ranks)
+
+
+def generate_dragonfly(*, groups: int = 3, chassis: int = 4, routers: int = 3, nodes_per_router: int = 3,
+                       storage_per_chassis: int | None = 1, storage_per_group: int | None = None,
+                       storage_count: int | None = None, bb_capacity: float | str = "40GB",
+                       speed: float | str = "1Gf", link_bandwidth: float | str = "1250MBps",
+                       link_latency: float | str = "50us", pfs_bandwidth: float | str = "5GBps",
+                       pfs_latency: float | str = "100us", master_bandwidth: float | str = "1250MBps",
+                       master_latency: float | str = "100us", prefix: str = "node_") -> GeneratedPlatform:
+    """Seed 001's Dragonfly (Sect. 4.1) as SimGrid XML plus its description."""
+    for name, value in (("groups", groups), ("chassis", chassis), ("routers", routers),
+                        ("nodes_per_router", nodes_per_router)):
+        check_positive(value, name, integer=True)
+    if groups > chassis * routers:
+        raise PlatformError(f"{groups} groups need {groups - 1} global links per group but a group has only "
+                            f"{chassis * routers} routers", field="groups")
+    size = groups * chassis * routers * nodes_per_router
+    if size + 2 > MAX_HOSTS:
+        raise PlatformError(f"{size} nodes is too many for an explicit Full-routing platform (limit {MAX_HOSTS - 2})",
+                            field="groups", hint="Full routing lists every host pair; the file grows as the square")
+    bb = parse_size(bb_capacity)
+    check_positive(bb, "bb_capacity", allow_zero=True)
+    speed_f, link_bw, link_lat = parse_speed(speed), parse_bandwidth(link_bandwidth), parse_time(link_latency)
+    pfs_bw, pfs_lat = parse_bandwidth(pfs_bandwidth), parse_time(pfs_latency)
+    master_bw, master_lat = parse_bandwidth(master_bandwidth), parse_time(master_latency)
+    for name, value in (("speed", speed_f), ("link_bandwidth", link_bw), ("pfs_bandwidth", pfs_bw),
+                        ("master_bandwidth", master_bw)):
+        check_positive(value, name)
+    for name, value in (("link_latency", link_lat), ("pfs_latency", pfs_lat), ("master_latency", master_lat)):
+        check_positive(value, name, allow_zero=True)
+
+    topo = _Topology(groups, chassis, routers, nodes_per_router, prefix)
+    storage = set(storage_ranks(groups, chassis, routers, nodes_per_router,
+                                storage_per_chassis=storage_per_chassis, storage_per_group=storage_per_group,
+                                storage_count=storage_count))
+    hosts: list[HostSpec] = []
+    coords: dict[str, Coords] = {}
+    for rank in range(topo.size):
+        c = topo.coords(rank)
+        name = topo.name(rank)
+        coords[name] = c
+        # compute hosts carry no role: Batsim reads an empty role as a compute node and refuses
+        # "compute" (its roles are master, compute_node, storage)
+        props = {"role": "storage"} if rank in storage else {}
+        props.update({"group": str(c.group), "chassis": str(c.group * chassis + c.chassis),
+                      "router": str((c.group * chassis + c.chassis) * routers + c.router)})
+        if rank in storage:
+            props["bb_capacity"] = str(int(round(bb)))
+        hosts.append(HostSpec(name, speed_f, props))
+    hosts.append(HostSpec("pfs", speed_f, {"role": "storage", "pfs": "true"}))
+    hosts.append(HostSpec("master", speed_f, {"role": "master"}))
+
+    links = [LinkSpec(f"{topo.name(rank)}_link", link_bw, link_lat) for rank in range(topo.size)]
+    links += [LinkSpec(name, link_bw, link_lat) for name in topo.cables()]
+    links.append(LinkSpec("pfs_link", pfs_bw, pfs_lat))
+    links.append(LinkSpec("master_link", master_bw, master_lat, "FATPIPE"))
+
+    def route_of(src: str, dst: str) -> list[str]:
+        if src in coords and dst in coords:
+            return [f"{src}_link", *topo.router_links(coords[src], coords[dst]), f"{dst}_link"]
+        return own_link(src) + own_link(dst)
+
+    def own_link(host: str) -> list[str]:
+        """The link every route from ``host`` leaves by: its node link, the PFS or master link."""
+        return [f"{host}_link"] if host in coords else ["pfs_link" if host == "pfs" else "master_link"]
+
+    params = {"groups": groups, "chassis": chassis, "routers": routers, "nodes_per_router": nodes_per_router,
+              "storage_per_chassis": storage_per_chassis, "storage_per_group": storage_per_group,
+              "storage_count": storage_count, "bb_capacity": int(round(bb)), "speed": speed_f,
+              "link_bandwidth": link_bw, "link_latency": link_lat, "pfs_bandwidth": pfs_bw,
+              "pfs_latency": pfs_lat, "master_bandwidth": master_bw, "master_latency": master_lat,
+              "prefix": prefix}
+    desc = PlatformDescription("dragonfly", params, hosts, links, all_pair_routes(hosts, route_of))
+    n_compute = len(desc.compute_hosts())
+    comments = [
+        f"Generated by mrsched platform dragonfly: {groups} groups x {chassis} chassis x {routers} routers x "
+        f"{nodes_per_router} nodes = {topo.size} nodes ({n_compute} compute, {len(storage)} storage with "
+        f"{int(round(bb))} bytes of burst buffer each), a PFS behind pfs_link and a master host.",
+        "Explicit topology, Full routing: every route is listed (SimGrid's Dragonfly minimal routing between "
+        "nodes; node link + pfs_link to the PFS), so SimGrid 3.25 and 3.3x route identically.",
+        "Batsim ids follow the lexicographic order of host names (node_0, node_1, node_10, ...), "
+        "compute hosts first, storage hosts after.",
+    ]
+    return GeneratedPlatform(render_xml(desc, comments), desc)

@@ -1,0 +1,59 @@
+"""Shared fixtures of the workload tests: small SWF traces written on the fly, seed 001's trace from
+../shared when present, bundled platforms. Imported by name in each test module (not a conftest.py:
+several conftest modules named ``conftest`` shadow each other for ``from conftest import ...``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+HEADER = """; Version: 2.2
+; Computer: test machine
+; MaxNodes: 8
+; MaxProcs: 8
+;
+"""
+
+# job submit wait run procs cpu mem req_procs req_time req_mem status user group exe queue part prec think
+RECORDS = """\
+ 1   100  0   50   2 -1 -1   2   60  -1 1 1 1 -1 -1 -1 -1 -1
+ 2   160  0  600   4 -1 -1   4  900  -1 1 2 1 -1 -1 -1 -1 -1
+ 3   200  0    0   1 -1 -1   1  120  -1 0 1 1 -1 -1 -1 -1 -1
+ 4   250  0   30  -1 -1 -1  -1   60  -1 5 3 1 -1 -1 -1 -1 -1
+ 5   300  0 4000  16 -1 -1  16 3600  -1 1 1 1 -1 -1 -1 -1 -1
+ 6   400  0  100   8 -1 -1   8   -1  -1 1 1 1 -1 -1 -1 -1 -1
+ 7  1000  0  200   1 -1 -1   1  300  -1 0 2 1 -1 -1 -1 -1 -1
+ 8  2000  0 7200   3 -1 -1   3 7200  -1 1 4 1 -1 -1 -1 -1 -1
+"""
+
+
+@pytest.fixture
+def small_swf(tmp_path) -> Path:
+    path = tmp_path / "small.swf"
+    path.write_text(HEADER + RECORDS)
+    return path
+
+
+@pytest.fixture(scope="session")
+def kth_swf(shared_dir) -> Path:
+    path = shared_dir / "data" / "KTH-SP2-1996-2.1-cln.swf"
+    if not path.is_file():
+        pytest.skip("KTH-SP2 trace not in ../shared/data")
+    return path
+
+
+@pytest.fixture(scope="session")
+def df96_info():
+    from mrsched.platforms.bundled import bundled_path
+    from mrsched.workloads.platform_info import read_platform_info
+
+    return read_platform_info(bundled_path("dragonfly96.xml"))
+
+
+@pytest.fixture(scope="session")
+def cluster16_info():
+    from mrsched.platforms.bundled import bundled_path
+    from mrsched.workloads.platform_info import read_platform_info
+
+    return read_platform_info(bundled_path("cluster16.xml"))

@@ -1,0 +1,162 @@
+"""``mrsched workload``: convert SWF traces, generate synthetic / BBSched / ESP-2 workloads, check files."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from mrsched.errors import ConfigError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="workload_command", metavar="ACTION")
+
+    swf = sub.add_parser("swf", help="convert a Parallel Workloads Archive SWF trace to a Batsim workload",
+                         description="SWF -> Batsim JSON: submit shifted to 0, walltime = requested time, "
+                                     "res = requested processors, run time kept. Cleaning is reported.")
+    swf.add_argument("trace", help="SWF file (.swf or .swf.gz)")
+    swf.add_argument("--platform", help="SimGrid platform (machine size, speed, burst-buffer capacity)")
+    swf.add_argument("--nodes", type=int, help="machine size without --platform (default: trace MaxNodes)")
+    swf.add_argument("--model", default="delay", choices=["delay", "compute", "burst-buffer"],
+                     help="profile model (default delay)")
+    swf.add_argument("--variant", default="io-phased", choices=["io-phased", "alloc-only"],
+                     help="burst-buffer model: shorten compute for I/O (io-phased, seed 001) or not")
+    swf.add_argument("--jobs", type=int, help="keep the first N jobs (after --part)")
+    swf.add_argument("--part", help="keep time window I of N, 1-based (seed 001: --part 3/16)")
+    swf.add_argument("--part-length", help="fixed window length (e.g. 3w) instead of N equal windows")
+    swf.add_argument("--oversize", default="drop", choices=["drop", "cap"],
+                     help="jobs wider than the machine: drop (default) or cap to its size")
+    swf.add_argument("--exclude-status", type=int, nargs="*", default=[], help="drop jobs with these SWF statuses")
+    swf.add_argument("--seed", type=int, default=0, help="seed of the burst-buffer draws (default 0)")
+    swf.add_argument("-o", "--output", required=True)
+
+    chk = sub.add_parser("check", help="validate a workload file (one line per problem, exit 1 if any)")
+    chk.add_argument("workload", nargs="+")
+    chk.add_argument("--platform", help="also check requests against this platform")
+
+    syn = sub.add_parser("synthetic", help="small synthetic workload (Poisson arrivals; no trace needed)")
+    syn.add_argument("--platform", help="platform (size, speed, burst buffer)")
+    syn.add_argument("--nodes", type=int, help="machine size without --platform")
+    syn.add_argument("--jobs", type=int, default=50)
+    syn.add_argument("--mean-interarrival", type=float, default=120.0, help="seconds (default 120)")
+    syn.add_argument("--min-nodes", type=int, default=1)
+    syn.add_argument("--max-nodes", type=int)
+    syn.add_argument("--min-runtime", type=float, default=60.0)
+    syn.add_argument("--max-runtime", type=float, default=3600.0)
+    syn.add_argument("--walltime-factor", type=float, default=3.0)
+    syn.add_argument("--model", default=None, choices=["delay", "compute", "burst-buffer"],
+                     help="default: burst-buffer with a platform that has storage, else compute")
+    syn.add_argument("--variant", default="alloc-only", choices=["io-phased", "alloc-only"])
+    syn.add_argument("--seed", type=int, default=0)
+    syn.add_argument("-o", "--output", required=True)
+
+    bb = sub.add_parser("bbsched", help="BBSched S1-S4: a fraction of jobs request large burst buffers (seed 000)")
+    bb.add_argument("workload", help="input workload JSON (e.g. from `mrsched workload swf`)")
+    bb.add_argument("--platform", required=True, help="platform with burst-buffer storage nodes")
+    bb.add_argument("--scenario", default="S1", choices=["S1", "S2", "S3", "S4"])
+    bb.add_argument("--fraction", type=float, help="override the scenario's fraction of jobs")
+    bb.add_argument("--threshold", help="override the scenario's threshold on the reference machine (e.g. 5TB)")
+    bb.add_argument("--reference", default="theta", choices=["theta", "cori"])
+    bb.add_argument("--seed", type=int, default=0)
+    bb.add_argument("-o", "--output", required=True)
+
+    esp = sub.add_parser("esp2", help="ESP-2 benchmark workload (seed 002 Table 11)")
+    esp.add_argument("--platform", help="platform (nodes, cores and gpus properties)")
+    esp.add_argument("--nodes", type=int, help="default 1024 (seed 002's Machine-L)")
+    esp.add_argument("--cores-per-node", type=int, help="default 8")
+    esp.add_argument("--gpus", type=int, default=2, help="GPUs per node of the GPU copies (default 2)")
+    esp.add_argument("--gpu-copies", action="store_true", help="seed 002's CPU-GPU version (458 jobs)")
+    esp.add_argument("--model", default="delay", choices=["delay", "compute"])
+    esp.add_argument("--seed", type=int, default=0)
+    esp.add_argument("-o", "--output", required=True)
+
+    fe = sub.add_parser("fetch", help="download a Parallel Workloads Archive trace into the cache (sha256 checked)")
+    fe.add_argument("name", help="trace name, e.g. KTH-SP2-1996-2.1-cln")
+    fe.add_argument("--cache", help="cache directory (default $MRSCHED_CACHE or ~/.cache/mrsched/traces)")
+    fe.add_argument("--source", help="local path or URL to copy instead of the archive")
+
+
+def _platform(path: str | None):
+    from mrsched.workloads.platform_info import read_platform_info
+
+    return read_platform_info(path) if path else None
+
+
+def _write(path: str, workload: dict, platform=None) -> None:
+    from mrsched.workloads.batsim_json import write_workload
+    from mrsched.workloads.check import check_workload
+
+    problems = check_workload(workload, file=path, platform=platform)
+    if problems:  # a generator bug, never the user's: refuse to write a broken file
+        raise ConfigError(f"generated workload fails its check: {problems[0]}")
+    write_workload(path, workload)
+    print(f"wrote {path}: {len(workload['jobs'])} jobs")
+
+
+def run(args: argparse.Namespace) -> int:
+    command = args.workload_command
+    if command == "swf":
+        from mrsched.units import parse_time
+        from mrsched.workloads.convert import convert_swf
+
+        platform = _platform(args.platform)
+        conv = convert_swf(args.trace, platform=platform, nodes=args.nodes, model=args.model, variant=args.variant,
+                           seed=args.seed, jobs=args.jobs, part=args.part,
+                           part_length=parse_time(args.part_length) if args.part_length else None,
+                           oversize=args.oversize, exclude_status=tuple(args.exclude_status))
+        for line in conv.summary_lines():
+            print(line)
+        _write(args.output, conv.workload, platform)
+        return 0
+    if command == "check":
+        from mrsched.workloads.check import check_file
+
+        platform = _platform(args.platform)
+        total = 0
+        for path in args.workload:
+            problems = check_file(path, platform)
+            for p in problems:
+                print(p, file=sys.stderr)
+            total += len(problems)
+            if not problems:
+                print(f"{path}: ok")
+        return 1 if total else 0
+    if command == "synthetic":
+        from mrsched.workloads.synthetic import generate_synthetic
+
+        platform = _platform(args.platform)
+        model = args.model or ("burst-buffer" if platform and platform.bb_capacities else "compute")
+        wl = generate_synthetic(jobs=args.jobs, platform=platform, nodes=args.nodes, seed=args.seed,
+                                mean_interarrival=args.mean_interarrival, min_nodes=args.min_nodes,
+                                max_nodes=args.max_nodes, min_runtime=args.min_runtime,
+                                max_runtime=args.max_runtime, walltime_factor=args.walltime_factor,
+                                model=model, variant=args.variant)
+        _write(args.output, wl, platform)
+        return 0
+    if command == "bbsched":
+        from mrsched.units import parse_size
+        from mrsched.workloads.batsim_json import read_workload
+        from mrsched.workloads.bbsched import inject_burst_buffer
+
+        platform = _platform(args.platform)
+        wl = inject_burst_buffer(read_workload(args.workload), platform=platform, scenario=args.scenario,
+                                 fraction=args.fraction,
+                                 threshold=parse_size(args.threshold) if args.threshold else None,
+                                 reference=args.reference, seed=args.seed)
+        print(wl["description"])
+        _write(args.output, wl, platform)
+        return 0
+    if command == "esp2":
+        from mrsched.workloads.esp2 import generate_esp2
+
+        platform = _platform(args.platform)
+        wl = generate_esp2(platform=platform, nodes=args.nodes, cores_per_node=args.cores_per_node, gpus=args.gpus,
+                           gpu_copies=args.gpu_copies, model=args.model, seed=args.seed)
+        _write(args.output, wl, None)
+        return 0
+    if command == "fetch":
+        from mrsched.workloads.archive import fetch
+
+        print(fetch(args.name, cache=args.cache, source=args.source))
+        return 0
+    raise ConfigError("missing workload action", hint="valid: swf, check, synthetic, bbsched, esp2, fetch (see --help)")
