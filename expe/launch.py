@@ -1,0 +1,155 @@
+"""Running a campaign: plan, generate inputs, skip finished runs, execute the rest, report.
+
+Re-running an interrupted campaign is the resume: a run whose manifest says ``ok`` and whose
+outputs are all there is skipped; anything else is cleaned and redone.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mrsched.expe import processes
+from mrsched.expe.campaign import Campaign, load_campaign, plan_runs, prepare_inputs, write_expanded
+from mrsched.expe.manifest import is_complete, read_manifest
+from mrsched.expe.runner import run_status
+
+
+@dataclass
+class CampaignSummary:
+    campaign_dir: Path
+    total: int
+    skipped: int = 0
+    ok: int = 0
+    failed: dict[str, str] = field(default_factory=dict)  # run_id -> "status: error"
+    report: Path | None = None
+    report_error: str | None = None
+
+    @property
+    def all_ok(self) -> bool:
+        return not self.failed and self.ok + self.skipped == self.total
+
+
+class Progress:
+    """done / running / failed counts on a tqdm bar (ETA from tqdm)."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.lock = threading.Lock()
+        self.running = self.ok = self.failed = 0
+        self.bar = None
+        if enabled and total:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="run", desc="runs", file=sys.stderr,
+                            dynamic_ncols=True)
+
+    def _show(self) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"done={self.ok} running={self.running} failed={self.failed}")
+
+    def start(self, spec) -> None:
+        with self.lock:
+            self.running += 1
+            self._show()
+
+    def done(self, spec, manifest: dict) -> None:
+        with self.lock:
+            self.running = max(0, self.running - 1)
+            if manifest.get("status") == "ok":
+                self.ok += 1
+            elif manifest.get("status") != "interrupted":
+                self.failed += 1
+            self._show()
+            if self.bar is not None:
+                self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def write_campaign_report(campaign_dir: Path) -> Path | None:
+    """``mrsched.analysis.write_report(campaign_dir)`` when the analysis area is installed."""
+    import importlib
+
+    write_report = None
+    for module_name in ("mrsched.analysis", "mrsched.analysis.report"):
+        try:
+            write_report = getattr(importlib.import_module(module_name), "write_report", None)
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.startswith("mrsched"):
+                continue  # the analysis area is not installed
+            raise
+        if write_report is not None:
+            break
+    if write_report is None:
+        return None
+    return Path(write_report(campaign_dir))
+
+
+def run_campaign(path: str | Path, *, executor=None, jobs: int | None = None,
+                 output: str | Path | None = None, progress: bool = True,
+                 report: bool | None = None, log=print) -> CampaignSummary:
+    """Run every unfinished run of the campaign file ``path``; returns what happened."""
+    from mrsched.expe.executors import make_executor
+
+    campaign = load_campaign(path, output=output)  # all validation, before anything runs
+    runs = plan_runs(campaign)
+    campaign.output.mkdir(parents=True, exist_ok=True)
+    prepare_inputs(campaign, runs)
+    write_expanded(campaign, runs)
+    summary = CampaignSummary(campaign.output, total=len(runs))
+    todo = []
+    for run in runs:
+        if is_complete(run.spec.out_dir):
+            summary.skipped += 1
+        else:
+            todo.append(run.spec)
+    if executor is None or isinstance(executor, str):
+        executor = make_executor(executor, jobs=jobs or campaign.parallelism)
+    log(f"campaign {campaign.name}: {len(runs)} runs, {summary.skipped} already done, "
+        f"{len(todo)} to run on {executor.describe()} -> {campaign.output}")
+    processes.INTERRUPTED.clear()
+    bar = Progress(len(todo), progress)
+
+    lock = threading.Lock()
+
+    def on_done(spec, manifest: dict) -> None:
+        bar.done(spec, manifest)
+        with lock:
+            if manifest.get("status") == "ok":
+                summary.ok += 1
+            elif manifest.get("status") != "interrupted":
+                summary.failed[spec.run_id] = f"{manifest.get('status')}: {manifest.get('error')}"
+
+    try:
+        executor.run(todo, bar.start, on_done)
+    finally:
+        bar.close()
+    for run_id, reason in sorted(summary.failed.items()):
+        log(f"  FAILED {run_id}: {reason}")
+    if report if report is not None else campaign.report:
+        try:
+            summary.report = write_campaign_report(campaign.output)
+        except Exception as exc:  # the runs are safe on disk; `mrsched report DIR` can retry
+            summary.report_error = f"{type(exc).__name__}: {exc}"
+            log(f"report not written: {summary.report_error}")
+    return summary
+
+
+def campaign_status(path: str | Path, *, output: str | Path | None = None) -> dict:
+    """Per-run status of a campaign (from the run manifests) without running anything."""
+    campaign: Campaign = load_campaign(path, output=output)
+    rows = []
+    for run in plan_runs(campaign):
+        status = run_status(run.spec.out_dir)
+        manifest = read_manifest(run.spec.out_dir) or {}
+        rows.append({"run_id": run.spec.run_id, "status": status,
+                     "error": manifest.get("error"), "wall_time": manifest.get("wall_time")})
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    return {"campaign": campaign.name, "dir": str(campaign.output), "runs": rows,
+            "counts": counts}

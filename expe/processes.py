@@ -1,0 +1,107 @@
+"""Child process groups that can always be killed: no orphan survives a run or a campaign.
+
+Every engine process is started in its own session (its own process group), so killing the
+group also kills whatever the process forked (a policy's helpers, Batsim's children). Live
+groups are tracked so that an interrupted campaign can end all of them at once.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+_LIVE: set[subprocess.Popen] = set()
+_LOCK = threading.Lock()
+# Set when a campaign is interrupted: runs killed by it are unfinished, not failed.
+INTERRUPTED = threading.Event()
+GRACE = 2.0  # seconds between SIGTERM and SIGKILL: enough for a clean ZeroMQ shutdown
+
+
+def start(argv: list[str], *, log: Path, env: dict | None = None,
+          cwd: str | None = None) -> subprocess.Popen:
+    """Start ``argv`` in a new session with stdout+stderr appended to ``log``."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as fh:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT,
+                                env=env, cwd=cwd, start_new_session=True)
+    with _LOCK:
+        _LIVE.add(proc)
+    return proc
+
+
+def kill_group(proc: subprocess.Popen, grace: float = GRACE) -> None:
+    """SIGTERM the whole group, then SIGKILL what is left after ``grace`` seconds."""
+    try:
+        pgid = os.getpgid(proc.pid)
+    except ProcessLookupError:
+        pgid = proc.pid  # leader gone; its group id is still its pid
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if proc.poll() is not None and not _group_alive(pgid):
+                break
+            time.sleep(0.02)
+        else:
+            continue
+        break
+    proc.poll()
+    forget(proc)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def finish(proc: subprocess.Popen) -> None:
+    """A process ended by itself: kill any stragglers of its group and stop tracking it."""
+    if _group_alive(proc.pid):
+        kill_group(proc, grace=0.5)
+    forget(proc)
+
+
+def forget(proc: subprocess.Popen) -> None:
+    with _LOCK:
+        _LIVE.discard(proc)
+
+
+def kill_all() -> int:
+    """Kill every live group started here (campaign interrupted); returns how many."""
+    INTERRUPTED.set()
+    with _LOCK:
+        procs = list(_LIVE)
+    for proc in procs:
+        kill_group(proc, grace=0.5)
+    return len(procs)
+
+
+def describe_exit(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return f"killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+def tail(log: Path, lines: int = 20) -> list[str]:
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return []
+    return [ln for ln in text.splitlines() if ln.strip()][-lines:]

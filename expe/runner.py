@@ -1,0 +1,91 @@
+"""One run in one directory: clean it, run the engine, write the manifest last.
+
+``execute_run`` never raises for a failing simulation: the failure (crash, timeout, bad
+input) is recorded in the manifest with its reason, so that one broken run never stops a
+campaign. A run directory is finished when ``manifest.is_complete`` says so.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from mrsched.errors import MrschedError
+from mrsched.expe import engines, processes
+from mrsched.expe.atomic import sha256_file
+from mrsched.expe.manifest import (MANIFEST, OUTPUT_FILES, read_manifest, utc_now, versions,
+                                   write_manifest)
+from mrsched.expe.spec import RunSpec
+
+LOG_FILES = ("engine.log", "scheduler.log", "batsim.log", "docker.log", "run_spec.json")
+
+
+def clean_run_dir(run_dir: Path) -> None:
+    """Remove what a previous, unfinished attempt left (outputs, logs, manifest)."""
+    for name in (MANIFEST, *OUTPUT_FILES, *LOG_FILES):
+        (run_dir / name).unlink(missing_ok=True)
+
+
+def _input_hashes(spec: RunSpec) -> dict:
+    hashes = {}
+    for key in ("platform", "workload"):
+        path = Path(getattr(spec, key))
+        hashes[f"{key}_sha256"] = sha256_file(path) if path.is_file() else None
+    return hashes
+
+
+def execute_run(spec: RunSpec | dict) -> dict:
+    """Run ``spec`` into ``spec.out_dir``; returns the manifest written there."""
+    if isinstance(spec, dict):
+        spec = RunSpec.from_dict(spec)
+    run_dir = Path(spec.out_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    clean_run_dir(run_dir)
+    manifest = {
+        "run_id": spec.run_id, "policy": spec.policy, "options": dict(spec.options),
+        "platform": str(spec.platform), "workload": str(spec.workload),
+        **_input_hashes(spec), "seed": spec.seed, "engine": spec.engine,
+        "timeout": spec.timeout, "command": spec.command_line(),
+        "versions": versions(), "started": utc_now(),
+    }
+    for key, value in spec.labels.items():
+        manifest.setdefault(key, value)
+    t0 = time.perf_counter()
+    try:
+        missing = [k for k in ("platform", "workload") if manifest[f"{k}_sha256"] is None]
+        if missing:
+            raise MrschedError(f"input file not found: {getattr(spec, missing[0])}",
+                               field=missing[0])
+        if spec.engine not in engines.ENGINE_FUNCTIONS:
+            raise MrschedError(f"unknown engine '{spec.engine}'", field="engine")
+        result = engines.ENGINE_FUNCTIONS[spec.engine](spec)
+        status, error = result.status, result.error
+        manifest["engine_commands"] = result.commands
+        manifest["versions"].update(result.versions)
+        if status == "ok":
+            absent = [n for n in OUTPUT_FILES if not (run_dir / n).is_file()]
+            if absent:
+                status, error = "failed", f"the engine ended without writing {', '.join(absent)}"
+    except MrschedError as exc:
+        status, error = "failed", f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # e.g. an engine binary that cannot be executed: this run only
+        status, error = "failed", f"cannot run the engine: {type(exc).__name__}: {exc}"
+    if processes.INTERRUPTED.is_set():
+        # killed by an interrupted campaign: leave no manifest, a re-run redoes it
+        return {**manifest, "status": "interrupted", "error": "campaign interrupted"}
+    manifest.update(status=status, error=error, wall_time=round(time.perf_counter() - t0, 3),
+                    finished=utc_now())
+    write_manifest(run_dir, manifest)
+    return manifest
+
+
+def run_status(run_dir: str | Path) -> str:
+    """``ok`` / ``failed`` / ``timeout`` from the manifest, ``pending`` when there is none,
+    ``incomplete`` when it says ok but an output file is missing."""
+    manifest = read_manifest(run_dir)
+    if manifest is None:
+        return "pending"
+    status = manifest.get("status", "pending")
+    if status == "ok" and not all((Path(run_dir) / n).is_file() for n in OUTPUT_FILES):
+        return "incomplete"
+    return status

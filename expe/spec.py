@@ -1,0 +1,59 @@
+"""What one run is: the inputs, the policy and how to run it (a plain, picklable value).
+
+A campaign expands into ``RunSpec`` values; executors ship them to workers (threads, dask)
+and ``mrsched.expe.runner.execute_run`` turns one into a run directory.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import asdict, dataclass, field
+
+ENGINES = ("embedded", "batsim", "docker")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One simulation: ``platform`` + ``workload`` + ``policy(options)`` written to ``out_dir``.
+
+    ``policy`` is a registered name or ``module.path:ClassName`` (a user's BatsimScheduler
+    subclass); ``options`` are the policy's keyword options (values as given: strings are
+    coerced by the registry). ``timeout`` is wall-clock seconds for the whole run (None: no
+    limit). ``batsim`` is the Batsim command for ``engine="batsim"`` (a path or a command
+    string such as ``"mrsched simulate"``). ``labels`` are copied into the manifest as is
+    (campaigns record ``platform_name``, ``workload_name`` and a trace's ``part``).
+    """
+
+    run_id: str
+    out_dir: str
+    platform: str
+    workload: str
+    policy: str
+    options: dict = field(default_factory=dict)
+    seed: int | None = None
+    engine: str = "embedded"
+    batsim: str | None = None
+    timeout: float | None = None
+    labels: dict = field(default_factory=dict)  # recorded in the manifest (e.g. part)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "RunSpec":
+        return cls(**data)
+
+    def command_line(self) -> str:
+        """The ``mrsched run`` command that reproduces this run on its own."""
+        argv = ["mrsched", "run", "--platform", self.platform, "--workload", self.workload,
+                "--policy", self.policy]
+        for key, value in self.options.items():
+            argv += ["--option", f"{key}={value}"]
+        argv += ["--out", self.out_dir, "--engine", self.engine]
+        if self.batsim:
+            argv += ["--batsim", self.batsim]
+        if self.timeout is not None:
+            argv += ["--timeout", f"{self.timeout:g}"]
+        if self.seed is not None:
+            argv += ["--seed", str(self.seed)]
+        return shlex.join(argv)

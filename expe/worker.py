@@ -1,0 +1,78 @@
+"""The embedded engine's child process: one in-process simulation, isolated from the runner.
+
+``python -m mrsched.expe.worker SPEC.json`` builds the scheduler and calls the embedded
+simulator with it (no sockets). Running it in a child lets the runner kill a hanging policy
+and survive a crashing one. The last stderr line is the reason the runner records.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import traceback
+
+from mrsched.errors import ConfigError, MrschedError
+
+ERROR_PREFIX = "mrsched-run-error: "
+# "module:function" replacing the embedded engine (another in-process simulator, or a test
+# double while the engine is being developed); unset: mrsched.simulator.engine.simulate.
+ENGINE_ENV = "MRSCHED_EMBEDDED_ENGINE"
+
+
+def load_simulate():
+    """The embedded engine's entry point, ``mrsched.simulator.engine.simulate``."""
+    import os
+
+    override = os.environ.get(ENGINE_ENV)
+    if override:
+        module_name, _, func = override.partition(":")
+        try:
+            return getattr(importlib.import_module(module_name), func or "simulate")
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(f"cannot load the engine '{override}': {exc}",
+                              field=ENGINE_ENV) from exc
+    try:
+        module = importlib.import_module("mrsched.simulator.engine")
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("mrsched"):
+            raise ConfigError("the embedded engine (mrsched.simulator.engine) is not installed",
+                              hint="use --engine batsim") from exc
+        raise
+    return module.simulate
+
+
+def make_scheduler(policy: str, options: dict):
+    """A registered policy by name, or ``module.path:ClassName``: as ``mrsched serve`` builds
+    it, so that the embedded and the Batsim engines run the very same scheduler."""
+    from mrsched.schedulers.cli import make_scheduler_from_spec
+
+    return make_scheduler_from_spec(policy, dict(options))
+
+
+def run_spec(spec: dict) -> None:
+    simulate = load_simulate()
+    scheduler = make_scheduler(spec["policy"], spec.get("options") or {})
+    out_prefix = f"{spec['out_dir']}/out"
+    simulate(spec["platform"], [spec["workload"]], scheduler, export_prefix=out_prefix)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        with open(argv[0]) as fh:
+            spec = json.load(fh)
+        run_spec(spec)
+    except MrschedError as exc:
+        print(f"{ERROR_PREFIX}{type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        return 2
+    except Exception as exc:  # a crashing policy: keep the traceback in the log, one line last
+        traceback.print_exc()
+        print(f"{ERROR_PREFIX}scheduler or engine crashed: {type(exc).__name__}: {exc}",
+              file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

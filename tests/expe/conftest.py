@@ -1,0 +1,80 @@
+"""Fixtures for the experiment tests: tiny inputs written into tmp_path, helper schedulers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+
+
+def tiny_workload(path: Path, jobs: int = 12, nodes: int = 4, seed: int = 0) -> Path:
+    """A deterministic delay-profile workload: ``jobs`` jobs on at most ``nodes`` nodes."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    entries, profiles = [], {}
+    t = 0.0
+    for i in range(jobs):
+        t += float(rng.integers(0, 30))
+        run = int(rng.integers(10, 200))
+        res = int(rng.integers(1, nodes + 1))
+        profiles[f"d{run}"] = {"type": "delay", "delay": run}
+        entries.append({"id": str(i), "subtime": t, "walltime": run * 2, "res": res,
+                        "profile": f"d{run}"})
+    data = {"nb_res": nodes, "jobs": entries, "profiles": profiles}
+    path.write_text(json.dumps(data, indent=1))
+    return path
+
+
+def tiny_platform(path: Path, nodes: int = 4) -> Path:
+    """A flat cluster (``mrsched platform cluster``'s generator)."""
+    from mrsched.platforms.cluster import generate_cluster
+
+    path.write_text(generate_cluster(nodes=nodes, storage=1, bb_capacity="10GB").xml)
+    return path
+
+
+@pytest.fixture()
+def inputs(tmp_path: Path) -> dict[str, Path]:
+    return {"platform": tiny_platform(tmp_path / "platform.xml"),
+            "workload": tiny_workload(tmp_path / "workload.json")}
+
+
+@pytest.fixture()
+def helper_path(monkeypatch) -> Path:
+    """Make ``misbehaving:...`` importable here and in child processes."""
+    import os
+
+    monkeypatch.syspath_prepend(str(HERE))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        p for p in (str(HERE), os.environ.get("PYTHONPATH", "")) if p))
+    return HERE
+
+
+def _importable(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+@pytest.fixture()
+def engine_env(monkeypatch, helper_path) -> dict[str, str]:
+    """The real embedded engine and ``mrsched simulate`` when both are installed, else the
+    test double (``fake_engine.py``) for both; returns ``{"batsim": command}``."""
+    import shlex
+    import sys
+
+    from mrsched.expe.worker import ENGINE_ENV
+
+    if _importable("mrsched.simulator.engine") and _importable("mrsched.simulator.cli"):
+        monkeypatch.delenv(ENGINE_ENV, raising=False)
+        return {"batsim": "mrsched simulate"}
+    # one implementation on both sides, so that the two engines can be compared
+    monkeypatch.setenv(ENGINE_ENV, "fake_engine:simulate")
+    return {"batsim": shlex.join([sys.executable, str(HERE / "fake_engine.py")])}

@@ -1,0 +1,154 @@
+"""`mrsched run`: one run directory per simulation, on the embedded engine (child process) and
+on a Batsim binary over ZeroMQ; crashing or hanging schedulers end failed/timeout with the
+reason, within the timeout, and leave no process behind."""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from mrsched.cli import main
+from mrsched.expe.manifest import OUTPUT_FILES, read_manifest
+from mrsched.expe.runner import execute_run
+from mrsched.expe.spec import RunSpec
+
+
+def spec_for(inputs, out: Path, policy="fcfs-easy", engine="embedded", **kw) -> RunSpec:
+    return RunSpec(run_id=out.name, out_dir=str(out), platform=str(inputs["platform"]),
+                   workload=str(inputs["workload"]), policy=policy, engine=engine, **kw)
+
+
+def jobs_rows(run_dir: Path) -> list[dict]:
+    with open(run_dir / "out_jobs.csv") as fh:
+        return list(csv.DictReader(fh))
+
+
+def assert_gone(pids: list[int]) -> None:
+    for pid in pids:
+        if psutil.pid_exists(pid):
+            try:
+                assert psutil.Process(pid).status() == psutil.STATUS_ZOMBIE, f"pid {pid} survived"
+            except psutil.NoSuchProcess:
+                pass
+
+
+def no_children_left() -> None:
+    assert psutil.Process().children(recursive=True) == []
+
+
+def test_cli_run_embedded_writes_manifest_and_outputs(tmp_path, inputs, engine_env, capsys):
+    out = tmp_path / "run1"
+    code = main(["run", "--platform", str(inputs["platform"]), "--workload", str(inputs["workload"]),
+                 "--policy", "fcfs-easy", "--option", "order=sjf", "--out", str(out),
+                 "--timeout", "60", "--seed", "3"])
+    assert code == 0, capsys.readouterr()
+    manifest = read_manifest(out)
+    assert manifest["status"] == "ok" and manifest["error"] is None
+    assert manifest["policy"] == "fcfs-easy" and manifest["options"] == {"order": "sjf"}
+    assert manifest["seed"] == 3 and manifest["engine"] == "embedded"
+    assert manifest["platform"] == str(inputs["platform"].resolve())
+    assert len(manifest["workload_sha256"]) == 64 and manifest["versions"]["mrsched"]
+    assert manifest["command"].startswith("mrsched run --platform")
+    assert manifest["wall_time"] > 0 and manifest["started"] <= manifest["finished"]
+    for name in OUTPUT_FILES:
+        assert (out / name).is_file()
+    rows = jobs_rows(out)
+    assert len(rows) == 12 and {r["final_state"] for r in rows} == {"COMPLETED_SUCCESSFULLY"}
+    no_children_left()
+
+
+def test_cli_run_refuses_bad_input_before_running(tmp_path, inputs, capsys):
+    out = tmp_path / "r"
+    code = main(["run", "-p", str(tmp_path / "missing.xml"), "-w", str(inputs["workload"]),
+                 "--policy", "fcfs", "--out", str(out)])
+    assert code == 2 and "platform file not found" in capsys.readouterr().err
+    code = main(["run", "-p", str(inputs["platform"]), "-w", str(inputs["workload"]),
+                 "--policy", "fcfs-easy", "--option", "ordr=sjf", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and "unknown option 'ordr'" in err and "did you mean 'order'" in err
+    assert not out.exists()
+
+
+def test_crashing_scheduler_is_reported_failed(tmp_path, inputs, engine_env):
+    manifest = execute_run(spec_for(inputs, tmp_path / "crash", policy="misbehaving:CrashingScheduler",
+                                    timeout=60))
+    assert manifest["status"] == "failed"
+    assert "RuntimeError: policy exploded on purpose" in manifest["error"]
+    assert read_manifest(tmp_path / "crash")["status"] == "failed"
+    no_children_left()
+
+
+def test_hanging_scheduler_times_out_and_leaves_nothing(tmp_path, inputs, engine_env, monkeypatch):
+    pidfile = tmp_path / "pids"
+    monkeypatch.setenv("MRSCHED_TEST_PIDFILE", str(pidfile))
+    t0 = time.monotonic()
+    manifest = execute_run(spec_for(inputs, tmp_path / "hang", policy="misbehaving:HangingScheduler",
+                                    timeout=2))
+    elapsed = time.monotonic() - t0
+    assert manifest["status"] == "timeout" and "2 s timeout" in manifest["error"]
+    assert elapsed < 2 + 10  # the timeout, plus the SIGTERM grace and process start-up
+    pids = [int(p) for p in pidfile.read_text().split()]
+    assert len(pids) == 2  # the scheduler's process and the helper it started
+    assert_gone(pids)
+    no_children_left()
+
+
+def test_batsim_engine_two_processes(tmp_path, inputs, engine_env):
+    out = tmp_path / "bat"
+    manifest = execute_run(spec_for(inputs, out, engine="batsim", batsim=engine_env["batsim"],
+                                    timeout=60))
+    assert manifest["status"] == "ok", manifest["error"]
+    serve_cmd, batsim_cmd = manifest["engine_commands"]
+    assert " serve fcfs-easy --socket tcp://127.0.0.1:" in serve_cmd
+    port = serve_cmd.rsplit(":", 1)[1]
+    assert batsim_cmd.endswith(f"-s tcp://127.0.0.1:{port}") and port != "28000"
+    # same schedule as the embedded engine (same policy, same inputs)
+    embedded = tmp_path / "emb"
+    assert execute_run(spec_for(inputs, embedded, timeout=60))["status"] == "ok"
+    strip = lambda rows: sorted((r["job_id"], r["starting_time"], r["allocated_resources"])
+                                for r in rows)
+    assert strip(jobs_rows(out)) == strip(jobs_rows(embedded))
+    no_children_left()
+
+
+@pytest.mark.parametrize("policy,status,reason", [
+    ("misbehaving:CrashingScheduler", "failed", "scheduler"),
+    ("misbehaving:HangingScheduler", "timeout", "timeout"),
+])
+def test_batsim_engine_kills_both_sides(tmp_path, inputs, engine_env, monkeypatch, policy, status, reason):
+    pidfile = tmp_path / "pids"
+    monkeypatch.setenv("MRSCHED_TEST_PIDFILE", str(pidfile))
+    manifest = execute_run(spec_for(inputs, tmp_path / "b", policy=policy, engine="batsim",
+                                    batsim=engine_env["batsim"], timeout=2.5))
+    assert manifest["status"] == status and reason in manifest["error"]
+    if pidfile.exists():
+        assert_gone([int(p) for p in pidfile.read_text().split()])
+    no_children_left()
+
+
+def test_batsim_command_not_found(tmp_path, inputs, capsys):
+    code = main(["run", "-p", str(inputs["platform"]), "-w", str(inputs["workload"]),
+                 "--policy", "fcfs", "--out", str(tmp_path / "r"), "--engine", "batsim",
+                 "--batsim", "/nonexistent/batsim"])
+    assert code == 2 and "Batsim command not found" in capsys.readouterr().err
+
+
+def test_docker_engine_without_docker_fails_clearly(tmp_path, inputs, capsys, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    code = main(["run", "-p", str(inputs["platform"]), "-w", str(inputs["workload"]),
+                 "--policy", "fcfs", "--out", str(tmp_path / "r"), "--engine", "docker"])
+    assert code == 2 and "no Docker engine answers" in capsys.readouterr().err
+
+
+def test_rerun_cleans_previous_attempt(tmp_path, inputs, engine_env):
+    out = tmp_path / "again"
+    out.mkdir()
+    (out / "out_jobs.csv").write_text("stale")
+    (out / "manifest.json").write_text(json.dumps({"status": "failed"}))
+    manifest = execute_run(spec_for(inputs, out, timeout=60))
+    assert manifest["status"] == "ok" and len(jobs_rows(out)) == 12
