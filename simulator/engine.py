@@ -1,0 +1,1088 @@
+"""The embedded Batsim 4.2.1-compatible engine: the REQ side of the protocol, message for message.
+
+Batsim is a set of SimGrid actors talking through one ``server`` mailbox on the master host; each
+internal message (1 byte) takes the route latency (+ 1 byte / bottleneck bandwidth) from its
+sender's host to the master, and the server receives them one at a time, in the order they
+were posted. That queue is what produces Batsim's time offsets (JOB_SUBMITTED at 4.5e-05 on
+``small_platform``, +0.0006 s per hop on ``cluster512``), so this engine models it explicitly:
+
+- the static submitter (master host) sleeps until a submission time, then ``put``s the batch;
+  it re-reads the clock after each sleep exactly as Batsim's ``static_job_submitter_process``;
+- each scheduler reply is replayed by a request-reply actor (master host) that puts every event
+  at ``max(event timestamp, its clock)`` and finally SCHED_READY at the reply's ``now``;
+- a job executor (on the allocation's first host) runs the profile (delay = timer, other
+  profiles = one ``PtaskModel`` ptask each, composed = in sequence) under the walltime, then
+  puts JOB_COMPLETED;
+- CALL_ME_LATER starts a waiter (master host), KILL_JOB a killer (master host).
+
+The scheduler is anything with ``handle_message(dict) -> dict`` (in process) or a
+``ZmqScheduler`` connection (same method).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from operator import lt as _lt
+import os
+import time as _time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from mrsched.errors import (MrschedError, PlatformError, ProtocolError, SimulationError,
+                            WorkloadError, suggest)
+from mrsched.simulator import outputs as out
+from mrsched.simulator.profiles import PtaskSpec, flatten, merge, ptask_of, check_profile
+from mrsched.simulator.workload import Job, Workload, load_workloads, parse_job, submission_order
+
+INF = math.inf
+MESSAGE_SIZE = 1.0  # bytes of one Batsim inter-actor message (ipp.cpp)
+TIME_PRECISION = 1e-9  # SimGrid's surf/precision: events closer than this share one step
+
+# every event type a scheduler may send (Engine._event_handlers maps each to its handler)
+SCHEDULER_EVENTS = ("EXECUTE_JOB", "REJECT_JOB", "KILL_JOB", "CALL_ME_LATER", "REGISTER_JOB",
+                    "REGISTER_PROFILE", "NOTIFY", "SET_RESOURCE_STATE", "SET_JOB_METADATA",
+                    "CHANGE_JOB_STATE", "QUERY", "ANSWER", "TO_JOB_MSG")
+
+# job states
+SUBMITTED, RUNNING, DONE = "SUBMITTED", "RUNNING", "DONE"
+
+
+# --------------------------------------------------------------------------------------------
+# interval sets (hot path: one parse per EXECUTE_JOB, one format per JOB_COMPLETED)
+
+def parse_alloc(text: Any, *, job: str | None, field_name: str = "alloc") -> list[int]:
+    """``"0-3 7"`` -> [0, 1, 2, 3, 7] (sorted, unique)."""
+    if not isinstance(text, str) or not text.strip():
+        raise ProtocolError(f"'{field_name}' must be a non-empty interval set string, got {text!r}",
+                            event="EXECUTE_JOB", job=job, field=field_name)
+    # fast paths: canonical text (sorted, disjoint), which schedulers normally send
+    if "-" not in text:
+        try:
+            out = list(map(int, text.split()))
+        except ValueError:
+            out = []
+        if out and out[0] >= 0 and all(map(_lt, out, out[1:])):
+            return out
+    out = []
+    prev = -1
+    try:
+        for token in text.split():
+            lo, sep, hi = token.partition("-")
+            a = int(lo)
+            b = int(hi) if sep else a
+            if a <= prev or b < a:
+                break
+            out.extend(range(a, b + 1))
+            prev = b
+        else:
+            if out:
+                return out
+    except ValueError:
+        pass
+    ids: set[int] = set()
+    try:
+        for token in text.split():
+            lo, sep, hi = token.partition("-")
+            if sep:
+                a, b = int(lo), int(hi)
+                if a > b or a < 0:
+                    raise ValueError(token)
+                ids.update(range(a, b + 1))
+            else:
+                a = int(lo)
+                if a < 0:
+                    raise ValueError(token)
+                ids.add(a)
+    except ValueError:
+        raise ProtocolError(f"invalid interval set {text!r}", event="EXECUTE_JOB", job=job,
+                            field=field_name, hint="expected e.g. '0-3 7'") from None
+    return sorted(ids)
+
+
+def format_alloc(ids: list[int]) -> str:
+    """Sorted unique ids -> Batsim's canonical ``"0-3 7"``."""
+    parts = []
+    start = prev = None
+    for i in ids:
+        if start is None:
+            start = prev = i
+        elif i == prev + 1:
+            prev = i
+        else:
+            parts.append(f"{start}-{prev}" if prev != start else str(start))
+            start = prev = i
+    if start is not None:
+        parts.append(f"{start}-{prev}" if prev != start else str(start))
+    return " ".join(parts)
+
+
+# --------------------------------------------------------------------------------------------
+# platform view
+
+@dataclass
+class Resource:
+    id: int
+    name: str
+    role: str
+    properties: dict[str, str]
+
+
+def _load_platform(platform: Any, roles=()):
+    """A path -> ``load_platform`` (Batsim's view); an already loaded Platform is kept."""
+    if not isinstance(platform, (str, Path)):
+        return platform
+    from mrsched.simulator.platform import load_platform
+
+    return load_platform(str(platform), roles=tuple(roles))
+
+
+def _host_role(host: Any) -> str:
+    role = getattr(host, "role", None)
+    if role is None:
+        role = (getattr(host, "properties", None) or {}).get("role", "")
+    return role or ""
+
+
+# --------------------------------------------------------------------------------------------
+# engine state
+
+@dataclass
+class JobState:
+    job: Job
+    state: str = "PENDING"
+    alloc: list[int] = field(default_factory=list)
+    alloc_text: str = ""
+    ncomp: int = 0               # how many of alloc's ids are compute resources
+    start: float = -1.0
+    finish: float = -1.0
+    final_state: str = ""
+    return_code: int = 0
+    metadata: str = ""
+    executor: "_Executor | None" = None
+    kill_requested: bool = False
+
+
+@dataclass
+class SimulationResult:
+    """What a run produced: job records, makespan, output paths and the message count."""
+
+    jobs: list[out.JobRecord]
+    makespan: float
+    nb_messages: int
+    scheduling_time: float
+    simulation_time: float
+    paths: dict[str, Path]
+    transcript: list[dict] | None = None
+
+
+class _Timer:
+    __slots__ = ("t", "cb", "alive")
+
+    def __init__(self, t: float, cb: Callable[[], None]):
+        self.t, self.cb, self.alive = t, cb, True
+
+
+class _Executor:
+    """Runs one job's profile on its allocation: a state machine driven by timers and ptasks."""
+
+    def __init__(self, engine: "Engine", js: JobState, host_ids: list[int],
+                 steps: list[tuple[str, dict]], storage_mapping, extra: PtaskSpec | None):
+        self.e, self.js, self.host_ids, self.steps = engine, js, host_ids, steps
+        self.storage_mapping, self.extra = storage_mapping, extra
+        self.index = 0
+        self.step_start = 0.0
+        self.timer: _Timer | None = None
+        self.wall_timer: _Timer | None = None
+        self.ptask = None
+        wt = js.job.walltime
+        self.deadline = engine.now + wt if wt > 0 else INF
+
+    def start(self) -> None:
+        if self.deadline < INF:
+            self.wall_timer = self.e.at(self.deadline, self.on_walltime)
+        self.next_step()
+
+    def next_step(self) -> None:
+        e = self.e
+        if self.index >= len(self.steps):
+            self.finish("COMPLETED_SUCCESSFULLY", 0)
+            return
+        name, prof = self.steps[self.index]
+        self.step_start = e.now
+        if prof["type"] == "delay":
+            end = e.now + float(prof["delay"])
+            if end <= self.deadline:
+                self.timer = e.at(end, self.on_step_done)
+            # else: the walltime timer fires first
+        else:
+            hosts = [e.resources[i].name for i in self.host_ids]
+            spec = ptask_of(prof, hosts, storage_mapping=self.storage_mapping,
+                            storage_names=e.storage_names, job=self.js.job.id)
+            if self.extra is not None and self.index == 0:
+                spec = merge(spec, self.extra)
+            self.ptask = e.start_ptask(spec, self.on_step_done)
+
+    def on_step_done(self) -> None:
+        self.timer = None
+        self.ptask = None
+        self.index += 1
+        self.next_step()
+
+    def on_walltime(self) -> None:
+        self.wall_timer = None
+        self.stop()
+        self.finish("COMPLETED_WALLTIME_REACHED", -1)
+
+    def stop(self) -> None:
+        if self.timer is not None:
+            self.timer.alive = False
+            self.timer = None
+        if self.ptask is not None:
+            self.e.stop_ptask(self.ptask)
+            self.ptask = None
+
+    def progress(self) -> dict:
+        """Batsim's progress tree for JOB_KILLED."""
+        e = self.e
+        name, prof = self.steps[min(self.index, len(self.steps) - 1)]
+        if prof["type"] == "delay":
+            d = float(prof["delay"])
+            frac = (e.now - self.step_start) / d if d > 0 else 1.0
+        else:
+            frac = 0.0
+            p = self.ptask
+            remaining = getattr(p, "remaining", None) if p is not None else None
+            if isinstance(remaining, (int, float)):
+                frac = 1.0 - remaining  # PtaskModel keeps the fraction of work left
+        leaf = {"profile_name": name, "progress": min(max(frac, 0.0), 1.0)}
+        top = self.js.job.profile
+        if e.profiles_of(self.js.job)[top]["type"] == "composed":
+            return {"profile_name": top, "current_task_index": self.index, "current_task": leaf}
+        return leaf
+
+    def kill(self) -> dict:
+        prog = self.progress()
+        if self.wall_timer is not None:
+            self.wall_timer.alive = False
+            self.wall_timer = None
+        self.stop()
+        self.e.job_ended(self.js, "COMPLETED_KILLED", -2, notify=False)
+        return prog
+
+    def finish(self, state: str, code: int) -> None:
+        if self.wall_timer is not None:
+            self.wall_timer.alive = False
+            self.wall_timer = None
+        self.e.job_ended(self.js, state, code, notify=True)
+
+
+class Engine:
+    """One simulation run (see the module docstring for the time model)."""
+
+    def __init__(self, platform: Any, workloads: list[Workload], scheduler: Any, *,
+                 export_prefix: str | Path | None, roles=(), mmax: int | None = None,
+                 dynamic_jobs: bool = False, profile_reuse: bool = False, sched_cfg: str = "",
+                 forward_profiles: bool = False, record_transcript: bool = False):
+        self.platform = _load_platform(platform, roles)
+        self.workloads = workloads
+        self.scheduler = scheduler
+        self.export_prefix = export_prefix
+        self.dynamic_jobs = dynamic_jobs
+        self.profile_reuse = profile_reuse
+        self.sched_cfg = sched_cfg
+        self.forward_profiles = forward_profiles
+        self.transcript: list[dict] | None = [] if record_transcript else None
+
+        self._setup_resources(mmax)
+
+        self.now = 0.0
+        self._heap: list = []
+        self._seq = 0
+        # server mailbox: FIFO of posted puts, one transfer at a time
+        self._queue: list = []          # deque-like list with head index
+        self._qhead = 0
+        self._transfer = None            # (end_time, kind, payload, on_sent)
+        self._transfer_end = INF
+        self._ptasks: dict[int, tuple[Any, Callable[[], None]]] = {}
+        self._ptask_model = None
+        self._spawned: list[Callable[[], None]] = []
+        self._deferred: list[Callable[[], None]] = []
+
+        self.jobs: dict[str, JobState] = {}
+        self.wl_by_name = {w.name: w for w in workloads}
+        self.dyn_profiles: dict[str, dict[str, dict]] = {}
+        self._profile_users: dict[tuple[str, str], int] = {}
+        self._steps_cache: dict[tuple[int, str], list] = {}
+        for w in workloads:
+            for j in w.jobs:
+                self._check_job_fits(j, w.path)
+                self.jobs[j.id] = JobState(j)
+        self._event_handlers: dict[str, Callable[[dict], None]] = {
+            "EXECUTE_JOB": self._execute, "REJECT_JOB": self._reject,
+            "CALL_ME_LATER": self._call_me_later, "KILL_JOB": self._kill_jobs,
+            "NOTIFY": self._notify, "REGISTER_PROFILE": self._register_profile,
+            "REGISTER_JOB": self._register_job, "SET_JOB_METADATA": self._set_job_metadata,
+            "CHANGE_JOB_STATE": self._ignored, "SET_RESOURCE_STATE": self._ignored,
+            "QUERY": self._ignored, "ANSWER": self._ignored, "TO_JOB_MSG": self._ignored,
+        }
+        self.buffer: list[dict] = []
+        self.sched_ready = False
+        self.end_sent = False
+        self.finished = False
+        self.nb_submitted = 0
+        self.nb_completed = 0
+        self.nb_running = 0
+        self.submitters_done = 0
+        self.nb_waiters = 0
+        self.nb_killers = 0
+        self.registration_finished = not dynamic_jobs
+        self.records: list[out.JobRecord] = []
+        self.tracker = out.MachineStateTracker(len(self.compute))
+        self.time_computing = 0.0
+        # Batsim accumulates a machine's idle time at its state changes (no tail after the last)
+        self.time_idle = 0.0
+        self._last_change = [0.0] * self.nb_compute
+        self.sched_time = 0.0
+        self.nb_messages = 0
+        self.makespan = 0.0
+
+    # -- platform --------------------------------------------------------------------------
+    def _setup_resources(self, mmax: int | None) -> None:
+        p = self.platform
+        compute = list(p.compute_hosts())
+        if mmax is not None and mmax > 0:
+            if mmax > len(compute):
+                raise PlatformError(f"--mmax {mmax} exceeds the {len(compute)} compute hosts")
+            compute = compute[:mmax]
+        storage = list(p.storage_hosts())
+        master = p.master_host()
+        if master is None:
+            raise PlatformError("no master host (a host with role 'master' or named "
+                                "'master_host'): Batsim refuses such platforms",
+                                file=getattr(p, "path", None))
+        self.master = master.name
+        self.compute: list[Resource] = []
+        self.resources: list[Resource] = []
+        for h in compute:
+            r = Resource(len(self.resources), h.name, _host_role(h), dict(h.properties or {}))
+            self.compute.append(r)
+            self.resources.append(r)
+        self.storage: list[Resource] = []
+        for h in storage:
+            r = Resource(len(self.resources), h.name, "storage", dict(h.properties or {}))
+            self.storage.append(r)
+            self.resources.append(r)
+        self.nb_compute = len(self.compute)
+        self.storage_names = {r.id: r.name for r in self.storage}
+        self.busy: list[str | None] = [None] * len(self.resources)
+        self._comm_cache: dict[tuple[str, str], float] = {}
+        self.loopback = self.comm_time(self.master, self.master)
+
+    def comm_time(self, src: str, dst: str) -> float:
+        """Time of one 1-byte Batsim message from src to dst (latency + size / bottleneck)."""
+        key = (src, dst)
+        t = self._comm_cache.get(key)
+        if t is None:
+            route_fn = getattr(self.platform, "route", None)
+            if route_fn is None:
+                t = 0.0
+            else:
+                try:
+                    route = route_fn(src, dst)
+                except MrschedError:
+                    route = None
+                if route is None:
+                    t = 0.0
+                else:
+                    links = getattr(route, "links", ())
+                    bws = [getattr(link, "bandwidth", INF) for link in links]
+                    bw = min(bws) if bws else INF
+                    t = float(getattr(route, "latency", 0.0))
+                    if bw < INF:
+                        t += MESSAGE_SIZE / bw
+            self._comm_cache[key] = t
+        return t
+
+    def _check_job_fits(self, j: Job, file: str | None) -> None:
+        prof = self.profiles_of(j)[j.profile]
+        if j.res > self.nb_compute and prof.get("type") != "parallel_homogeneous_total":
+            raise WorkloadError(f"job requests {j.res} resources but the platform has only "
+                                f"{self.nb_compute} compute resources", file=file, job=j.id,
+                                field="res")
+
+    def profiles_of(self, job: Job) -> dict[str, dict]:
+        wl = self.wl_by_name.get(job.workload)
+        if wl is not None and job.profile in wl.profiles:
+            return wl.profiles
+        return self.dyn_profiles.get(job.workload, {})
+
+    # -- scheduling primitives -------------------------------------------------------------
+    def at(self, t: float, cb: Callable[[], None]) -> _Timer:
+        timer = _Timer(t, cb)
+        self._seq += 1
+        heapq.heappush(self._heap, (t, self._seq, timer))
+        return timer
+
+    def put(self, src: str, handler: Callable[[Any], None], payload: Any,
+            on_sent: Callable[[], None] | None = None) -> None:
+        """An actor on host ``src`` sends one message to the server (synchronous for it:
+        ``on_sent`` resumes the actor once the server received it)."""
+        dt = self.comm_time(src, self.master) if src != self.master else self.loopback
+        if self._transfer is None:
+            self._transfer = (handler, payload, on_sent)
+            self._transfer_end = self.now + dt
+        else:
+            self._queue.append((dt, handler, payload, on_sent))
+
+    def start_ptask(self, spec: PtaskSpec, on_done: Callable[[], None]):
+        if self._ptask_model is None:
+            try:
+                from mrsched.simulator.ptask import PtaskModel
+            except ImportError:
+                raise SimulationError("this workload needs the ptask_L07 model "
+                                      "(mrsched.simulator.ptask), which is not available") from None
+            self._ptask_model = PtaskModel(self.platform)
+        p = self._ptask_model.add(spec.flops, spec.bytes, self.now)
+        self._ptasks[id(p)] = (p, on_done)
+        return p
+
+    def stop_ptask(self, p) -> None:
+        if self._ptasks.pop(id(p), None) is not None:
+            self._ptask_model.remove(p, self.now)
+
+    # -- main loop -------------------------------------------------------------------------
+    def run(self) -> SimulationResult:
+        wall0 = _time.perf_counter()
+        self._begin()
+        heap = self._heap
+        while not self.finished:
+            t_heap = heap[0][0] if heap else INF
+            t_pt = INF
+            if self._ptasks:
+                nxt = self._ptask_model.next_completion()
+                if nxt is not None:
+                    t_pt = nxt[0]
+            t = min(t_heap, t_pt, self._transfer_end)
+            if t == INF:
+                self._stalled()
+            if t > self.now:
+                self.now = t
+            # Same-time order as SimGrid runs Batsim's actors within one step (actions ending
+            # within SimGrid's time precision): actors whose sleep or execution ends, then the
+            # server's reception (and its decision to call the scheduler), then the job
+            # executors' JOB_COMPLETED posts, then actors created in this step (the
+            # request-reply actor of a scheduler call).
+            horizon = t + TIME_PRECISION
+            if self._ptasks:
+                for p in self._ptask_model.advance(t) or ():
+                    entry = self._ptasks.pop(id(p), None)
+                    if entry is not None:
+                        entry[1]()
+            while heap and heap[0][0] <= horizon:
+                tt, _, timer = heapq.heappop(heap)
+                if timer.alive:
+                    if tt > self.now:
+                        self.now = tt
+                    timer.cb()
+            if self._transfer_end <= horizon:
+                if self._transfer_end > self.now:
+                    self.now = self._transfer_end
+                self._deliver()
+            if self._deferred:
+                deferred, self._deferred = self._deferred, []
+                for fn in deferred:
+                    fn()
+            if self._spawned:
+                spawned, self._spawned = self._spawned, []
+                for fn in spawned:
+                    fn()
+        self.makespan = max((r.finish_time for r in self.records if r.finish_time is not None),
+                            default=0.0)
+        sim_time = _time.perf_counter() - wall0
+        paths: dict[str, Path] = {}
+        if self.export_prefix is not None:
+            schedule = out.schedule_row(self.records, nb_machines=len(self.resources),
+                                        makespan=self.makespan, time_computing=self.time_computing,
+                                        time_idle=self.time_idle,
+                                        scheduling_time=self.sched_time, simulation_time=sim_time)
+            paths = out.write_outputs(self.export_prefix, self.records, self.tracker, schedule)
+        return SimulationResult(jobs=self.records, makespan=self.makespan,
+                                nb_messages=self.nb_messages, scheduling_time=self.sched_time,
+                                simulation_time=sim_time, paths=paths, transcript=self.transcript)
+
+    def _stalled(self) -> None:
+        waiting = [j for j, s in self.jobs.items() if s.state == SUBMITTED]
+        detail = f"{len(waiting)} submitted job(s) never executed nor rejected"
+        if waiting:
+            detail += f" (first: {waiting[0]})"
+        if self.dynamic_jobs and not self.registration_finished:
+            detail += "; dynamic registration never finished (send NOTIFY registration_finished)"
+        raise SimulationError(f"the simulation cannot progress: {detail}", event="SIMULATION_ENDS",
+                              hint="Batsim would wait forever here")
+
+    def _deliver(self) -> None:
+        handler, payload, on_sent = self._transfer
+        if self._qhead < len(self._queue):
+            dt, k2, p2, s2 = self._queue[self._qhead]
+            self._queue[self._qhead] = None
+            self._qhead += 1
+            if self._qhead > 1024 and self._qhead * 2 > len(self._queue):
+                del self._queue[:self._qhead]
+                self._qhead = 0
+            self._transfer = (k2, p2, s2)
+            self._transfer_end = self.now + dt
+        else:
+            self._transfer = None
+            self._transfer_end = INF
+        # Order matters (see samesubmit / delays transcripts): the server handles the message
+        # and decides whether to call the scheduler before the sender resumes; it calls only
+        # when its mailbox holds no other pending message.
+        handler(payload)
+        self._after_handle()
+        if on_sent is not None:
+            on_sent()
+
+    # -- actors ----------------------------------------------------------------------------
+    def _begin(self) -> None:
+        # Batsim creates the submitters before the server's first request-reply actor: their
+        # SUBMITTER_HELLO messages reach the server mailbox first.
+        for w in self.workloads:
+            self._start_submitter(w)
+        self._append("SIMULATION_BEGINS", self._simulation_begins())
+        self._send_to_scheduler()
+        spawned, self._spawned = self._spawned, []
+        for fn in spawned:
+            fn()
+
+    def _start_submitter(self, w: Workload) -> None:
+        jobs = submission_order(w.jobs)
+        master = self.master
+        state = {"i": 0, "c": 0.0}
+
+        def after_hello():
+            state["c"] = self.now
+            step()
+
+        def step():
+            i = state["i"]
+            batch: list[Job] = []
+            while i < len(jobs):
+                job = jobs[i]
+                if job.subtime > state["c"]:
+                    if batch:
+                        state["i"] = i
+                        self.put(master, self._on_submitted, batch,
+                                 lambda: sleep_then(jobs[state["i"]]))
+                        return
+                    state["i"] = i
+                    sleep_then(job)
+                    return
+                batch.append(job)
+                i += 1
+            state["i"] = i
+            if batch:
+                self.put(master, self._on_submitted, batch,
+                         lambda: self.put(master, self._on_bye, w.name))
+            else:
+                self.put(master, self._on_bye, w.name)
+
+        def sleep_then(job: Job):
+            self.at(self.now + (job.subtime - state["c"]), woke)
+
+        def woke():
+            state["c"] = self.now
+            step()
+
+        self.put(master, self._on_hello, w.name, after_hello)
+
+    def _start_reqrep(self, events: list[dict], reply_now: float) -> None:
+        master = self.master
+        it = iter(events)
+
+        def nxt():
+            ev = next(it, None)
+            if ev is None:
+                if reply_now > self.now:
+                    self.at(reply_now, lambda: self.put(master, self._on_ready, None))
+                else:
+                    self.put(master, self._on_ready, None)
+                return
+            ts = ev["timestamp"]
+            if ts > self.now:
+                self.at(ts, lambda: self.put(master, self._on_event, ev, nxt))
+            else:
+                self.put(master, self._on_event, ev, nxt)
+
+        nxt()
+
+    # -- server ----------------------------------------------------------------------------
+    def _append(self, etype: str, data: dict) -> None:
+        self.buffer.append({"timestamp": round(self.now, 6), "type": etype, "data": data})
+
+    # Internal messages reaching the server; each put() names its handler directly (the
+    # mailbox carries (handler, payload), so delivery is one call: hot path).
+    def _on_event(self, ev: dict) -> None:
+        handler = self._event_handlers.get(ev["type"])
+        if handler is not None:
+            handler(ev["data"])
+
+    def _on_submitted(self, batch: list[Job]) -> None:
+        fwd = self.forward_profiles
+        stamp = round(self.now, 6)
+        for job in batch:
+            self.jobs[job.id].state = SUBMITTED
+            self.nb_submitted += 1
+            data = {"job_id": job.id, "job": job.json}
+            if fwd:
+                data["profile"] = self.profiles_of(job)[job.profile]
+            self.buffer.append({"timestamp": stamp, "type": "JOB_SUBMITTED", "data": data})
+
+    def _on_completed(self, js: JobState) -> None:
+        self.nb_running -= 1
+        self.nb_completed += 1
+        self.buffer.append({"timestamp": round(self.now, 6), "type": "JOB_COMPLETED",
+                            "data": {"job_id": js.job.id, "job_state": js.final_state,
+                                     "return_code": js.return_code, "alloc": js.alloc_text}})
+        self._record(js)
+
+    def _on_ready(self, _payload: Any) -> None:
+        self.sched_ready = True
+        if not self.buffer and self._is_finished():
+            self._append("SIMULATION_ENDS", {})
+            self.end_sent = True
+
+    def _on_hello(self, _payload: Any) -> None:
+        pass
+
+    def _on_bye(self, _workload: str) -> None:
+        self.submitters_done += 1
+        if self.submitters_done == len(self.workloads):
+            self._append("NOTIFY", {"type": "no_more_static_job_to_submit"})
+
+    def _on_requested_call(self, _payload: Any) -> None:
+        self.nb_waiters -= 1
+        self._append("REQUESTED_CALL", {})
+
+    def _on_killing_done(self, payload: tuple) -> None:
+        ids, progress, killed = payload
+        for js in killed:
+            self._on_completed(js)
+        self._append("JOB_KILLED", {"job_ids": ids, "job_progress": progress})
+        self.nb_killers -= 1
+
+    def _after_handle(self) -> None:
+        if self.sched_ready and self.buffer and self._transfer is None and not self.finished:
+            self._send_to_scheduler()
+
+    def _is_finished(self) -> bool:
+        return (self.submitters_done == len(self.workloads) and self.nb_running == 0
+                and self.nb_completed == self.nb_submitted and self.nb_waiters == 0
+                and self.nb_killers == 0 and self.registration_finished and not self.end_sent)
+
+    def _record(self, js: JobState) -> None:
+        j = js.job
+        if j.dynamic:
+            self._release_profile(j)
+        rec = out.JobRecord(local_id=j.local_id, workload=j.workload, profile=j.profile,
+                            submission_time=j.subtime, res=j.res, walltime=j.walltime,
+                            final_state=js.final_state,
+                            starting_time=js.start if js.final_state != "REJECTED" else None,
+                            finish_time=js.finish if js.final_state != "REJECTED" else None,
+                            alloc=js.alloc_text, metadata=js.metadata)
+        self.records.append(rec)
+
+    def _send_to_scheduler(self) -> None:
+        # Batsim writes its JSON doubles with 6 decimals: schedulers only ever see rounded times
+        msg = {"now": round(self.now, 6), "events": self.buffer}
+        self.buffer = []
+        ends = self.end_sent
+        self.sched_ready = False
+        self.nb_messages += 1
+        if self.transcript is not None:
+            self.transcript.append({"from": "batsim", "msg": msg})
+        t0 = _time.perf_counter()
+        reply = self.scheduler.handle_message(msg)
+        self.sched_time += _time.perf_counter() - t0
+        if self.transcript is not None:
+            self.transcript.append({"from": "scheduler", "msg": reply})
+        events, reply_now = self._check_reply(reply, msg["now"])
+        if ends:
+            self.finished = True
+            return
+        self._spawned.append(lambda: self._start_reqrep(events, reply_now))
+
+    def _check_reply(self, reply: Any, now: float) -> tuple[list[dict], float]:
+        if not isinstance(reply, dict) or "now" not in reply or "events" not in reply:
+            raise ProtocolError("the scheduler's reply must be an object with 'now' and 'events'",
+                                hint=f"got {str(reply)[:80]!r}")
+        rnow = reply["now"]
+        events = reply["events"]
+        if isinstance(rnow, bool) or not isinstance(rnow, (int, float)) or not math.isfinite(rnow):
+            raise ProtocolError(f"'now' must be a finite number, got {rnow!r}", field="now")
+        if not isinstance(events, list):
+            raise ProtocolError("'events' must be a list", field="events")
+        if rnow < now - 1e-6:  # schedulers echo the 6-decimal now; allow that rounding
+            raise SimulationError(f"the reply's now ({rnow!r}) is before Batsim's clock ({now!r})",
+                                  field="now")
+        last = -INF
+        for ev in events:
+            if (type(ev) is not dict or "timestamp" not in ev or "type" not in ev
+                    or "data" not in ev):
+                raise ProtocolError("every event needs 'timestamp', 'type' and 'data'",
+                                    hint=f"got {str(ev)[:80]!r}")
+            etype, ts, data = ev["type"], ev["timestamp"], ev["data"]
+            job = data.get("job_id") if isinstance(data, dict) else None
+            if etype not in SCHEDULER_EVENTS:
+                raise ProtocolError(f"unknown event type {etype!r}", event=str(etype), job=job,
+                                    hint=suggest(str(etype), SCHEDULER_EVENTS))
+            if type(ts) is not float and (isinstance(ts, bool) or not isinstance(ts, (int, float))):
+                raise ProtocolError(f"timestamp must be a number, got {ts!r}", event=etype, job=job)
+            if ts > rnow:
+                raise SimulationError(f"event stamped {ts!r}, after the reply's now {rnow!r}",
+                                      event=etype, job=job)
+            if ts < last:
+                raise SimulationError("event timestamps must not decrease", event=etype, job=job)
+            last = ts
+            if type(data) is not dict:
+                raise ProtocolError("'data' must be an object", event=etype)
+            if etype == "EXECUTE_JOB":
+                n = len(data)
+                if "job_id" not in data or "alloc" not in data or n not in (2, 3):
+                    extra = sorted(set(data) & {"mapping", "storage_mapping", "additional_io_job"})
+                    raise SimulationError(
+                        "EXECUTE_JOB data must hold job_id, alloc and at most one of mapping, "
+                        f"storage_mapping, additional_io_job (got {sorted(data)})",
+                        event=etype, job=job,
+                        hint="Batsim 4.2.1 asserts this" if len(extra) > 1 else None)
+            elif etype == "CALL_ME_LATER":
+                when = data.get("timestamp")
+                if (isinstance(when, bool) or not isinstance(when, (int, float))
+                        or not math.isfinite(when)):
+                    raise ProtocolError(f"CALL_ME_LATER needs a finite 'timestamp', got {when!r}",
+                                        event=etype)
+            elif etype == "KILL_JOB":
+                ids = data.get("job_ids")
+                if not isinstance(ids, list) or not ids:
+                    raise ProtocolError("KILL_JOB needs a non-empty 'job_ids' list", event=etype)
+        return events, float(rnow)
+
+    # -- scheduler events, applied at the server ---------------------------------------------
+    def _job(self, job_id: Any, etype: str) -> JobState:
+        js = self.jobs.get(job_id) if isinstance(job_id, str) else None
+        if js is None:
+            raise SimulationError(f"unknown job {job_id!r}", event=etype, job=str(job_id),
+                                  hint="job ids look like 'w0!1'")
+        return js
+
+    def _reject(self, data: dict) -> None:
+        js = self._job(data.get("job_id"), "REJECT_JOB")
+        if js.state != SUBMITTED or js.final_state:
+            raise SimulationError(f"cannot reject a job that is {self._state_text(js)}",
+                                  event="REJECT_JOB", job=js.job.id)
+        js.state = DONE
+        js.final_state = "REJECTED"
+        js.return_code = 0
+        self.nb_completed += 1
+        self._record(js)
+
+    def _call_me_later(self, data: dict) -> None:
+        when = float(data["timestamp"])
+        if not when > self.now:
+            raise SimulationError(f"You asked to be awaken in the past! (you ask: {when!r}, "
+                                  f"it is: {self.now!r})", event="CALL_ME_LATER",
+                                  field="timestamp")
+        self.nb_waiters += 1
+        master = self.master
+        self.at(when, lambda: self.put(master, self._on_requested_call, None))
+
+    def _kill_jobs(self, data: dict) -> None:
+        self._kill(data["job_ids"])
+
+    def _notify(self, data: dict) -> None:
+        ntype = data.get("type")
+        if ntype == "registration_finished":
+            if not self.dynamic_jobs:
+                raise SimulationError("registration_finished needs --enable-dynamic-jobs",
+                                      event="NOTIFY")
+            self.registration_finished = True
+        elif ntype == "continue_registration":
+            self.registration_finished = False
+
+    def _set_job_metadata(self, data: dict) -> None:
+        js = self._job(data.get("job_id"), "SET_JOB_METADATA")
+        meta = data.get("metadata", "")
+        if not isinstance(meta, str) or '"' in meta:
+            raise SimulationError("metadata must be a string without '\"'",
+                                  event="SET_JOB_METADATA", job=js.job.id, field="metadata")
+        js.metadata = meta
+
+    def _ignored(self, data: dict) -> None:
+        """CHANGE_JOB_STATE, energy and external-event requests: accepted, no effect here."""
+
+    @staticmethod
+    def _state_text(js: JobState) -> str:
+        if js.final_state:
+            return "finished" if js.final_state != "REJECTED" else "rejected"
+        return {SUBMITTED: "submitted", RUNNING: "running"}.get(js.state, "not submitted yet")
+
+    def _execute(self, data: dict) -> None:
+        etype = "EXECUTE_JOB"
+        js = self._job(data.get("job_id"), etype)
+        jid = js.job.id
+        if js.state != SUBMITTED or js.final_state:
+            raise SimulationError(f"cannot execute a job that is {self._state_text(js)}",
+                                  event=etype, job=jid)
+        alloc = parse_alloc(data["alloc"], job=jid)
+        nres = len(self.resources)
+        if alloc[-1] >= nres:
+            raise SimulationError(f"alloc {data['alloc']!r} names resource {alloc[-1]}, the "
+                                  f"platform has ids 0-{nres - 1}", event=etype, job=jid,
+                                  field="alloc")
+        profiles = self.profiles_of(js.job)
+        prof = profiles[js.job.profile]
+        mapping = data.get("mapping")
+        if mapping is not None:
+            if not isinstance(mapping, dict) or not mapping:
+                raise ProtocolError("'mapping' must be an object {executor: resource}",
+                                    event=etype, job=jid, field="mapping")
+            # executor rank -> rank of a machine inside the allocation (Batsim's semantics)
+            try:
+                ranks = [int(mapping[str(i)] if str(i) in mapping else mapping[i])
+                         for i in range(len(mapping))]
+            except (KeyError, ValueError, TypeError):
+                raise ProtocolError("'mapping' keys must be executor indexes 0..n-1 and values "
+                                    "machine ranks in 'alloc'", event=etype, job=jid,
+                                    field="mapping") from None
+            if any(not 0 <= k < len(alloc) for k in ranks):
+                raise SimulationError(f"'mapping' uses a machine rank outside the {len(alloc)} "
+                                      "allocated machines", event=etype, job=jid, field="mapping")
+            hosts_ids = [alloc[k] for k in ranks]
+            if len(hosts_ids) != js.job.res:
+                raise SimulationError(f"mapping has {len(hosts_ids)} executors, the job requests "
+                                      f"{js.job.res}", event=etype, job=jid, field="mapping")
+        else:
+            hosts_ids = alloc
+            if len(alloc) != js.job.res and prof["type"] != "parallel_homogeneous_total":
+                raise SimulationError(f"alloc {data['alloc']!r} has {len(alloc)} resources, the "
+                                      f"job requests {js.job.res}", event=etype, job=jid,
+                                      field="alloc")
+        busy = self.busy
+        nc = self.nb_compute
+        # hot path: compute ids are below nc, and alloc is sorted
+        comp = alloc if alloc[-1] < nc else [r for r in alloc if r < nc]
+        for r in comp:
+            if busy[r] is not None:
+                raise SimulationError(f"resource {r} ({self.resources[r].name}) is busy with job "
+                                      f"{busy[r]} (no compute sharing)", event=etype, job=jid,
+                                      field="alloc")
+        storage_mapping = data.get("storage_mapping")
+        if storage_mapping is not None and not isinstance(storage_mapping, dict):
+            raise ProtocolError("'storage_mapping' must be an object {label: storage id}",
+                                event=etype, job=jid, field="storage_mapping")
+        extra = None
+        io = data.get("additional_io_job")
+        if io is not None:
+            if not isinstance(io, dict) or "alloc" not in io or "profile" not in io:
+                raise ProtocolError("'additional_io_job' needs alloc and profile", event=etype,
+                                    job=jid, field="additional_io_job")
+            io_alloc = parse_alloc(io["alloc"], job=jid, field_name="additional_io_job.alloc")
+            io_prof = io["profile"]
+            check_profile(io.get("profile_name", "additional_io_job"), io_prof, profiles)
+            if io_prof["type"] in ("delay", "composed"):
+                raise SimulationError("additional_io_job must be a parallel profile",
+                                      event=etype, job=jid, field="additional_io_job")
+            extra = ptask_of(io_prof, [self.resources[i].name for i in io_alloc],
+                             storage_mapping=storage_mapping, storage_names=self.storage_names,
+                             job=jid)
+        js.state = RUNNING
+        js.alloc = alloc
+        js.alloc_text = format_alloc(alloc)
+        js.start = self.now
+        self.nb_running += 1
+        last = self._last_change
+        now = self.now
+        idle = 0.0
+        for r in comp:
+            busy[r] = jid
+            idle += now - last[r]
+            last[r] = now
+        self.time_idle += idle
+        js.ncomp = len(comp)
+        if comp:
+            self.tracker.change(now, len(comp))
+        key = (id(profiles), js.job.profile)
+        steps = self._steps_cache.get(key) if not js.job.dynamic else None
+        if steps is None:
+            steps = flatten(js.job.profile, profiles)
+            if not js.job.dynamic:
+                self._steps_cache[key] = steps
+        ex = _Executor(self, js, hosts_ids, steps, storage_mapping, extra)
+        js.executor = ex
+        ex.start()
+
+    def job_ended(self, js: JobState, state: str, code: int, *, notify: bool) -> None:
+        """The executor stopped (success, walltime or kill): free the machines."""
+        js.final_state = state
+        js.return_code = code
+        js.finish = self.now
+        js.state = DONE
+        js.executor = None
+        ncomp = js.ncomp
+        last = self._last_change
+        busy = self.busy
+        now = self.now
+        for r in js.alloc[:ncomp]:  # alloc is sorted: its compute ids come first
+            busy[r] = None
+            last[r] = now
+        if ncomp:
+            self.time_computing += (self.now - js.start) * ncomp
+            self.tracker.change(self.now, -ncomp)
+        if notify:
+            # Batsim's executor frees the machines at once; after a normal end it posts
+            # JOB_COMPLETED one scheduling round later, after the server handled a message
+            # arriving now (samesubmit t=20 vs t=40), whereas a walltime kill posts at once
+            # (walltime t=10.01006).
+            src = self.resources[js.alloc[0]].name
+            if state == "COMPLETED_SUCCESSFULLY":
+                self._deferred.append(lambda: self.put(src, self._on_completed, js))
+            else:
+                self.put(src, self._on_completed, js)
+
+    def _kill(self, ids: list) -> None:
+        progress: dict[str, Any] = {}
+        killed: list[JobState] = []
+        for jid in ids:
+            js = self._job(jid, "KILL_JOB")
+            if js.kill_requested:
+                continue
+            if js.state == RUNNING and js.executor is not None:
+                js.kill_requested = True
+                progress[js.job.id] = js.executor.kill()
+                killed.append(js)
+            elif js.state == SUBMITTED and not js.final_state:
+                raise SimulationError("cannot kill a job that is not running", event="KILL_JOB",
+                                      job=js.job.id)
+        self.nb_killers += 1
+        self.put(self.master, self._on_killing_done, (list(ids), progress, killed))
+
+    def _register_profile(self, data: dict) -> None:
+        etype = "REGISTER_PROFILE"
+        if not self.dynamic_jobs:
+            raise SimulationError("REGISTER_PROFILE needs --enable-dynamic-jobs", event=etype)
+        wl, name, prof = data.get("workload_name"), data.get("profile_name"), data.get("profile")
+        if not isinstance(wl, str) or not isinstance(name, str):
+            raise ProtocolError("REGISTER_PROFILE needs workload_name and profile_name",
+                                event=etype)
+        store = self.dyn_profiles.setdefault(wl, {})
+        static = self.wl_by_name.get(wl)
+        if name in store or (static is not None and name in static.profiles):
+            raise SimulationError(f"profile '{wl}!{name}' already exists", event=etype)
+        known = dict(static.profiles) if static is not None else {}
+        known.update(store)
+        known[name] = prof
+        check_profile(name, prof, known)
+        store[name] = prof
+
+    def _release_profile(self, job: Job) -> None:
+        """Without --enable-profile-reuse Batsim drops a dynamic profile once unused."""
+        key = (job.workload, job.profile)
+        users = self._profile_users.get(key)
+        if users is None:
+            return
+        users -= 1
+        self._profile_users[key] = users
+        if users <= 0 and not self.profile_reuse:
+            del self._profile_users[key]
+            self.dyn_profiles.get(job.workload, {}).pop(job.profile, None)
+
+    def _register_job(self, data: dict) -> None:
+        etype = "REGISTER_JOB"
+        if not self.dynamic_jobs:
+            raise SimulationError("REGISTER_JOB needs --enable-dynamic-jobs", event=etype)
+        if self.registration_finished:
+            raise SimulationError("REGISTER_JOB after registration_finished", event=etype,
+                                  job=data.get("job_id"))
+        jid, obj = data.get("job_id"), data.get("job")
+        if not isinstance(jid, str) or "!" not in jid or not isinstance(obj, dict):
+            raise ProtocolError("REGISTER_JOB needs job_id 'workload!name' and a job object",
+                                event=etype, job=str(jid))
+        if jid in self.jobs:
+            raise SimulationError("job id already exists", event=etype, job=jid)
+        wl = jid.partition("!")[0]
+        profiles = dict(self.wl_by_name[wl].profiles) if wl in self.wl_by_name else {}
+        profiles.update(self.dyn_profiles.get(wl, {}))
+        obj = dict(obj)
+        obj.setdefault("id", jid)
+        obj.setdefault("subtime", self.now)
+        try:
+            job = parse_job(obj, wl, profiles, file=None, dynamic=True, full_id=jid)
+        except MrschedError as exc:
+            hint = exc.hint
+            if exc.field == "profile" and not self.profile_reuse:
+                hint = ("profiles of finished dynamic jobs are dropped unless "
+                        "--enable-profile-reuse")
+            raise SimulationError(exc.message, event=etype, job=jid, field=exc.field,
+                                  hint=hint) from None
+        if job.profile in self.dyn_profiles.get(wl, {}):
+            key = (wl, job.profile)
+            self._profile_users[key] = self._profile_users.get(key, 0) + 1
+        job.subtime = self.now
+        if wl not in self.wl_by_name:
+            self.wl_by_name[wl] = Workload(name=wl, path="")
+        self._check_job_fits(job, None)
+        js = JobState(job, state=SUBMITTED)
+        self.jobs[jid] = js
+        self.nb_submitted += 1
+
+    # -- SIMULATION_BEGINS -----------------------------------------------------------------
+    def _simulation_begins(self) -> dict:
+        def res_obj(r: Resource) -> dict:
+            role = r.properties.get("role", "") if r.role in ("", "compute") else r.role
+            props = {"role": role}
+            for k, v in r.properties.items():
+                if k != "role":
+                    props[k] = v
+            return {"id": r.id, "name": r.name, "state": "idle", "properties": props,
+                    "zone_properties": {}}
+
+        return {
+            "nb_resources": len(self.resources),
+            "nb_compute_resources": len(self.compute),
+            "nb_storage_resources": len(self.storage),
+            "allow_compute_sharing": False,
+            "allow_storage_sharing": True,
+            "config": {
+                "redis-enabled": False, "redis-hostname": "127.0.0.1", "redis-port": 6379,
+                "redis-prefix": "default",
+                "profiles-forwarded-on-submission": self.forward_profiles,
+                "dynamic-jobs-enabled": self.dynamic_jobs,
+                "dynamic-jobs-acknowledged": False,
+                "profile-reuse-enabled": self.profile_reuse,
+                "sched-config": self.sched_cfg,
+                "forward-unknown-events": False,
+            },
+            "compute_resources": [res_obj(r) for r in self.compute],
+            "storage_resources": [res_obj(r) for r in self.storage],
+            "workloads": {w.name: os.path.abspath(w.path) for w in self.workloads},
+            "profiles": {w.name: w.profiles for w in self.workloads},
+        }
+
+
+def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: str | Path | None,
+             roles=(), mmax: int | None = None, dynamic_jobs: bool = False,
+             profile_reuse: bool = False, sched_cfg: str = "", forward_profiles: bool = False,
+             record_transcript: bool = False) -> SimulationResult:
+    """Run one simulation; ``platform`` is a path or a loaded Platform, ``workloads`` paths or
+    loaded :class:`Workload` objects (named w0, w1, ... in order)."""
+    if isinstance(workloads, (str, Path, Workload)):
+        workloads = [workloads]
+    workloads = list(workloads)
+    if workloads and not isinstance(workloads[0], Workload):
+        workloads = load_workloads(workloads)
+    engine = Engine(platform, workloads, scheduler, export_prefix=export_prefix, roles=roles,
+                    mmax=mmax, dynamic_jobs=dynamic_jobs, profile_reuse=profile_reuse,
+                    sched_cfg=sched_cfg, forward_profiles=forward_profiles,
+                    record_transcript=record_transcript)
+    return engine.run()

@@ -1,0 +1,152 @@
+"""A scheduler that replays the decisions recorded in a Batsim transcript.
+
+Used by the fidelity tests (drive the engine with what a real scheduler answered to real Batsim
+and compare the outcome) and for debugging (re-run a recorded campaign run without its policy).
+Each recorded reply is due once the engine's clock reaches the time of the Batsim message it
+answered; its events keep their offset from that message (decision delays such as pybatsim's
+``fillerSched`` +0.005 s are reproduced). A due reply whose jobs are not yet submitted, or whose
+allocation is still busy in the engine, waits for a later message, so a slightly early or late
+engine never makes the replay send an invalid decision.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from mrsched.errors import ConfigError, ProtocolError
+
+
+@dataclass
+class RecordedReply:
+    batsim_now: float
+    reply_now: float
+    events: list[dict]
+
+
+def load_transcript(path: str | Path) -> list[dict]:
+    """``transcript.jsonl`` lines -> [{"from": ..., "msg": ...}, ...]."""
+    out = []
+    try:
+        fh = open(path)
+    except OSError as exc:
+        raise ConfigError(f"cannot read transcript: {exc.strerror}", file=str(path)) from None
+    with fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ProtocolError(f"malformed JSON: {exc.msg}", file=str(path),
+                                    line=lineno) from None
+            if (not isinstance(entry, dict) or entry.get("from") not in ("batsim", "scheduler")
+                    or not isinstance(entry.get("msg"), dict)):
+                raise ProtocolError("expected {\"from\": \"batsim\"|\"scheduler\", \"msg\": {...}}",
+                                    file=str(path), line=lineno)
+            out.append(entry)
+    return out
+
+
+def recorded_replies(transcript: list[dict]) -> list[RecordedReply]:
+    replies = []
+    last_now = 0.0
+    for entry in transcript:
+        msg = entry["msg"]
+        if entry["from"] == "batsim":
+            last_now = float(msg["now"])
+        else:
+            replies.append(RecordedReply(last_now, float(msg["now"]), list(msg["events"])))
+    return replies
+
+
+def _alloc_ids(text: str) -> set[int]:
+    ids: set[int] = set()
+    for token in text.split():
+        lo, sep, hi = token.partition("-")
+        ids.update(range(int(lo), int(hi) + 1) if sep else (int(lo),))
+    return ids
+
+
+class ReplayScheduler:
+    """``handle_message`` answers with the recorded decisions that are due (see module doc)."""
+
+    def __init__(self, transcript: list[dict] | str | Path, *, tolerance: float = 1e-3):
+        if isinstance(transcript, (str, Path)):
+            transcript = load_transcript(transcript)
+        self.pending = recorded_replies(transcript)
+        self.tolerance = tolerance
+        self.submitted: set[str] = set()
+        self.busy: dict[int, str] = {}
+        self.nb_compute: int | None = None
+
+    def _ready(self, rec: RecordedReply) -> bool:
+        busy = dict(self.busy)
+        for ev in rec.events:
+            data = ev["data"]
+            if ev["type"] in ("EXECUTE_JOB", "REJECT_JOB"):
+                if data["job_id"] not in self.submitted:
+                    return False
+            if ev["type"] == "EXECUTE_JOB":
+                ids = _alloc_ids(data["alloc"])
+                for r in ids:
+                    if self.nb_compute is not None and r >= self.nb_compute:
+                        continue
+                    if r in busy:
+                        return False
+                    busy[r] = data["job_id"]
+        return True
+
+    def handle_message(self, msg: dict) -> dict:
+        now = float(msg["now"])
+        for ev in msg["events"]:
+            etype, data = ev["type"], ev["data"]
+            if etype == "SIMULATION_BEGINS":
+                self.nb_compute = int(data["nb_compute_resources"])
+            elif etype == "JOB_SUBMITTED":
+                self.submitted.add(data["job_id"])
+            elif etype == "JOB_COMPLETED":
+                for r in _alloc_ids(data["alloc"]):
+                    if self.busy.get(r) == data["job_id"]:
+                        del self.busy[r]
+            elif etype == "SIMULATION_ENDS":
+                return {"now": now, "events": []}
+        events: list[dict] = []
+        reply_now = now
+        last_ts = now
+        taken = 0
+        while self.pending:
+            rec = self.pending[0]
+            # the first reply may be due up to `tolerance` early (engine clock noise); further
+            # ones only when their message time has really passed (the engine batched them)
+            if rec.batsim_now > now + (self.tolerance if taken == 0 else 1e-9):
+                break
+            taken += 1
+            if not self._ready(rec):
+                break
+            self.pending.pop(0)
+            shift = now - rec.batsim_now
+            for ev in rec.events:
+                ev = json.loads(json.dumps(ev))
+                ts = float(ev["timestamp"])
+                if abs(shift) > self.tolerance:
+                    ts += shift
+                ts = max(last_ts, ts, now)
+                ev["timestamp"] = ts
+                last_ts = ts
+                if ev["type"] == "CALL_ME_LATER":
+                    target = float(ev["data"]["timestamp"])
+                    if not target > now:
+                        continue
+                if ev["type"] == "EXECUTE_JOB":
+                    for r in _alloc_ids(ev["data"]["alloc"]):
+                        if self.nb_compute is None or r < self.nb_compute:
+                            self.busy[r] = ev["data"]["job_id"]
+                    self.submitted.discard(ev["data"]["job_id"])
+                elif ev["type"] == "REJECT_JOB":
+                    self.submitted.discard(ev["data"]["job_id"])
+                events.append(ev)
+            rnow = rec.reply_now + shift if abs(shift) > self.tolerance else rec.reply_now
+            reply_now = max(reply_now, rnow, last_ts)
+        return {"now": reply_now, "events": events}

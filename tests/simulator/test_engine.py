@@ -1,0 +1,431 @@
+"""Engine behaviour on small self-contained inputs: times, protocol events, Batsim's fatal
+errors, kills, CALL_ME_LATER, dynamic jobs, multiple workloads."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from mrsched.errors import SimulationError, WorkloadError
+from mrsched.simulator.engine import format_alloc, parse_alloc, simulate
+from test_engine_support import (fcfs, make_workload, platform_file,  # noqa: F401 (fixtures)
+                                 scripted)
+
+EPS = 1e-6
+
+
+def rows(prefix) -> dict[str, dict]:
+    with open(f"{prefix}_jobs.csv", newline="") as fh:
+        return {r["job_id"]: r for r in csv.DictReader(fh)}
+
+
+def test_fcfs_delay_jobs_times_and_outputs(platform_file, make_workload, fcfs, tmp_path):
+    wl = make_workload([{"id": i, "subtime": i, "res": 2, "profile": "d10"} for i in range(5)])
+    res = simulate(platform_file, [wl], fcfs(), export_prefix=tmp_path / "out")
+    r = rows(tmp_path / "out")
+    starts = {k: float(v["starting_time"]) for k, v in r.items()}
+    assert starts == pytest.approx({"0": 0, "1": 1, "2": 10, "3": 11, "4": 20}, abs=EPS)
+    assert all(v["final_state"] == "COMPLETED_SUCCESSFULLY" for v in r.values())
+    assert r["2"]["allocated_resources"] == "0-1" and r["3"]["allocated_resources"] == "2-3"
+    assert res.makespan == pytest.approx(30, abs=EPS)
+    with open(tmp_path / "out_machine_states.csv") as fh:
+        lines = fh.read().splitlines()
+    assert lines[0] == "time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing"
+    first, last = lines[1].split(","), lines[-1].split(",")
+    assert float(first[0]) == pytest.approx(0, abs=EPS) and first[1:] == ["0", "0", "0", "2", "2"]
+    assert last == ["30", "0", "0", "0", "4", "0"]
+    with open(tmp_path / "out_schedule.csv") as fh:
+        sched = next(csv.DictReader(fh))
+    assert sched["nb_jobs"] == "5" and sched["nb_jobs_success"] == "5"
+    assert float(sched["time_computing"]) == pytest.approx(100, abs=1e-5)
+
+
+def test_message_flow(platform_file, make_workload, scripted, tmp_path):
+    wl = make_workload([{"id": "a", "subtime": 0, "res": 1, "profile": "d10", "walltime": 20,
+                         "burst_buffer": 5}])
+
+    def react(msg, s):
+        for e in msg["events"]:
+            if e["type"] == "JOB_SUBMITTED":
+                yield "EXECUTE_JOB", {"job_id": e["data"]["job_id"], "alloc": "3"}
+
+    sched = scripted(react)
+    simulate(platform_file, [wl], sched, export_prefix=None)
+    types = [[e["type"] for e in m["events"]] for m in sched.messages]
+    assert types[0] == ["SIMULATION_BEGINS"]
+    assert types[1] == ["JOB_SUBMITTED"]
+    assert ["NOTIFY"] in types or any("NOTIFY" in t for t in types)
+    assert types[-1] == ["SIMULATION_ENDS"]
+    sub = sched.events("JOB_SUBMITTED")[0]["data"]
+    assert sub == {"job_id": "w0!a", "job": {"id": "w0!a", "subtime": 0, "res": 1,
+                                            "profile": "d10", "walltime": 20,
+                                            "burst_buffer": 5}}
+    assert list(sub["job"]) == ["id", "subtime", "res", "profile", "walltime", "burst_buffer"]
+    done = sched.events("JOB_COMPLETED")[0]
+    assert done["data"] == {"job_id": "w0!a", "job_state": "COMPLETED_SUCCESSFULLY",
+                            "return_code": 0, "alloc": "3"}
+    assert done["timestamp"] == pytest.approx(10, abs=EPS)
+    begins = sched.messages[0]["events"][0]["data"]
+    assert begins["nb_compute_resources"] == 4 and begins["nb_storage_resources"] == 0
+    assert [r["name"] for r in begins["compute_resources"]] == ["a0", "a1", "a2", "a3"]
+    assert begins["profiles"] == {"w0": {"d10": {"type": "delay", "delay": 10}}}
+
+
+def test_walltime_kill(platform_file, make_workload, fcfs, tmp_path):
+    wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10", "walltime": 4}])
+    simulate(platform_file, [wl], fcfs(), export_prefix=tmp_path / "out")
+    r = rows(tmp_path / "out")["1"]
+    assert r["final_state"] == "COMPLETED_WALLTIME_REACHED" and r["success"] == "0"
+    assert float(r["finish_time"]) == pytest.approx(4, abs=EPS)
+
+
+def test_composed_profile_runs_in_sequence_under_walltime(platform_file, make_workload, fcfs,
+                                                          tmp_path):
+    profiles = {"d10": {"type": "delay", "delay": 10}, "d5": {"type": "delay", "delay": 5},
+                "seq": {"type": "composed", "seq": ["d10", "d5"], "repeat": 2}}
+    wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "seq"},
+                        {"id": 2, "subtime": 0, "res": 1, "profile": "seq", "walltime": 20}],
+                       profiles)
+    simulate(platform_file, [wl], fcfs(), export_prefix=tmp_path / "out")
+    r = rows(tmp_path / "out")
+    assert float(r["1"]["finish_time"]) == pytest.approx(30, abs=EPS)
+    assert r["2"]["final_state"] == "COMPLETED_WALLTIME_REACHED"
+    assert float(r["2"]["finish_time"]) == pytest.approx(20, abs=EPS)
+
+
+def test_parallel_homogeneous_uses_ptask_model(platform_file, make_workload, fcfs, tmp_path):
+    profiles = {"cpu": {"type": "parallel_homogeneous", "cpu": 2e9, "com": 0}}
+    wl = make_workload([{"id": 1, "subtime": 0, "res": 2, "profile": "cpu"}], profiles)
+    simulate(platform_file, [wl], fcfs(), export_prefix=tmp_path / "out")
+    r = rows(tmp_path / "out")["1"]
+    assert float(r["execution_time"]) == pytest.approx(2.0, rel=1e-6)  # 2 Gflop at 1 Gflop/s
+
+
+def test_call_me_later_and_end_waits_for_it(platform_file, make_workload, scripted):
+    wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"}])
+
+    def react(msg, s):
+        for e in msg["events"]:
+            if e["type"] == "JOB_SUBMITTED":
+                yield "EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"}
+                yield "CALL_ME_LATER", {"timestamp": 50.5}
+
+    sched = scripted(react)
+    simulate(platform_file, [wl], sched, export_prefix=None)
+    calls = sched.events("REQUESTED_CALL")
+    assert len(calls) == 1 and calls[0]["timestamp"] == pytest.approx(50.5, abs=EPS)
+    assert sched.events("SIMULATION_ENDS")[0]["timestamp"] >= 50.5
+
+
+def test_call_me_later_in_the_past_is_fatal(platform_file, make_workload, scripted):
+    wl = make_workload([{"id": 1, "subtime": 5, "res": 1, "profile": "d10"}])
+
+    def react(msg, s):
+        if any(e["type"] == "JOB_SUBMITTED" for e in msg["events"]):
+            yield "CALL_ME_LATER", {"timestamp": 1.0}
+
+    with pytest.raises(SimulationError, match="awaken in the past") as err:
+        simulate(platform_file, [wl], scripted(react), export_prefix=None)
+    assert err.value.event == "CALL_ME_LATER"
+
+
+@pytest.mark.parametrize("decision, message", [
+    (("EXECUTE_JOB", {"job_id": "w0!nope", "alloc": "0"}), "unknown job"),
+    (("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0-1"}), "has 2 resources"),
+    (("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "9"}), "names resource 9"),
+    (("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0", "mapping": {"0": 0},
+                      "storage_mapping": {"a": 0}}), "at most one of"),
+    (("REJECT_JOB", {"job_id": "w0!2"}), "not submitted"),
+    (("EXPLODE", {}), "unknown event type"),
+])
+def test_batsim_fatal_errors_name_event_and_job(platform_file, make_workload, scripted,
+                                                decision, message):
+    wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"},
+                        {"id": 2, "subtime": 100, "res": 1, "profile": "d10"}])
+
+    def react(msg, s):
+        if any(e["type"] == "JOB_SUBMITTED" for e in msg["events"]):
+            yield decision
+
+    with pytest.raises(Exception, match=message) as err:
+        simulate(platform_file, [wl], scripted(react), export_prefix=None)
+    assert err.value.event == decision[0]
+
+
+def test_busy_host_and_running_job_are_fatal(platform_file, make_workload, scripted):
+    wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"},
+                        {"id": 2, "subtime": 1, "res": 1, "profile": "d10"}])
+
+    def react(msg, s):
+        for e in msg["events"]:
+            if e["type"] == "JOB_SUBMITTED":
+                yield "EXECUTE_JOB", {"job_id": e["data"]["job_id"], "alloc": "0"}
+
+    with pytest.raises(SimulationError, match="busy with job w0!1") as err:
+        simulate(platform_file, [wl], scripted(react), export_prefix=None)
+    assert err.value.job == "w0!2"
+
+    def twice(msg, s):
+        if any(e["type"] == "JOB_SUBMITTED" for e in msg["events"]):
+            yield "EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"}
+            yield "EXECUTE_JOB", {"job_id": "w0!1", "alloc": "1"}
+
+    with pytest.raises(SimulationError, match="running"):
+        simulate(platform_file, [wl], scripted(twice), export_prefix=None)
+
+
+def test_event_after_now_is_fatal(platform_file, make_workload):
+    wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"}])
+
+    class Bad:
+        def handle_message(self, msg):
+            ev = {"timestamp": msg["now"] + 5, "type": "REJECT_JOB", "data": {"job_id": "w0!1"}}
+            return {"now": msg["now"], "events": [ev]}
+
+    with pytest.raises(SimulationError, match="after the reply's now"):
+        simulate(platform_file, [wl], Bad(), export_prefix=None)
+
+
+def test_reply_now_ahead_delays_decisions(platform_file, make_workload, scripted, tmp_path):
+    """Events stamped in the future (decision time) apply then, as in Batsim."""
+    wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"}])
+
+    def react(msg, s):
+        if any(e["type"] == "JOB_SUBMITTED" for e in msg["events"]):
+            yield "EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"}, msg["now"] + 2.5
+
+    simulate(platform_file, [wl], scripted(react), export_prefix=tmp_path / "out")
+    assert float(rows(tmp_path / "out")["1"]["starting_time"]) == pytest.approx(2.5, abs=EPS)
+
+
+def test_reject_row(platform_file, make_workload, scripted, tmp_path):
+    wl = make_workload([{"id": 1, "subtime": 3, "res": 1, "profile": "d10"}])
+
+    def react(msg, s):
+        if any(e["type"] == "JOB_SUBMITTED" for e in msg["events"]):
+            yield "REJECT_JOB", {"job_id": "w0!1"}
+
+    simulate(platform_file, [wl], scripted(react), export_prefix=tmp_path / "out")
+    r = rows(tmp_path / "out")["1"]
+    assert r["final_state"] == "REJECTED" and r["starting_time"] == "" and r["success"] == "0"
+
+
+def test_kill_job_reports_progress_and_completion(platform_file, make_workload, scripted, tmp_path):
+    profiles = {"d10": {"type": "delay", "delay": 10},
+                "seq": {"type": "composed", "seq": ["d10", "d10"]}}
+    wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"},
+                        {"id": 2, "subtime": 0, "res": 1, "profile": "seq"}], profiles)
+
+    def react(msg, s):
+        for e in msg["events"]:
+            if e["type"] == "JOB_SUBMITTED":
+                yield "EXECUTE_JOB", {"job_id": e["data"]["job_id"],
+                                      "alloc": "0" if e["data"]["job_id"] == "w0!1" else "1"}
+                if e["data"]["job_id"] == "w0!2":
+                    yield "CALL_ME_LATER", {"timestamp": 14.0}
+            elif e["type"] == "REQUESTED_CALL":
+                yield "KILL_JOB", {"job_ids": ["w0!2"]}
+
+    sched = scripted(react)
+    simulate(platform_file, [wl], sched, export_prefix=tmp_path / "out")
+    killed = sched.events("JOB_KILLED")
+    assert len(killed) == 1 and killed[0]["data"]["job_ids"] == ["w0!2"]
+    prog = killed[0]["data"]["job_progress"]["w0!2"]
+    assert prog["profile_name"] == "seq" and prog["current_task_index"] == 1
+    assert prog["current_task"]["progress"] == pytest.approx(0.4, abs=1e-6)
+    completed = {e["data"]["job_id"]: e["data"] for e in sched.events("JOB_COMPLETED")}
+    assert completed["w0!2"]["job_state"] == "COMPLETED_KILLED"
+    r = rows(tmp_path / "out")
+    assert r["2"]["final_state"] == "COMPLETED_KILLED"
+    assert float(r["2"]["finish_time"]) == pytest.approx(14.0, abs=EPS)
+
+
+def test_dynamic_jobs(platform_file, make_workload, scripted, tmp_path):
+    wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"}])
+
+    def react(msg, s):
+        for e in msg["events"]:
+            if e["type"] == "JOB_SUBMITTED":
+                yield "REJECT_JOB", {"job_id": "w0!1"}
+                yield "REGISTER_PROFILE", {"workload_name": "dyn", "profile_name": "p",
+                                           "profile": {"type": "delay", "delay": 3}}
+                yield "REGISTER_JOB", {"job_id": "dyn!a", "job": {"id": "dyn!a", "res": 1,
+                                                                  "profile": "p", "walltime": -1}}
+                yield "EXECUTE_JOB", {"job_id": "dyn!a", "alloc": "2"}
+                yield "NOTIFY", {"type": "registration_finished"}
+
+    sched = scripted(react)
+    simulate(platform_file, [wl], sched, export_prefix=tmp_path / "out", dynamic_jobs=True)
+    r = rows(tmp_path / "out")
+    assert r["a"]["workload_name"] == "dyn" and r["a"]["final_state"] == "COMPLETED_SUCCESSFULLY"
+    assert float(r["a"]["execution_time"]) == pytest.approx(3, abs=EPS)
+    config = sched.messages[0]["events"][0]["data"]["config"]
+    assert config["dynamic-jobs-enabled"] is True
+
+
+def test_dynamic_jobs_without_registration_finished_stall(platform_file, make_workload, scripted):
+    wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"}])
+
+    def react(msg, s):
+        if any(e["type"] == "JOB_SUBMITTED" for e in msg["events"]):
+            yield "EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"}
+
+    with pytest.raises(SimulationError, match="registration_finished"):
+        simulate(platform_file, [wl], scripted(react), export_prefix=None, dynamic_jobs=True)
+
+    def register(msg, s):
+        if any(e["type"] == "JOB_SUBMITTED" for e in msg["events"]):
+            yield "REGISTER_JOB", {"job_id": "w0!x", "job": {"res": 1, "profile": "d10"}}
+
+    with pytest.raises(SimulationError, match="dynamic-jobs"):
+        simulate(platform_file, [wl], scripted(register), export_prefix=None)
+
+
+def test_scheduler_that_never_decides_is_reported(platform_file, make_workload, scripted):
+    wl = make_workload([{"id": 7, "subtime": 0, "res": 1, "profile": "d10"}])
+    with pytest.raises(SimulationError, match="never executed nor rejected .first: w0!7"):
+        simulate(platform_file, [wl], scripted(None), export_prefix=None)
+
+
+def test_two_workloads_are_w0_and_w1(platform_file, make_workload, fcfs, tmp_path):
+    a = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"}])
+    b = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"}])
+    simulate(platform_file, [a, b], fcfs(), export_prefix=tmp_path / "out")
+    with open(tmp_path / "out_jobs.csv") as fh:
+        got = {(r["workload_name"], r["job_id"]) for r in csv.DictReader(fh)}
+    assert got == {("w0", "1"), ("w1", "1")}
+
+
+def test_mmax_and_too_big_job(platform_file, make_workload, fcfs, scripted):
+    wl = make_workload([{"id": 1, "subtime": 0, "res": 3, "profile": "d10"}])
+    with pytest.raises(WorkloadError, match="requests 3 resources") as err:
+        simulate(platform_file, [wl], fcfs(), export_prefix=None, mmax=2)
+    assert err.value.job == "w0!1" and err.value.field == "res"
+    sched = scripted(None)
+    wl2 = make_workload([])
+    simulate(platform_file, [wl2], sched, export_prefix=None, mmax=2)
+    assert sched.messages[0]["events"][0]["data"]["nb_resources"] == 2
+
+
+def test_alloc_strings():
+    assert parse_alloc("0-3 7 9-10", job=None) == [0, 1, 2, 3, 7, 9, 10]
+    assert format_alloc([0, 1, 2, 3, 7, 9, 10]) == "0-3 7 9-10"
+    with pytest.raises(Exception, match="invalid interval set"):
+        parse_alloc("3-1", job="w0!1")
+
+
+@pytest.mark.parametrize("reuse", [False, True])
+def test_dynamic_profiles_dropped_without_reuse(platform_file, make_workload, scripted, reuse):
+    wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"}])
+    state = {"second": False}
+
+    def react(msg, s):
+        for e in msg["events"]:
+            if e["type"] == "JOB_SUBMITTED":
+                yield "REJECT_JOB", {"job_id": "w0!1"}
+                yield "REGISTER_PROFILE", {"workload_name": "dyn", "profile_name": "p",
+                                           "profile": {"type": "delay", "delay": 1}}
+                yield "REGISTER_JOB", {"job_id": "dyn!a", "job": {"res": 1, "profile": "p"}}
+                yield "EXECUTE_JOB", {"job_id": "dyn!a", "alloc": "0"}
+            elif e["type"] == "JOB_COMPLETED" and not state["second"]:
+                state["second"] = True
+                yield "REGISTER_JOB", {"job_id": "dyn!b", "job": {"res": 1, "profile": "p"}}
+                yield "EXECUTE_JOB", {"job_id": "dyn!b", "alloc": "0"}
+                yield "NOTIFY", {"type": "registration_finished"}
+
+    if reuse:
+        sched = scripted(react)
+        simulate(platform_file, [wl], sched, export_prefix=None, dynamic_jobs=True,
+                 profile_reuse=True)
+        assert len(sched.events("JOB_COMPLETED")) == 2
+    else:
+        with pytest.raises(SimulationError, match="unknown profile 'p'") as err:
+            simulate(platform_file, [wl], scripted(react), export_prefix=None,
+                     dynamic_jobs=True)
+        assert err.value.job == "dyn!b" and "profile-reuse" in str(err.value)
+
+
+def test_config_flags_and_roles(platform_file, make_workload, scripted):
+    wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"}])
+
+    def react(msg, s):
+        for e in msg["events"]:
+            if e["type"] == "JOB_SUBMITTED":
+                yield "EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"}
+
+    sched = scripted(react)
+    simulate(platform_file, [wl], sched, export_prefix=None, forward_profiles=True,
+             sched_cfg='{"k": 1}', roles=("a3:storage",))
+    begins = sched.messages[0]["events"][0]["data"]
+    assert begins["config"]["sched-config"] == '{"k": 1}'
+    assert begins["config"]["profiles-forwarded-on-submission"] is True
+    assert [r["name"] for r in begins["compute_resources"]] == ["a0", "a1", "a2"]
+    assert begins["storage_resources"][0]["id"] == 3
+    assert begins["storage_resources"][0]["properties"]["role"] == "storage"
+    sub = sched.events("JOB_SUBMITTED")[0]["data"]
+    assert sub["profile"] == {"type": "delay", "delay": 10}
+
+
+STORAGE_XML = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="root" routing="Full">
+    <cluster id="compute" prefix="node_" radical="0-3" suffix="" speed="1Gf" bw="1250MBps"
+             lat="0us" bb_bw="2500MBps" bb_lat="0us" router_id="compute_router"/>
+    <zone id="storage" routing="Full">
+      <host id="master" speed="1Gf"><prop id="role" value="master"/></host>
+      <host id="pfs" speed="1Gf"><prop id="role" value="storage"/></host>
+      <link id="pfs_link" bandwidth="500MBps" latency="0us"/>
+      <link id="storage_backbone" bandwidth="10GBps" latency="0us"/>
+      <router id="storage_router"/>
+      <route src="pfs" dst="storage_router"><link_ctn id="pfs_link"/></route>
+      <route src="master" dst="storage_router"><link_ctn id="storage_backbone"/></route>
+      <route src="master" dst="pfs"><link_ctn id="storage_backbone"/><link_ctn id="pfs_link"/></route>
+    </zone>
+    <link id="uplink" bandwidth="20GBps" latency="0us"/>
+    <zoneRoute src="compute" dst="storage" gw_src="compute_router" gw_dst="storage_router">
+      <link_ctn id="uplink"/></zoneRoute>
+  </zone>
+</platform>
+"""
+
+
+def test_pfs_io_kill_and_additional_io_job(tmp_path, make_workload, scripted):
+    plat = tmp_path / "io.xml"
+    plat.write_text(STORAGE_XML)
+    profiles = {"w": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 0,
+                      "bytes_to_write": 1e9, "storage": "pfs"},
+                "c": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}
+    wl = make_workload([{"id": "io", "subtime": 0, "res": 1, "profile": "w"},
+                        {"id": "kill", "subtime": 0, "res": 1, "profile": "w"},
+                        {"id": "extra", "subtime": 10, "res": 1, "profile": "c"}], profiles)
+
+    def react(msg, s):
+        for e in msg["events"]:
+            if e["type"] == "JOB_SUBMITTED":
+                jid = e["data"]["job_id"]
+                if jid == "w0!io":
+                    yield "EXECUTE_JOB", {"job_id": jid, "alloc": "0",
+                                          "storage_mapping": {"pfs": 4}}
+                elif jid == "w0!kill":
+                    yield "EXECUTE_JOB", {"job_id": jid, "alloc": "1"}  # one storage host
+                    yield "CALL_ME_LATER", {"timestamp": 1.0}
+                else:
+                    yield "EXECUTE_JOB", {"job_id": jid, "alloc": "2", "additional_io_job": {
+                        "alloc": "2 4", "profile_name": "x", "profile": {
+                            "type": "parallel_homogeneous_pfs", "bytes_to_read": 0,
+                            "bytes_to_write": 2e9, "storage": "pfs"}}}
+            elif e["type"] == "REQUESTED_CALL":
+                yield "KILL_JOB", {"job_ids": ["w0!kill"]}
+
+    sched = scripted(react)
+    simulate(plat, [wl], sched, export_prefix=tmp_path / "out")
+    r = rows(tmp_path / "out")
+    # two writers share the 500 MB/s PFS link until the kill at t=1 (0.25 GB each), then
+    # the survivor has 0.75 GB left alone: 1 + 1.5 = 2.5 s
+    assert float(r["io"]["finish_time"]) == pytest.approx(2.5, rel=1e-3)
+    prog = sched.events("JOB_KILLED")[0]["data"]["job_progress"]["w0!kill"]
+    assert prog["profile_name"] == "w" and prog["progress"] == pytest.approx(0.25, rel=1e-3)
+    # compute 1 s and 2 GB through the PFS link (4 s) in one ptask: the slower part rules
+    assert float(r["extra"]["execution_time"]) == pytest.approx(4.0, rel=1e-3)
