@@ -18,9 +18,11 @@ from mrsched.platforms.dragonfly import generate_dragonfly
 HERE = Path(__file__).resolve().parent
 
 BUNDLED: dict[str, Callable[[], GeneratedPlatform]] = {
-    # seed 001's machine: 96 compute + 12 storage nodes (40 GB each), PFS at 5 GB/s
+    # seed 001's machine: 96 compute + 12 storage nodes (40 GB each), PFS at 5 GB/s (SHARED),
+    # split-duplex node links and cables as SimGrid's DRAGONFLY cluster
     "dragonfly96.xml": lambda: generate_dragonfly(),
-    # a small machine for tests and the quickstart: 16 compute, 2 x 40 GB burst buffer, PFS
+    # a small machine for tests and the quickstart: 16 compute, 2 x 40 GB burst buffer, PFS;
+    # split-duplex host links as SimGrid's flat cluster
     "cluster16.xml": lambda: generate_cluster(nodes=16, storage=2, bb_capacity="40GB"),
 }
 

@@ -30,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     df.add_argument("--link-latency", default="50us")
     df.add_argument("--pfs-bandwidth", default="5GBps", help="the shared PFS link (default 5GBps)")
     df.add_argument("--pfs-latency", default="100us")
+    _link_sharing(df, "node links and green/black/blue cables")
     _output(df)
 
     cl = sub.add_parser("cluster", help="flat one-switch cluster with storage nodes and a PFS (small tests)",
@@ -44,10 +45,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cl.add_argument("--no-pfs", action="store_true", help="no PFS host")
     cl.add_argument("--gpus", type=int, default=0, help="GPUs per compute node (host property gpus)")
     cl.add_argument("--cores", type=int, default=0, help="cores per compute node (host property cores)")
+    _link_sharing(cl, "compute and storage node links")
     _output(cl)
 
     bu = sub.add_parser("bundled", help="list the platforms shipped with mrsched (or rewrite them)")
     bu.add_argument("--write", action="store_true", help="regenerate the bundled XML files in place")
+
+
+def _link_sharing(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--link-sharing", choices=("splitduplex", "shared"), default="splitduplex",
+                   help=f"sharing policy of the {what}: splitduplex (default, as SimGrid's <cluster>: "
+                        "each direction has the full bandwidth) or shared (both directions contend); "
+                        "the PFS link is always SHARED, the master link FATPIPE")
 
 
 def _output(p: argparse.ArgumentParser) -> None:
@@ -77,12 +86,12 @@ def run(args: argparse.Namespace) -> int:
             storage_per_chassis=storage_per_chassis, storage_per_group=args.storage_per_group,
             storage_count=args.storage_count, bb_capacity=args.bb_capacity, speed=args.speed,
             link_bandwidth=args.link_bandwidth, link_latency=args.link_latency,
-            pfs_bandwidth=args.pfs_bandwidth, pfs_latency=args.pfs_latency)
+            pfs_bandwidth=args.pfs_bandwidth, pfs_latency=args.pfs_latency, link_sharing=args.link_sharing)
     elif args.platform_command == "cluster":
         result = generate_cluster(
             nodes=args.nodes, storage=args.storage, bb_capacity=args.bb_capacity, speed=args.speed,
             link_bandwidth=args.link_bandwidth, link_latency=args.link_latency, pfs_bandwidth=args.pfs_bandwidth,
-            pfs=not args.no_pfs, gpus=args.gpus, cores=args.cores)
+            pfs=not args.no_pfs, gpus=args.gpus, cores=args.cores, link_sharing=args.link_sharing)
     else:
         raise ConfigError("missing platform kind", hint="valid: dragonfly, cluster, bundled (see --help)")
     out = Path(args.output)

@@ -7,8 +7,16 @@ parameters (same parameters, same bytes).
 
 The XML uses only standard SimGrid elements that both SimGrid 3.25 (Batsim 4.0) and 3.3x
 (Batsim 4.2) accept: one ``<zone routing="Full">`` holding ``<host>`` (with ``<prop>``),
-``<link>`` and one symmetrical ``<route>`` per unordered host pair. Full routing means SimGrid
-computes nothing: every route is the listed links, so every version routes identically.
+``<link>`` and ``<route>`` with ``<link_ctn>``. Full routing means SimGrid computes nothing:
+every route is the listed links, so every version routes identically.
+
+SPLITDUPLEX links are two independent halves ``<id>_UP`` / ``<id>_DOWN``; a route names a half
+with ``<link_ctn id="<id>" direction="UP|DOWN"/>``. Routes are kept as the resources crossed
+(``node_0_link_UP``, ``pfs_link``). A pair whose way back is not the way there reversed (always
+the case through split-duplex links) is written as two ``symmetrical="NO"`` routes: SimGrid
+3.25 reuses the very same halves for the reverse of a symmetrical route while 3.3x swaps UP and
+DOWN (``NetZoneImpl::get_link_list_impl(..., backroute)``), so only explicit one-way routes
+mean the same thing on both. Other pairs stay one symmetrical ``<route>``.
 """
 
 from __future__ import annotations
@@ -17,7 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
-from mrsched.errors import PlatformError
+from mrsched.errors import PlatformError, suggest
+
+#: ``link_sharing`` values of the generators -> SimGrid sharing policy of node and cable links.
+LINK_SHARING = {"splitduplex": "SPLITDUPLEX", "shared": "SHARED"}
+_DIRECTIONS = ("UP", "DOWN")
 
 
 @dataclass(frozen=True)
@@ -56,6 +68,10 @@ class PlatformDescription:
     def __post_init__(self) -> None:
         self._hosts = {h.name: h for h in self.hosts}
         self._links = {link.name: link for link in self.links}
+        for link in self.links:  # a route crosses the halves of a SPLITDUPLEX link
+            if link.sharing == "SPLITDUPLEX":
+                for direction in _DIRECTIONS:
+                    self._links[f"{link.name}_{direction}"] = link
 
     def host(self, name: str) -> HostSpec:
         try:
@@ -64,10 +80,18 @@ class PlatformDescription:
             raise PlatformError(f"no host '{name}' in the generated {self.kind} platform") from None
 
     def link(self, name: str) -> LinkSpec:
-        return self._links[name]
+        """The declared link ``name``, or the SPLITDUPLEX link a half (``X_UP``/``X_DOWN``) belongs to."""
+        try:
+            return self._links[name]
+        except KeyError:
+            raise PlatformError(f"no link '{name}' in the generated {self.kind} platform",
+                                hint=suggest(name, self._links)[:300]) from None
 
     def route(self, src: str, dst: str) -> tuple[str, ...]:
-        """Link names from ``src`` to ``dst`` (routes are symmetrical: reversed the other way)."""
+        """Resources crossed from ``src`` to ``dst``: link names, ``X_UP``/``X_DOWN`` for halves.
+
+        A pair stored one way only is symmetrical (the other way is the same links reversed).
+        """
         self.host(src)
         self.host(dst)
         if src == dst:
@@ -190,20 +214,51 @@ def render_xml(desc: PlatformDescription, comments: list[str] = ()) -> str:
         out.append(f'    <link id={quoteattr(lk.name)} bandwidth="{format_bandwidth(lk.bandwidth)}" '
                    f'latency="{format_time(lk.latency)}"{sharing}/>')
     for (src, dst), links in desc.routes.items():
-        inner = "".join(f'<link_ctn id="{name}"/>' for name in links)
-        out.append(f'    <route src="{src}" dst="{dst}">{inner}</route>')
+        inner = "".join(_link_ctn(desc, name) for name in links)
+        one_way = ' symmetrical="NO"' if (dst, src) in desc.routes else ""
+        out.append(f'    <route src="{src}" dst="{dst}"{one_way}>{inner}</route>')
     out.append("  </zone>")
     out.append("</platform>")
     return "\n".join(out) + "\n"
 
 
+def _link_ctn(desc: PlatformDescription, name: str) -> str:
+    """``<link_ctn>`` of one crossed resource: a SPLITDUPLEX half is its link plus a direction."""
+    base, _, direction = name.rpartition("_")
+    if direction in _DIRECTIONS and base in desc._links and desc._links[base].sharing == "SPLITDUPLEX":
+        return f'<link_ctn id={quoteattr(base)} direction="{direction}"/>'
+    return f"<link_ctn id={quoteattr(name)}/>"
+
+
+def half(link: str, direction: str, sharing: str) -> str:
+    """The resource a route crosses on ``link`` going ``direction`` (``UP``/``DOWN``)."""
+    return f"{link}_{direction}" if sharing == "SPLITDUPLEX" else link
+
+
+def link_sharing_policy(link_sharing: str) -> str:
+    """SimGrid policy for a generator's ``link_sharing`` knob (``splitduplex`` or ``shared``)."""
+    key = str(link_sharing).strip().lower()
+    if key not in LINK_SHARING:
+        raise PlatformError(f"unknown link sharing '{link_sharing}'", field="link_sharing",
+                            hint=suggest(key, LINK_SHARING))
+    return LINK_SHARING[key]
+
+
 def all_pair_routes(hosts: list[HostSpec], route_of) -> dict[tuple[str, str], tuple[str, ...]]:
-    """One route per unordered pair, in host declaration order (``route_of(src, dst)``)."""
+    """Every host pair's route, in host declaration order (``route_of(src, dst)``).
+
+    ``(src, dst)`` is always stored; ``(dst, src)`` only when it is not ``(src, dst)`` reversed,
+    which makes the pair two one-way routes in the XML.
+    """
     routes: dict[tuple[str, str], tuple[str, ...]] = {}
     names = [h.name for h in hosts]
     for i, src in enumerate(names):
         for dst in names[i + 1:]:
-            routes[(src, dst)] = tuple(route_of(src, dst))
+            there = tuple(route_of(src, dst))
+            back = tuple(route_of(dst, src))
+            routes[(src, dst)] = there
+            if back != there[::-1]:
+                routes[(dst, src)] = back
     return routes
 
 

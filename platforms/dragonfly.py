@@ -16,16 +16,36 @@ Why an explicit topology with Full routing rather than ``<cluster topology="DRAG
 - With ``routing="Full"`` every host pair's route is listed in the file, so SimGrid 3.25 and
   3.3x (and our embedded loader) route identically by construction, with only standard
   elements (host, prop, link, route, link_ctn).
-- The routes between nodes are SimGrid's own Dragonfly minimal routing (node link, green link
-  to the right router in the chassis, black link to the right chassis, blue link between
-  groups; group i reaches group j through its router number j, as SimGrid wires it), so
-  node-to-node paths are those a DRAGONFLY cluster would use. Each Dragonfly cable is one
-  SHARED link (both directions share its bandwidth), where SimGrid's cluster uses split-duplex
-  links: traffic in opposite directions on one cable contends here and did not there.
-- The PFS is reached from any host by that host's own link then the shared PFS link: no
-  Dragonfly hop. On SimGrid 3.25 the artifact's route to the cluster router was empty, so its
-  I/O crossed only the PFS link; we add the node's own link (no node injects more than its
-  1250 MB/s), which is the one deliberate difference.
+- The routes between nodes are SimGrid's own Dragonfly minimal routing
+  (``DragonflyZone::get_local_route``, unchanged from 3.25 to 3.3x): node link, green link to
+  the router wired to the target group, black link to chassis 0, blue link between groups
+  (group i reaches group j through its router number j), then green and black links to the
+  target router. We keep SimGrid's quirk: after a green hop its current router is the one of
+  chassis 0, so inside a group a route from chassis c != 0 to another router crosses the black
+  cable chassis 0 <-> target chassis (or none when the target is in chassis 0), and the way back
+  may use other cables. Node-to-node paths are thus those the artifact's DRAGONFLY cluster
+  uses; a test compares every pair with the embedded loader's DragonflyZone. (With more groups
+  than routers per chassis SimGrid indexes past a router's green links; we then go through
+  router ``to_group % routers`` of chassis ``to_group // routers``.)
+- Node links and green/black/blue cables are SPLITDUPLEX by default, as SimGrid's
+  ``<cluster>`` (``sharing_policy`` defaults to SPLITDUPLEX) builds them: each is two
+  independent halves ``X_UP``/``X_DOWN``, each with the full bandwidth. As in SimGrid, a node
+  sends on its link's UP half and receives on its DOWN half; a cable is crossed UP from its
+  lower-numbered router (chassis, group) to the higher and DOWN the other way. So a stage-in
+  (PFS -> burst buffer) and a drain (burst buffer -> PFS), or a checkpoint (node -> BB) next to
+  a stage-in to that node, do not contend on a node link, as on the paper's machine; two
+  transfers in the same direction do. A route crossing a half is written one way
+  (``symmetrical="NO"``) and its reverse listed too: a symmetrical route's reverse keeps the
+  same halves on SimGrid 3.25 but swaps them on 3.3x, so only one-way routes route identically
+  on both. ``link_sharing="shared"``
+  (``--link-sharing shared``) gives the former behaviour: every node link and cable SHARED, both
+  directions contending.
+- The PFS is reached from any host by that host's own link (UP towards the PFS, DOWN from it)
+  then the PFS link, SHARED (5 GB/s, 100 us) as the artifact declares it, so all PFS traffic,
+  reads and writes, shares its 5 GB/s; the master link stays FATPIPE. No Dragonfly hop. On
+  SimGrid 3.25 the artifact's route to the cluster router was empty, so its I/O crossed only
+  the PFS link; we add the node's own link (no node injects more than its 1250 MB/s), which is
+  the one deliberate difference.
 
 Batsim numbers resources in SimGrid's enumeration order, the lexicographic order of host
 names, compute hosts first and storage hosts after: compute ids go ``node_0, node_1, node_10,
@@ -45,7 +65,8 @@ from mrsched.errors import PlatformError
 from mrsched.units import parse_bandwidth, parse_size, parse_speed, parse_time
 from mrsched.platforms.cluster import MAX_HOSTS
 from mrsched.platforms.description import (
-    GeneratedPlatform, HostSpec, LinkSpec, PlatformDescription, all_pair_routes, check_positive, render_xml)
+    GeneratedPlatform, HostSpec, LinkSpec, PlatformDescription, all_pair_routes, check_positive, half,
+    link_sharing_policy, render_xml)
 
 
 @dataclass(frozen=True)
@@ -102,27 +123,43 @@ class _Topology:
         """(chassis, router) of ``group``'s router wired to ``to_group``: router number to_group."""
         return divmod(to_group, self.R)
 
-    def router_links(self, src: Coords, dst: Coords) -> list[str]:
-        """Links between two routers: SimGrid's minimal routing (green, then black, then blue)."""
-        links: list[str] = []
+    @staticmethod
+    def hop(cable: str, src_index: int, dst_index: int) -> tuple[str, str]:
+        """A cable crossed from its end ``src_index`` to ``dst_index``: UP from lower to higher.
+
+        SimGrid's DragonflyZone gives the lower router (chassis, group) of a cable its ``_UP``
+        half and the higher one its ``_DOWN`` half, whatever level the cable is at.
+        """
+        return cable, "UP" if src_index < dst_index else "DOWN"
+
+    def router_hops(self, src: Coords, dst: Coords) -> list[tuple[str, str]]:
+        """(cable, direction) between two nodes' routers: SimGrid's DragonflyZone::get_local_route.
+
+        Green to the router wired to the target group, black to its chassis, blue; then in the
+        target group green to the target router and black to the target chassis. Like SimGrid,
+        after a green hop the current router is taken in chassis 0 (``routers_[group * C * R +
+        blade]``): within a group, from a chassis other than 0 to another router this
+        crosses the black cable of chassis 0 rather than the sender's (or skips it).
+        """
+        hops: list[tuple[str, str]] = []
         g, c, r = src.group, src.chassis, src.router
         if dst.group != g:
             gc, gr = self.gateway(g, dst.group)
             if r != gr:
-                links.append(self.green(g, c, r, gr))
+                hops.append(self.hop(self.green(g, c, r, gr), r, gr))
                 r = gr
             if c != gc:
-                links.append(self.black(g, r, c, gc))
+                hops.append(self.hop(self.black(g, r, c, gc), c, gc))
                 c = gc
-            links.append(self.blue(g, dst.group))
+            hops.append(self.hop(self.blue(g, dst.group), g, dst.group))
             g = dst.group
             c, r = self.gateway(dst.group, src.group)
         if dst.router != r:
-            links.append(self.green(g, c, r, dst.router))
-            r = dst.router
+            hops.append(self.hop(self.green(g, c, r, dst.router), r, dst.router))
+            c, r = 0, dst.router  # SimGrid's jump to chassis 0 (see above)
         if dst.chassis != c:
-            links.append(self.black(g, r, c, dst.chassis))
-        return links
+            hops.append(self.hop(self.black(g, r, c, dst.chassis), c, dst.chassis))
+        return hops
 
     def cables(self) -> list[str]:
         """Every green, black and blue cable, in a fixed order."""
@@ -195,8 +232,14 @@ def generate_dragonfly(*, groups: int = 3, chassis: int = 4, routers: int = 3, n
                        speed: float | str = "1Gf", link_bandwidth: float | str = "1250MBps",
                        link_latency: float | str = "50us", pfs_bandwidth: float | str = "5GBps",
                        pfs_latency: float | str = "100us", master_bandwidth: float | str = "1250MBps",
-                       master_latency: float | str = "100us", prefix: str = "node_") -> GeneratedPlatform:
-    """Seed 001's Dragonfly (Sect. 4.1) as SimGrid XML plus its description."""
+                       master_latency: float | str = "100us", prefix: str = "node_",
+                       link_sharing: str = "splitduplex") -> GeneratedPlatform:
+    """Seed 001's Dragonfly (Sect. 4.1) as SimGrid XML plus its description.
+
+    ``link_sharing``: ``splitduplex`` (SimGrid's cluster default, the artifact's machine) or
+    ``shared`` (one capacity for both directions of every node link and cable).
+    """
+    sharing = link_sharing_policy(link_sharing)
     for name, value in (("groups", groups), ("chassis", chassis), ("routers", routers),
                         ("nodes_per_router", nodes_per_router)):
         check_positive(value, name, integer=True)
@@ -239,26 +282,27 @@ def generate_dragonfly(*, groups: int = 3, chassis: int = 4, routers: int = 3, n
     hosts.append(HostSpec("pfs", speed_f, {"role": "storage", "pfs": "true"}))
     hosts.append(HostSpec("master", speed_f, {"role": "master"}))
 
-    links = [LinkSpec(f"{topo.name(rank)}_link", link_bw, link_lat) for rank in range(topo.size)]
-    links += [LinkSpec(name, link_bw, link_lat) for name in topo.cables()]
-    links.append(LinkSpec("pfs_link", pfs_bw, pfs_lat))
+    links = [LinkSpec(f"{topo.name(rank)}_link", link_bw, link_lat, sharing) for rank in range(topo.size)]
+    links += [LinkSpec(name, link_bw, link_lat, sharing) for name in topo.cables()]
+    links.append(LinkSpec("pfs_link", pfs_bw, pfs_lat))  # SHARED, as the artifact declares it
     links.append(LinkSpec("master_link", master_bw, master_lat, "FATPIPE"))
 
     def route_of(src: str, dst: str) -> list[str]:
-        if src in coords and dst in coords:
-            return [f"{src}_link", *topo.router_links(coords[src], coords[dst]), f"{dst}_link"]
-        return own_link(src) + own_link(dst)
+        """Node link UP (node to router), cables, node link DOWN; PFS and master by their link."""
+        hops = topo.router_hops(coords[src], coords[dst]) if src in coords and dst in coords else []
+        return [*own_link(src, "UP"), *(half(c, d, sharing) for c, d in hops), *own_link(dst, "DOWN")]
 
-    def own_link(host: str) -> list[str]:
-        """The link every route from ``host`` leaves by: its node link, the PFS or master link."""
-        return [f"{host}_link"] if host in coords else ["pfs_link" if host == "pfs" else "master_link"]
+    def own_link(host: str, direction: str) -> list[str]:
+        if host in coords:
+            return [half(f"{host}_link", direction, sharing)]
+        return ["pfs_link" if host == "pfs" else "master_link"]
 
     params = {"groups": groups, "chassis": chassis, "routers": routers, "nodes_per_router": nodes_per_router,
               "storage_per_chassis": storage_per_chassis, "storage_per_group": storage_per_group,
               "storage_count": storage_count, "bb_capacity": int(round(bb)), "speed": speed_f,
               "link_bandwidth": link_bw, "link_latency": link_lat, "pfs_bandwidth": pfs_bw,
               "pfs_latency": pfs_lat, "master_bandwidth": master_bw, "master_latency": master_lat,
-              "prefix": prefix}
+              "prefix": prefix, "link_sharing": sharing.lower()}
     desc = PlatformDescription("dragonfly", params, hosts, links, all_pair_routes(hosts, route_of))
     n_compute = len(desc.compute_hosts())
     comments = [
@@ -267,6 +311,10 @@ def generate_dragonfly(*, groups: int = 3, chassis: int = 4, routers: int = 3, n
         f"{int(round(bb))} bytes of burst buffer each), a PFS behind pfs_link and a master host.",
         "Explicit topology, Full routing: every route is listed (SimGrid's Dragonfly minimal routing between "
         "nodes; node link + pfs_link to the PFS), so SimGrid 3.25 and 3.3x route identically.",
+        ("Node links and cables are SPLITDUPLEX as in SimGrid's DRAGONFLY cluster: a route names the half it "
+         "crosses (UP from node to router and from the lower router/chassis/group), one-way routes both ways."
+         if sharing == "SPLITDUPLEX" else
+         "Node links and cables are SHARED: both directions of a cable share its bandwidth."),
         "Batsim ids follow the lexicographic order of host names (node_0, node_1, node_10, ...), "
         "compute hosts first, storage hosts after.",
     ]

@@ -49,7 +49,14 @@ def test_default_dragonfly_is_seed_001_machine(df96):
     desc = df96.description
     assert desc.link("pfs_link").bandwidth == 5e9
     assert desc.link("node_0_link").bandwidth == 1.25e9 and desc.link("node_0_link").latency == pytest.approx(50e-6)
-    assert len(desc.routes) == 110 * 109 // 2
+    # every ordered pair is a one-way route (split-duplex halves), but pfs <-> master (no halves)
+    assert len(desc.routes) == 110 * 109 - 1 and ("master", "pfs") not in desc.routes
+    assert {desc.link(f"node_{k}_link").sharing for k in range(108)} == {"SPLITDUPLEX"}
+    assert {lk.sharing for lk in desc.links if lk.name.startswith(("green", "black", "blue"))} == {"SPLITDUPLEX"}
+    assert desc.link("pfs_link").sharing == "SHARED" and desc.link("pfs_link").latency == pytest.approx(100e-6)
+    assert desc.link("node_0_link_UP") is desc.link("node_0_link_DOWN") is desc.link("node_0_link")
+    with pytest.raises(PlatformError, match="no link 'node_0_link_LEFT'"):
+        desc.link("node_0_link_LEFT")
 
 
 def test_batsim_id_order_is_lexicographic(df96):
@@ -61,14 +68,33 @@ def test_batsim_id_order_is_lexicographic(df96):
 
 def test_routes_follow_dragonfly_minimal_routing(df96):
     d = df96.description
-    assert d.route("node_0", "node_1") == ("node_0_link", "node_1_link")                 # same router
-    assert d.route("node_0", "node_3") == ("node_0_link", "green_g0_c0_r0_r1", "node_3_link")   # same chassis
-    assert d.route("node_0", "node_9") == ("node_0_link", "black_g0_r0_c0_c1", "node_9_link")   # across chassis
-    assert d.route("node_1", "node_14") == ("node_1_link", "green_g0_c0_r0_r1", "black_g0_r1_c0_c1", "node_14_link")
+    # a node sends on its link's UP half and receives on its DOWN half
+    assert d.route("node_0", "node_1") == ("node_0_link_UP", "node_1_link_DOWN")                 # same router
+    assert d.route("node_1", "node_0") == ("node_1_link_UP", "node_0_link_DOWN")
+    # cables: UP from the lower router / chassis / group to the higher, DOWN back
+    assert d.route("node_0", "node_3") == ("node_0_link_UP", "green_g0_c0_r0_r1_UP", "node_3_link_DOWN")
+    assert d.route("node_3", "node_0") == ("node_3_link_UP", "green_g0_c0_r0_r1_DOWN", "node_0_link_DOWN")
+    assert d.route("node_0", "node_9") == ("node_0_link_UP", "black_g0_r0_c0_c1_UP", "node_9_link_DOWN")
+    assert d.route("node_9", "node_0") == ("node_9_link_UP", "black_g0_r0_c0_c1_DOWN", "node_0_link_DOWN")
+    assert d.route("node_1", "node_14") == ("node_1_link_UP", "green_g0_c0_r0_r1_UP", "black_g0_r1_c0_c1_UP",
+                                            "node_14_link_DOWN")
     # across groups: to router 1 of group 0 (wired to group 1), blue, from router 0 of group 1
-    assert d.route("node_0", "node_40") == ("node_0_link", "green_g0_c0_r0_r1", "blue_g0_g1",
-                                            "green_g1_c0_r0_r1", "node_40_link")
-    assert d.route("node_40", "node_0") == tuple(reversed(d.route("node_0", "node_40")))
+    assert d.route("node_0", "node_40") == ("node_0_link_UP", "green_g0_c0_r0_r1_UP", "blue_g0_g1_UP",
+                                            "green_g1_c0_r0_r1_UP", "node_40_link_DOWN")
+    # the way back crosses the same cables in reverse order, on their other halves
+    assert d.route("node_40", "node_0") == ("node_40_link_UP", "green_g1_c0_r0_r1_DOWN", "blue_g0_g1_DOWN",
+                                            "green_g0_c0_r0_r1_DOWN", "node_0_link_DOWN")
+    # from chassis 1 of group 1 to group 0: black back to chassis 0 (DOWN), then blue DOWN
+    assert d.route("node_46", "node_0") == ("node_46_link_UP", "black_g1_r0_c0_c1_DOWN", "blue_g0_g1_DOWN",
+                                            "green_g0_c0_r0_r1_DOWN", "node_0_link_DOWN")
+    # SimGrid's quirk inside a group: after a green hop it continues from chassis 0's router,
+    # so chassis 1 -> chassis 1 (another router) crosses the chassis 0 <-> 1 black cable ...
+    assert d.route("node_9", "node_12") == ("node_9_link_UP", "green_g0_c1_r0_r1_UP", "black_g0_r1_c0_c1_UP",
+                                            "node_12_link_DOWN")
+    assert d.route("node_12", "node_9") == ("node_12_link_UP", "green_g0_c1_r0_r1_DOWN", "black_g0_r0_c0_c1_UP",
+                                            "node_9_link_DOWN")
+    # ... and chassis 1 -> chassis 0 (another router) crosses no black cable at all
+    assert d.route("node_9", "node_3") == ("node_9_link_UP", "green_g0_c1_r0_r1_UP", "node_3_link_DOWN")
     assert d.route_latency("node_0", "node_40") == pytest.approx(5 * 50e-6)
     # every pair's route has at most 7 links (node, green, black, blue, green, black, node)
     assert max(len(r) for r in d.routes.values()) == 7
@@ -77,26 +103,50 @@ def test_routes_follow_dragonfly_minimal_routing(df96):
 def test_pfs_route_crosses_only_the_node_link_and_the_pfs_link(df96):
     d = df96.description
     for node in ("node_0", "node_8", "node_57", "node_107"):
-        assert d.route(node, "pfs") == (f"{node}_link", "pfs_link")
+        assert d.route(node, "pfs") == (f"{node}_link_UP", "pfs_link")     # writes leave on the UP half
+        assert d.route("pfs", node) == ("pfs_link", f"{node}_link_DOWN")   # reads arrive on the DOWN half
     assert d.route_latency("node_0", "pfs") == pytest.approx(50e-6 + 100e-6)
     assert not any(name.startswith(("green", "black", "blue")) for name in d.route("node_107", "pfs"))
-    assert d.route("master", "node_3") == ("master_link", "node_3_link")
+    assert d.route("master", "node_3") == ("master_link", "node_3_link_DOWN")
+    assert d.route("node_3", "master") == ("node_3_link_UP", "master_link")
+    assert d.route("pfs", "master") == ("pfs_link", "master_link") and d.route("master", "pfs") == ("master_link", "pfs_link")
     assert d.link("master_link").sharing == "FATPIPE"
 
 
-def test_every_link_in_a_route_is_declared(df96):
-    root = ET.fromstring(df96.xml.split("\n", 2)[2])
-    links = {lk.get("id") for lk in root.iter("link")}
+def _declared_routes(xml: str) -> dict[tuple[str, str], list[str]]:
+    """Every ordered host pair's route as SimGrid 3.25 reads the XML (no UP/DOWN swap on the way back).
+
+    Checks on the way that each link_ctn names a declared link, with a direction exactly when
+    the link is SPLITDUPLEX, and that no ordered pair is declared twice.
+    """
+    root = ET.fromstring(xml.split("\n", 2)[2])
+    sharing = {lk.get("id"): lk.get("sharing_policy", "SHARED") for lk in root.iter("link")}
     hosts = {h.get("id") for h in root.iter("host")}
-    pairs = set()
+    routes: dict[tuple[str, str], list[str]] = {}
     for route in root.iter("route"):
-        assert route.get("src") in hosts and route.get("dst") in hosts
-        assert {c.get("id") for c in route.findall("link_ctn")} <= links
-        pair = frozenset((route.get("src"), route.get("dst")))
-        assert pair not in pairs  # symmetrical: one declaration per pair
-        pairs.add(pair)
+        src, dst = route.get("src"), route.get("dst")
+        assert src in hosts and dst in hosts
+        crossed = []
+        for ctn in route.findall("link_ctn"):
+            assert ctn.get("id") in sharing
+            split = sharing[ctn.get("id")] == "SPLITDUPLEX"
+            assert (ctn.get("direction") in ("UP", "DOWN")) if split else ctn.get("direction") is None
+            crossed.append(f"{ctn.get('id')}_{ctn.get('direction')}" if split else ctn.get("id"))
+        pairs = [(src, dst)] if route.get("symmetrical") == "NO" else [(src, dst), (dst, src)]
+        for pair, links in zip(pairs, (crossed, crossed[::-1])):
+            assert pair not in routes, f"route {pair} declared twice"
+            routes[pair] = links
     assert root.find("zone").get("routing") == "Full"
     assert {el.tag for el in root.iter()} == {"platform", "zone", "host", "prop", "link", "route", "link_ctn"}
+    return routes
+
+
+def test_every_link_in_a_route_is_declared(df96):
+    routes = _declared_routes(df96.xml)
+    hosts = [h.name for h in df96.description.hosts]
+    assert set(routes) == {(a, b) for a in hosts for b in hosts if a != b}
+    # read without any UP/DOWN swap (SimGrid 3.25's reading), the file gives the description's routes
+    assert all(routes[pair] == list(df96.description.route(*pair)) for pair in routes)
 
 
 def test_storage_placement_options():
@@ -142,10 +192,16 @@ def test_cluster_generator():
     assert hosts["node_0"]["gpus"] == "2"
     assert hosts["pfs"]["pfs"] == "true"
     d = c.description
-    assert d.route("node_2", "bb_0") == ("node_2_link", "bb_0_link")
-    assert d.route("bb_1", "pfs") == ("bb_1_link", "pfs_link")
-    assert d.link("pfs_link").bandwidth == 5e8
-    assert len(d.routes) == 8 * 7 // 2
+    # SimGrid's flat cluster: the sender's private link UP, the receiver's DOWN
+    assert d.route("node_2", "bb_0") == ("node_2_link_UP", "bb_0_link_DOWN")
+    assert d.route("bb_0", "node_2") == ("bb_0_link_UP", "node_2_link_DOWN")
+    assert d.route("bb_1", "pfs") == ("bb_1_link_UP", "pfs_link")
+    assert d.route("pfs", "bb_1") == ("pfs_link", "bb_1_link_DOWN")
+    assert d.link("pfs_link").bandwidth == 5e8 and d.link("pfs_link").sharing == "SHARED"
+    assert d.link("master_link").sharing == "FATPIPE" and d.link("node_3_link").sharing == "SPLITDUPLEX"
+    assert len(d.routes) == 8 * 7 - 1  # all one-way, but pfs <-> master
+    hosts = [h.name for h in d.hosts]
+    assert _declared_routes(c.xml) == {(a, b): list(d.route(a, b)) for a in hosts for b in hosts if a != b}
     with pytest.raises(PlatformError, match="nodes"):
         generate_cluster(nodes=0)
     with pytest.raises(PlatformError, match="too many"):
@@ -183,6 +239,12 @@ def test_cli_writes_platform_and_description(tmp_path, capsys):
     info = json.loads(desc.read_text())
     assert info["kind"] == "dragonfly" and len(info["hosts"]) == 18
     assert main(["platform", "cluster", "--nodes", "3", "--storage", "1", "-o", str(tmp_path / "c.xml")]) == 0
+    assert 'sharing_policy="SPLITDUPLEX"' in (tmp_path / "c.xml").read_text()
+    assert main(["platform", "cluster", "--nodes", "3", "--link-sharing", "shared", "-o", str(tmp_path / "s.xml")]) == 0
+    assert (tmp_path / "s.xml").read_text() == generate_cluster(nodes=3, link_sharing="shared").xml
+    assert main(["platform", "dragonfly", "--groups", "1", "--chassis", "2", "--routers", "2", "--nodes-per-router", "1",
+                 "--link-sharing", "shared", "-o", str(tmp_path / "d.xml")]) == 0
+    assert "SPLITDUPLEX" not in (tmp_path / "d.xml").read_text()
     assert main(["platform", "cluster", "--nodes", "-1", "-o", str(tmp_path / "bad.xml")]) == 2
     assert "field 'nodes'" in capsys.readouterr().err
 
@@ -203,13 +265,15 @@ def loaded_df96():
 
 
 @pytest.mark.parametrize("src,dst,links", [
-    ("node_0", "node_2", ["node_0_link", "node_2_link"]),
-    ("node_0", "node_4", ["node_0_link", "green_g0_c0_r0_r1", "node_4_link"]),
-    ("node_0", "node_10", ["node_0_link", "black_g0_r0_c0_c1", "node_10_link"]),
-    ("node_0", "node_40", ["node_0_link", "green_g0_c0_r0_r1", "blue_g0_g1", "green_g1_c0_r0_r1", "node_40_link"]),
-    ("node_40", "node_0", ["node_40_link", "green_g1_c0_r0_r1", "blue_g0_g1", "green_g0_c0_r0_r1", "node_0_link"]),
-    ("node_5", "pfs", ["node_5_link", "pfs_link"]),
-    ("pfs", "node_8", ["pfs_link", "node_8_link"]),
+    ("node_0", "node_2", ["node_0_link_UP", "node_2_link_DOWN"]),
+    ("node_0", "node_4", ["node_0_link_UP", "green_g0_c0_r0_r1_UP", "node_4_link_DOWN"]),
+    ("node_0", "node_10", ["node_0_link_UP", "black_g0_r0_c0_c1_UP", "node_10_link_DOWN"]),
+    ("node_0", "node_40", ["node_0_link_UP", "green_g0_c0_r0_r1_UP", "blue_g0_g1_UP", "green_g1_c0_r0_r1_UP",
+                           "node_40_link_DOWN"]),
+    ("node_40", "node_0", ["node_40_link_UP", "green_g1_c0_r0_r1_DOWN", "blue_g0_g1_DOWN", "green_g0_c0_r0_r1_DOWN",
+                           "node_0_link_DOWN"]),
+    ("node_5", "pfs", ["node_5_link_UP", "pfs_link"]),
+    ("pfs", "node_8", ["pfs_link", "node_8_link_DOWN"]),
 ])
 def test_loader_routes(loaded_df96, src, dst, links):
     route = loaded_df96.route(src, dst)
@@ -226,6 +290,18 @@ def test_loader_hosts_and_roles(loaded_df96):
     assert "pfs" in names and "node_8" in names
     assert p.hosts["node_8"].properties["bb_capacity"] == "40000000000"
     assert p.links["pfs_link"].bandwidth == pytest.approx(5e9)
+
+
+def test_loader_reads_every_route_as_the_description(loaded_df96, df96):
+    """The embedded loader reads one-way routes as SimGrid 3.3x does: same halves as the description."""
+    d = df96.description
+    hosts = [h.name for h in d.hosts]
+    for src in hosts:
+        for dst in hosts:
+            if src != dst:
+                assert tuple(lk.name for lk in loaded_df96.route(src, dst).links) == d.route(src, dst), (src, dst)
+    assert loaded_df96.links["node_0_link_UP"].sharing == "SHARED"  # a half is an independent SHARED link
+    assert loaded_df96.links["pfs_link"].sharing == "SHARED"
 
 
 def test_loader_resource_order_matches_description(loaded_df96, df96):
