@@ -1,0 +1,367 @@
+"""Free capacity of every resource over future time, as sorted breakpoints (no time grid).
+
+Slice ``k`` covers ``[times[k], times[k+1])`` (the last one extends forever) and records the
+free compute nodes (an int bitmask over compute indices: set algebra is one machine word per
+64 nodes), free burst-buffer bytes per storage node and free amount of each named counter.
+Running jobs and reservations are subtracted over their window; ``earliest_start`` finds the
+first start where a request fits for its whole duration.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+
+from mrsched.errors import SimulationError
+from mrsched.schedulers.cluster import Cluster
+from mrsched.schedulers.job import Request
+from mrsched.schedulers.placement import BurstBufferPlacer, split_shares
+
+INF = math.inf
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """Resources given to one job: node bitmask, burst-buffer bytes per storage index, counters."""
+
+    nodes: int
+    bb: tuple[int, ...] = ()                   # bytes per storage index (job total there)
+    placement: dict[int, tuple[int, int]] = field(default_factory=dict)  # compute index -> (storage index, bytes)
+    counters: tuple[float, ...] = ()           # amount per counter index
+
+    @property
+    def nb_nodes(self) -> int:
+        return self.nodes.bit_count()
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """A window ``[start, end)`` holding an allocation in one profile; pass it to ``release``."""
+
+    start: float
+    end: float
+    allocation: Allocation
+    tag: str | None = None
+    log_pos: int = 0          # the profile's release-log length when this was made
+
+
+def lowest_bits(mask: int, n: int) -> int:
+    """The ``n`` lowest set bits of ``mask`` (batsched's 'basic' selector: first free ids)."""
+    out = 0
+    for _ in range(n):
+        low = mask & -mask
+        out |= low
+        mask ^= low
+    return out
+
+
+class AvailabilityProfile:
+    """Free nodes / burst buffer / counters over time for one cluster."""
+
+    def __init__(self, cluster: Cluster, now: float = 0.0, *, placer: BurstBufferPlacer | None = None):
+        self.cluster = cluster
+        self.placer = placer or BurstBufferPlacer(cluster)
+        self.counter_names = tuple(cluster.counters)
+        self.times: list[float] = [now]
+        self.nodes: list[int] = [cluster.all_nodes]
+        self.bb: list[tuple[int, ...]] = [tuple(s.capacity for s in cluster.storage)]
+        self.cnt: list[tuple[float, ...]] = [tuple(cluster.counters[c] for c in self.counter_names)]
+        self.bbsum: list[int] = [sum(self.bb[0])]     # total free burst buffer per slice (skips)
+        self._gpu_masks: dict[int, int] = {}
+        self._version = 0          # bumped on every change; keys the prefix cache
+        # every release [start, end) in order; ``_log_base`` = absolute index of _log[0]
+        self._log: list[tuple[float, float]] = []
+        self._log_base = 0
+        self._pre_version = -1
+        self._pre: list = []
+
+    # -- structure ---------------------------------------------------------------------------
+    def copy(self) -> "AvailabilityProfile":
+        other = AvailabilityProfile.__new__(AvailabilityProfile)
+        other.cluster, other.placer, other.counter_names = self.cluster, self.placer, self.counter_names
+        other.times, other.nodes = list(self.times), list(self.nodes)
+        other.bb, other.cnt, other.bbsum = list(self.bb), list(self.cnt), list(self.bbsum)
+        other._gpu_masks = self._gpu_masks
+        other._version, other._pre_version, other._pre = 0, -1, []
+        other._log, other._log_base = [], self._log_base + len(self._log)   # older history unknown there
+        return other
+
+    @property
+    def now(self) -> float:
+        return self.times[0]
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    def advance(self, now: float) -> None:
+        """Forget the past: the first slice starts at ``now``."""
+        if now < self.times[0]:
+            raise SimulationError(f"time went backwards: {now} < {self.times[0]}")
+        self._version += 1
+        k = bisect_right(self.times, now) - 1
+        if k > 0:
+            del self.times[:k], self.nodes[:k], self.bb[:k], self.cnt[:k], self.bbsum[:k]
+        self.times[0] = now
+
+    def _split(self, t: float) -> int:
+        """Index of the slice starting exactly at ``t`` (created if needed); len() for INF."""
+        if t == INF:
+            return len(self.times)
+        k = bisect_right(self.times, t) - 1
+        if k < 0:
+            raise SimulationError(f"time {t} is before the profile's present {self.times[0]}")
+        if self.times[k] == t:
+            return k
+        self._version += 1
+        self.times.insert(k + 1, t)
+        self.nodes.insert(k + 1, self.nodes[k])
+        self.bb.insert(k + 1, self.bb[k])
+        self.cnt.insert(k + 1, self.cnt[k])
+        self.bbsum.insert(k + 1, self.bbsum[k])
+        return k + 1
+
+    def _merge_at(self, k: int) -> None:
+        """Drop breakpoint ``k`` when it separates two identical slices."""
+        if 0 < k < len(self.times) and self.nodes[k] == self.nodes[k - 1] and self.bb[k] == self.bb[k - 1] \
+                and self.cnt[k] == self.cnt[k - 1]:
+            self._version += 1
+            del self.times[k], self.nodes[k], self.bb[k], self.cnt[k], self.bbsum[k]
+
+    # -- updates -----------------------------------------------------------------------------
+    def reserve(self, start: float, end: float, allocation: Allocation, tag: str | None = None) -> Reservation:
+        """Take ``allocation`` over ``[start, end)``; SimulationError if anything is over-allocated."""
+        start = max(start, self.times[0])
+        log_pos = self._log_base + len(self._log)
+        if end <= start:
+            return Reservation(start, end, allocation, tag, log_pos)
+        i = self._split(start)
+        j = self._split(end)
+        mask, bb, cn = allocation.nodes, allocation.bb, allocation.counters
+        # check every slice before touching any, so a refused reservation leaves no trace
+        for k in range(i, j):
+            free = self.nodes[k]
+            if free & mask != mask:
+                self._merge_at(j)
+                self._merge_at(i)
+                raise SimulationError(f"nodes {self.cluster.ids_of(mask & ~free)} are not free at "
+                                      f"t={self.times[k]} (reservation [{start}, {end}))", job=tag)
+            if bb and any(a < b for a, b in zip(self.bb[k], bb)):
+                self._merge_at(j)
+                self._merge_at(i)
+                raise SimulationError(f"burst buffer over-allocated at t={self.times[k]}", job=tag)
+            if cn and any(a < b - 1e-9 for a, b in zip(self.cnt[k], cn)):
+                self._merge_at(j)
+                self._merge_at(i)
+                raise SimulationError(f"counter over-allocated at t={self.times[k]}", job=tag)
+        self._version += 1
+        bbtotal = sum(bb)
+        for k in range(i, j):
+            self.nodes[k] &= ~mask
+            if bb:
+                self.bb[k] = tuple(a - b for a, b in zip(self.bb[k], bb))
+                self.bbsum[k] -= bbtotal
+            if cn:
+                self.cnt[k] = tuple(a - b for a, b in zip(self.cnt[k], cn))
+        return Reservation(start, end, allocation, tag, log_pos)
+
+    def release(self, reservation: Reservation, from_time: float | None = None) -> None:
+        """Give back what ``reservation`` still holds from ``from_time`` (default: its start)."""
+        start = max(reservation.start, self.times[0], from_time if from_time is not None else -INF)
+        end = reservation.end
+        if end <= start:
+            return
+        a = reservation.allocation
+        i = self._split(start)
+        j = self._split(end)
+        for k in range(i, j):
+            if self.nodes[k] & a.nodes:
+                raise SimulationError(f"releasing nodes that are already free at t={self.times[k]} "
+                                      "(released twice?)", job=reservation.tag)
+        self._version += 1
+        bbtotal = sum(a.bb)
+        for k in range(i, j):
+            self.nodes[k] |= a.nodes
+            if a.bb:
+                self.bb[k] = tuple(x + y for x, y in zip(self.bb[k], a.bb))
+                self.bbsum[k] += bbtotal
+            if a.counters:
+                self.cnt[k] = tuple(x + y for x, y in zip(self.cnt[k], a.counters))
+        self._log.append((start, end))
+        self._merge_at(j)
+        self._merge_at(i)
+
+    # -- release log: what became free since a reservation was made ---------------------------
+    def released_since(self, log_pos: int) -> list[tuple[float, float]] | None:
+        """Windows released after position ``log_pos`` (None when that history was trimmed)."""
+        if log_pos < self._log_base:
+            return None
+        return self._log[log_pos - self._log_base:]
+
+    def trim_log(self, log_pos: int) -> None:
+        """Forget releases before ``log_pos`` (no live reservation needs them any more)."""
+        drop = log_pos - self._log_base
+        if drop > 0:
+            del self._log[:drop]
+            self._log_base = log_pos
+
+    # -- queries -----------------------------------------------------------------------------
+    def free_at(self, t: float) -> tuple[int, tuple[int, ...], tuple[float, ...]]:
+        """(free node mask, free bytes per storage, free counters) at time ``t``."""
+        k = max(bisect_right(self.times, t) - 1, 0)
+        return self.nodes[k], self.bb[k], self.cnt[k]
+
+    def _eligible(self, gpus: int) -> int:
+        mask = self._gpu_masks.get(gpus)
+        if mask is None:
+            mask = self._gpu_masks[gpus] = self.cluster.gpu_mask(gpus)
+        return mask
+
+    def counter_vector(self, request: Request) -> tuple[float, ...]:
+        if not self.counter_names:
+            return ()
+        wanted = dict(request.counters)
+        return tuple(float(wanted.get(c, 0.0)) for c in self.counter_names)
+
+    def _prefix(self, j: int) -> tuple[int, tuple[int, ...], tuple[float, ...]]:
+        """AND of free nodes and min of free burst buffer / counters over slices ``0..j``.
+
+        Cached per profile version and extended lazily: EASY and filler ask "does it fit from
+        now until its walltime?" for every queued job, always from slice 0 (hot path).
+        """
+        if self._pre_version != self._version:
+            self._pre_version = self._version
+            self._pre = [(self.nodes[0], self.bb[0], self.cnt[0])]
+        pre = self._pre
+        if j >= len(pre):
+            nodes_l, bb_l, cnt_l = self.nodes, self.bb, self.cnt
+            m, b, c = pre[-1]
+            for k in range(len(pre), j + 1):
+                m &= nodes_l[k]
+                bk = bb_l[k]
+                if bk != b:
+                    b = tuple(x if x < y else y for x, y in zip(b, bk))
+                ck = cnt_l[k]
+                if ck != c:
+                    c = tuple(x if x < y else y for x, y in zip(c, ck))
+                pre.append((m, b, c))
+        return pre[j]
+
+    def earliest_start(self, request: Request, duration: float | None = None, not_before: float | None = None,
+                       *, not_after: float = INF, with_bb: bool = True,
+                       with_counters: bool = True) -> tuple[float, Allocation] | None:
+        """First time >= ``not_before`` (and <= ``not_after``) where ``request`` fits for ``duration``.
+
+        Returns ``(start, allocation)`` or None. Nodes are the lowest free indices over the
+        window; burst buffer is placed per node (nearest first) over the whole window.
+        ``with_bb=False`` ignores burst buffer (EASY reserving nodes only, seed 001 Alg. 1).
+        """
+        if duration is None:
+            duration = request.walltime
+        times, nodes_l, bb_l, cnt_l = self.times, self.nodes, self.bb, self.cnt
+        t0 = times[0] if not_before is None else max(not_before, times[0])
+        n = request.nodes
+        elig = self._eligible(request.gpus_per_node)
+        if with_bb and request.bb_total and not bb_l[0]:
+            return None  # burst buffer asked on a machine without any
+        total = request.bb_total if with_bb else 0
+        share = total // n if total else 0          # smallest share: the quick capacity test
+        cvec = self.counter_vector(request) if with_counters else ()
+        use_c = bool(cvec) and any(cvec)
+        placer = self.placer
+        last = len(times)
+        i = bisect_right(times, t0) - 1
+        while i < last:
+            t = t0 if times[i] < t0 else times[i]
+            if t > not_after:
+                return None
+            if (nodes_l[i] & elig).bit_count() < n:
+                i += 1
+                continue
+            end = t + duration
+            if i == 0:
+                # window from the present: cached prefix aggregates, O(log slices)
+                j = bisect_left(times, end) - 1
+                mask, bbmin, cmin = self._prefix(j)
+                mask &= elig
+                ok = mask.bit_count() >= n
+                fail_at = None
+            else:
+                mask = nodes_l[i] & elig
+                bbsum = self.bbsum
+                ok = not (total and bbsum[i] < total)
+                fail_at = None if ok else i
+                j = i + 1
+                while ok and j < last and times[j] < end:
+                    # hot loop: plain ints, early exit on the first shortage; a slice too small
+                    # on its own is skipped past (every later candidate window contains it)
+                    nj = nodes_l[j]
+                    mask &= nj
+                    if mask.bit_count() < n:
+                        ok = False
+                        if (nj & elig).bit_count() < n:
+                            fail_at = j
+                        break
+                    if total and bbsum[j] < total:
+                        ok = False
+                        fail_at = j
+                        break
+                    j += 1
+                j -= 1
+                bbmin, cmin = bb_l[i], cnt_l[i]
+                if ok and total:
+                    for k in range(i + 1, j + 1):
+                        b = bb_l[k]
+                        if b != bbmin:
+                            bbmin = tuple(x if x < y else y for x, y in zip(bbmin, b))
+                if ok and use_c:
+                    for k in range(i + 1, j + 1):
+                        c = cnt_l[k]
+                        if c != cmin:
+                            cmin = tuple(x if x < y else y for x, y in zip(cmin, c))
+            if ok and use_c and any(have < want - 1e-9 for have, want in zip(cmin, cvec)):
+                ok = False
+                fail_at = None if not_after <= t else next((k for k in range(i, j + 1)
+                                if any(h < w - 1e-9 for h, w in zip(cnt_l[k], cvec))), None)
+            if ok and total and not placer.capacity_fits(share, n, bbmin):
+                ok = False
+                fail_at = None if not_after <= t else next((k for k in range(i, j + 1) if not placer.capacity_fits(share, n, bb_l[k])), None)
+            if not ok:
+                if not_after <= t:
+                    return None     # fits_now: no later candidate allowed, skip the diagnosis
+                i = i + 1 if fail_at is None else max(fail_at, i) + 1
+                continue
+            chosen = lowest_bits(mask, n)
+            if total:
+                placement = placer.place(_indices(chosen), split_shares(total, n), bbmin)
+                if placement is None:   # shares one byte apart did not pack: try later
+                    i += 1
+                    continue
+                per_storage = [0] * len(bbmin)
+                for s, b in placement.values():
+                    per_storage[s] += b
+                alloc = Allocation(chosen, tuple(per_storage), placement, cvec if use_c else ())
+            else:
+                alloc = Allocation(chosen, (), {}, cvec if use_c else ())
+            return t, alloc
+        return None
+
+    def fits_now(self, request: Request, duration: float | None = None, **kw) -> Allocation | None:
+        """The allocation if ``request`` can start at the profile's present, else None."""
+        now = self.times[0]
+        # cheap necessary tests first: most queued jobs of a busy machine fail here
+        if request.nodes > self.nodes[0].bit_count():
+            return None
+        if request.bb_total and kw.get("with_bb", True) and request.bb_total > sum(self.bb[0]):
+            return None
+        found = self.earliest_start(request, duration, now, not_after=now, **kw)
+        return None if found is None else found[1]
+
+
+def _indices(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out

@@ -1,0 +1,39 @@
+"""What a policy decides in one scheduling round (DESIGN.md "Policies").
+
+``nodes`` are Batsim compute resource ids; ``bb`` maps each compute id to the bytes it holds on
+each storage host (``{compute_id: {storage_id: bytes}}``, one storage host per node here).
+The runtime turns these into EXECUTE_JOB / REJECT_JOB / CALL_ME_LATER.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Start:
+    """Start ``job_id`` now on ``nodes`` with burst buffer ``bb``."""
+
+    job_id: str
+    nodes: tuple[int, ...]
+    bb: dict[int, dict[int, int]] = field(default_factory=dict)
+    allocation: Any = field(default=None, compare=False, repr=False)   # the profile's Allocation
+
+
+@dataclass(frozen=True)
+class Reject:
+    """Refuse ``job_id`` for good; ``reason`` is logged and must not be empty."""
+
+    job_id: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class WakeUp:
+    """Call the policy again at ``time`` even if nothing happens before."""
+
+    time: float
+
+
+Decision = Start | Reject | WakeUp

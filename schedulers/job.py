@@ -1,0 +1,120 @@
+"""What a job asks for: the request every policy reasons about, and the queued job around it.
+
+Burst buffer is kept in both forms (DESIGN.md "Job requests"): ``bb_total`` bytes for the
+whole job and ``bb_per_node`` bytes that each compute node gets on one storage node; the
+placement works per node, capacity checks per job.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from mrsched.errors import WorkloadError
+
+INF = math.inf
+
+
+@dataclass(frozen=True)
+class Request:
+    """Resources one job needs for its whole run (rigid, non-preemptive)."""
+
+    nodes: int
+    walltime: float = INF           # seconds; INF when the workload gives none
+    bb_per_node: int = 0            # bytes per compute node, rounded up (placement splits bb_total exactly)
+    bb_total: int = 0               # bytes for the whole job
+    gpus_per_node: int = 0
+    io_bandwidth_per_node: float = 0.0
+    counters: tuple[tuple[str, float], ...] = ()   # other named countable resources (job totals)
+
+    @property
+    def has_walltime(self) -> bool:
+        return self.walltime != INF
+
+
+@dataclass
+class Job:
+    """A submitted job: Batsim id, submission time, request, and the raw fields Batsim sent."""
+
+    id: str
+    subtime: float
+    request: Request
+    profile: str | None = None
+    profile_data: dict | None = None
+    fields: dict = field(default_factory=dict)
+
+    @property
+    def walltime(self) -> float:
+        return self.request.walltime
+
+    @property
+    def nodes(self) -> int:
+        return self.request.nodes
+
+
+def _number(job_id: str, name: str, value: Any, *, integer: bool = False) -> float:
+    """A numeric job field, or a WorkloadError naming the job and field."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise WorkloadError(f"expected a number, got {value!r}", job=job_id, field=name) from None
+    if value != value or value < 0:
+        raise WorkloadError(f"expected a non-negative number, got {value!r}", job=job_id, field=name)
+    if integer:
+        if value != INF and float(value) != int(value):
+            raise WorkloadError(f"expected an integer, got {value!r}", job=job_id, field=name)
+        return int(value)
+    return float(value)
+
+
+def request_from_fields(job_id: str, job: Mapping[str, Any], profile: Mapping[str, Any] | None = None,
+                        counters: tuple[str, ...] = ()) -> Request:
+    """Build a Request from a JOB_SUBMITTED ``job`` object (and its profile when known).
+
+    ``burst_buffer`` (job field) is bytes for the whole job; the Euro-Par artifact's profile
+    field ``bb`` is bytes per node (DESIGN.md "Job requests"). A job giving both must agree.
+    """
+    if "res" not in job:
+        raise WorkloadError("missing number of nodes", job=job_id, field="res")
+    nodes = _number(job_id, "res", job["res"], integer=True)
+    if nodes < 1:
+        raise WorkloadError("a job needs at least one node", job=job_id, field="res")
+    wall = job.get("walltime", -1)
+    if wall is None or (isinstance(wall, (int, float)) and not isinstance(wall, bool) and wall < 0):
+        walltime = INF
+    else:
+        walltime = _number(job_id, "walltime", wall)
+        if walltime == 0:
+            raise WorkloadError("walltime must be positive (or -1 for none)", job=job_id, field="walltime")
+    bb_total = bb_per_node = 0
+    if job.get("burst_buffer") is not None:
+        bb_total = _number(job_id, "burst_buffer", job["burst_buffer"], integer=True)
+        bb_per_node = -(-bb_total // nodes)
+    if profile is not None and profile.get("bb") is not None:
+        per = _number(job_id, "bb", profile["bb"], integer=True)
+        if bb_total and per * nodes != bb_total and bb_per_node != per:
+            raise WorkloadError(f"profile 'bb' ({per} bytes/node x {nodes}) disagrees with "
+                                f"burst_buffer ({bb_total} bytes)", job=job_id, field="burst_buffer")
+        bb_per_node, bb_total = per, per * nodes
+    gpus = _number(job_id, "gpus_per_node", job.get("gpus_per_node") or 0, integer=True)
+    iobw = _number(job_id, "io_bandwidth_per_node", job.get("io_bandwidth_per_node") or 0)
+    extra = tuple((name, _number(job_id, name, job[name])) for name in counters if job.get(name))
+    return Request(nodes=nodes, walltime=walltime, bb_per_node=bb_per_node, bb_total=bb_total,
+                   gpus_per_node=gpus, io_bandwidth_per_node=iobw, counters=extra)
+
+
+def job_from_batsim(job_id: str, job: Mapping[str, Any], profiles: Mapping[str, Any] | None = None,
+                    counters: tuple[str, ...] = ()) -> Job:
+    """A Job from JOB_SUBMITTED data; ``profiles`` maps profile name -> profile (this workload)."""
+    if "subtime" not in job:
+        raise WorkloadError("missing submission time", job=job_id, field="subtime")
+    subtime = _number(job_id, "subtime", job["subtime"])
+    profile_name = job.get("profile")
+    profile_data = None
+    if profiles is not None and profile_name in profiles:
+        profile_data = profiles[profile_name]
+    request = request_from_fields(job_id, job, profile_data, counters)
+    return Job(id=job_id, subtime=subtime, request=request, profile=profile_name,
+               profile_data=profile_data, fields=dict(job))

@@ -1,0 +1,215 @@
+"""The Policy contract: keyword-only knobs checked against one declared table (STYLE.md Do 1-3).
+
+A policy's ``__init__`` only stores its knobs; ``get_params()`` returns them; run-time state
+(trailing underscore) is created by ``setup(cluster)`` at simulation start. Every round the
+runtime calls ``schedule(ctx)`` with a :class:`SchedulingContext` and gets decisions back.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar
+
+from mrsched.errors import ConfigError, suggest
+from mrsched.schedulers.availability import Allocation, AvailabilityProfile, Reservation
+from mrsched.schedulers.cluster import Cluster
+from mrsched.schedulers.decisions import Decision, Reject, Start, WakeUp
+from mrsched.schedulers.job import Job, Request
+from mrsched.schedulers.placement import BurstBufferPlacer, split_shares
+
+INF = math.inf
+
+
+@dataclass(frozen=True)
+class Param:
+    """One knob: its type, allowed values or bounds, and a one-line help."""
+
+    type: type
+    choices: tuple | None = None
+    min: float | None = None
+    max: float | None = None
+    help: str = ""
+
+    def check(self, policy: str, name: str, value: Any) -> None:
+        if self.type is float:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        elif self.type is int:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        else:
+            ok = isinstance(value, self.type)
+        if not ok:
+            raise ConfigError(f"policy '{policy}': option '{name}' must be {self.type.__name__}, "
+                              f"got {value!r}", field=name)
+        if self.choices is not None and value not in self.choices:
+            raise ConfigError(f"policy '{policy}': option '{name}' must be one of "
+                              f"{', '.join(map(str, self.choices))}; got {value!r}", field=name)
+        if self.min is not None and value < self.min:
+            raise ConfigError(f"policy '{policy}': option '{name}' must be >= {self.min}, got {value!r}", field=name)
+        if self.max is not None and value > self.max:
+            raise ConfigError(f"policy '{policy}': option '{name}' must be <= {self.max}, got {value!r}", field=name)
+
+
+JOB_MODELS = ("alloc-only", "io-phased")
+ORDERS = ("fcfs", "sjf", "largest", "smallest")
+
+# Knobs every policy accepts (consumed by the runtime, declared once here).
+COMMON_PARAMS: dict[str, Param] = {
+    "job_model": Param(str, JOB_MODELS, help="how a started job is executed: alloc-only (one Batsim job) "
+                                             "or io-phased (stage-in/compute/checkpoint/stage-out phases)"),
+    "period": Param(float, min=0.0, help="seconds between scheduling rounds; 0 = on every event"),
+}
+
+ORDER_KEYS: dict[str, Callable[[Job], tuple]] = {
+    # Ties keep submission order: the queue is submission-ordered and sorted() is stable.
+    "fcfs": lambda j: (),
+    "sjf": lambda j: (j.request.walltime,),
+    "largest": lambda j: (-j.request.nodes,),
+    "smallest": lambda j: (j.request.nodes,),
+}
+
+
+def order_queue(queue: list[Job], order: str) -> list[Job]:
+    """The queue in policy order (stable: equal keys stay in submission order)."""
+    if order == "fcfs":
+        return list(queue)
+    return sorted(queue, key=ORDER_KEYS[order])
+
+
+class SchedulingContext:
+    """What a policy sees in one round and how it records decisions.
+
+    ``start(job, allocation)`` reserves the job's window in ``profile`` at once so later checks in
+    the same round see it, and appends a :class:`Start`.
+    """
+
+    def __init__(self, now: float, cluster: Cluster, profile: AvailabilityProfile, queue: list[Job],
+                 running: dict[str, Any], submitted: list[str], ended: list[str]):
+        self.now = now
+        self.cluster = cluster
+        self.profile = profile
+        self.queue = queue              # waiting jobs, submission order
+        self.running = running          # job id -> runtime record
+        self.submitted = submitted      # ids submitted since the previous round
+        self.ended = ended              # ids finished since the previous round
+        self.decisions: list[Decision] = []
+        self.reservations: dict[str, Reservation] = {}
+
+    def start(self, job: Job, allocation: Allocation) -> Start:
+        end = self.now + job.request.walltime
+        self.reservations[job.id] = self.profile.reserve(self.now, end, allocation, tag=job.id)
+        cl = self.cluster
+        bb = {}
+        if allocation.placement:
+            for k, (s, nbytes) in allocation.placement.items():
+                bb[cl.compute_ids[k]] = {cl.storage[s].id: nbytes}
+        decision = Start(job.id, tuple(cl.ids_of(allocation.nodes)), bb, allocation)
+        self.decisions.append(decision)
+        return decision
+
+    def reject(self, job: Job, reason: str) -> Reject:
+        decision = Reject(job.id, reason)
+        self.decisions.append(decision)
+        return decision
+
+    def wake_up(self, time: float) -> WakeUp:
+        decision = WakeUp(time)
+        self.decisions.append(decision)
+        return decision
+
+
+def infeasible_reason(cluster: Cluster, request: Request, placer: BurstBufferPlacer | None = None) -> str | None:
+    """Why ``request`` can never run even on the empty machine, or None (ALGORITHMS.md)."""
+    n = request.nodes
+    if n > cluster.nb_nodes:
+        return f"asks {n} nodes, the machine has {cluster.nb_nodes} compute nodes"
+    if request.gpus_per_node:
+        eligible = cluster.gpu_mask(request.gpus_per_node).bit_count()
+        if eligible < n:
+            best = max(cluster.gpus) if cluster.gpus else 0
+            return (f"asks {n} nodes with {request.gpus_per_node} GPUs each, only {eligible} nodes have that "
+                    f"many (most GPUs on a node: {best})")
+    if request.bb_total:
+        caps = [s.capacity for s in cluster.storage]
+        if not caps:
+            return f"asks {request.bb_total} bytes of burst buffer, the machine has no burst-buffer storage"
+        share = request.bb_per_node
+        amounts = split_shares(request.bb_total, n)
+        if amounts[-1] > max(caps):
+            return f"asks {share} bytes of burst buffer per node, the largest storage node holds {max(caps)}"
+        # the same greedy placement the profile uses, on the empty machine's first eligible nodes
+        nodes = [k for k in range(cluster.nb_nodes) if cluster.gpus[k] >= request.gpus_per_node][:n]
+        if (placer or BurstBufferPlacer(cluster)).place(nodes, amounts, caps) is None:
+            return (f"asks {share} bytes of burst buffer on each of {n} nodes, the storage nodes can hold only "
+                    f"{sum(c // share for c in caps)} such shares")
+    for name, amount in request.counters:
+        if name in cluster.counters and amount > cluster.counters[name]:
+            return f"asks {amount} of '{name}', the machine has {cluster.counters[name]}"
+    return None
+
+
+class Policy:
+    """Base class: declared knobs, parameter validation, and the per-round hook."""
+
+    name: ClassVar[str] = ""
+    _parameter_constraints: ClassVar[dict[str, Param]] = {}
+
+    @classmethod
+    def param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [p.name for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY]
+
+    @classmethod
+    def param_defaults(cls) -> dict[str, Any]:
+        sig = inspect.signature(cls.__init__)
+        return {p.name: p.default for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY}
+
+    @classmethod
+    def param_table(cls) -> dict[str, Param]:
+        table = dict(COMMON_PARAMS)
+        for klass in reversed(cls.__mro__):
+            table.update(getattr(klass, "_parameter_constraints", {}))
+        return {name: table[name] for name in cls.param_names() if name in table}
+
+    @classmethod
+    def policy_name(cls) -> str:
+        return cls.name or cls.__name__
+
+    def get_params(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.param_names()}
+
+    def validate_params(self) -> None:
+        """Check every knob against the table; ConfigError naming policy, option and allowed values."""
+        table = self.param_table()
+        for name, value in self.get_params().items():
+            if name in table:
+                table[name].check(self.policy_name(), name, value)
+        if getattr(self, "job_model", "alloc-only") == "io-phased" and not self.supports_io_phased():
+            raise ConfigError(f"policy '{self.policy_name()}': job_model 'io-phased' is not available yet",
+                              field="job_model", hint="use job_model=alloc-only")
+
+    def supports_io_phased(self) -> bool:
+        """Whether ``job_model=io-phased`` is allowed (``mrsched.schedulers.iophased`` runs the
+        phases for any policy: it only changes how a Start is executed)."""
+        return True
+
+    @classmethod
+    def check_option_names(cls, options: dict[str, Any]) -> None:
+        valid = cls.param_names()
+        for name in options:
+            if name not in valid:
+                raise ConfigError(f"policy '{cls.policy_name()}': unknown option '{name}'", field=name,
+                                  hint=suggest(name, valid))
+
+    # -- run time ------------------------------------------------------------------------
+    def setup(self, cluster: Cluster) -> None:
+        """Create run-time state at simulation start (never in ``__init__``)."""
+        self.cluster_ = cluster
+
+    def schedule(self, ctx: SchedulingContext) -> list[Decision]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({params})"

@@ -1,0 +1,37 @@
+"""``fcfs``: first come, first served without backfilling (seed 001 Sect. 4.2; batsched ``fcfs``).
+
+Jobs start in queue order while they fit now (nodes, burst buffer, GPUs, counters); the first
+that does not fit blocks every job behind it.
+
+Examples
+--------
+>>> from mrsched.schedulers.registry import make_policy
+>>> make_policy("fcfs").get_params()["order"]
+'fcfs'
+"""
+
+from __future__ import annotations
+
+from mrsched.schedulers.decisions import Decision
+from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext, order_queue
+
+
+class FCFS(Policy):
+    """``fcfs``: start jobs in queue order while they fit; no backfilling."""
+
+    name = "fcfs"
+    _parameter_constraints = {"order": Param(str, ORDERS, help="queue order")}
+
+    def __init__(self, *, order: str = "fcfs", job_model: str = "alloc-only", period: float = 0.0):
+        self.order = order
+        self.job_model = job_model
+        self.period = period
+
+    def schedule(self, ctx: SchedulingContext) -> list[Decision]:
+        profile = ctx.profile
+        for job in order_queue(ctx.queue, self.order):
+            alloc = profile.fits_now(job.request)
+            if alloc is None:
+                break
+            ctx.start(job, alloc)
+        return ctx.decisions

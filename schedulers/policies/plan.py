@@ -1,0 +1,348 @@
+"""Plan-based scheduling with simulated annealing: ``plan``, ``plan-1``, ``plan-2``, ``plan-3``
+(seed 001, Sect. 3.3, Algorithm 2).
+
+An execution plan places every queued job, in the order of a permutation, at its earliest
+start where its nodes and burst buffer fit beside the running jobs and the jobs planned before
+it (the shared :class:`AvailabilityProfile`). Its score is ``sum_i wait_i ** alpha`` with
+``wait_i = planned start - submission time`` (seed 001, Eq. 1); a larger ``alpha`` penalises
+postponing any single job more. Only the jobs the best plan starts *now* are started; the rest
+is re-planned next round.
+
+Search (seed 001 Sect. 3.3): 9 initial orders (FCFS; nodes, burst buffer per processor,
+(burst buffer per processor) / processors and walltime, each ascending and descending); with at
+most ``exhaustive_limit`` (5) queued jobs every permutation is tried; if the best and worst
+initial scores are equal the best is kept; otherwise simulated annealing from the best with
+T0 = worst - best, ``steps`` x ``moves`` swap moves, T <- max(``cooling`` T, 1)
+(:mod:`mrsched.schedulers.annealing`).
+
+Decisions (where the paper is silent or the artifact differs): the artifact also stops
+annealing after 20 s of wall clock; we bound iterations only, with ``numpy`` RNG seeded by
+``seed`` at simulation start (same seed, same decisions). Ties keep the first order found
+(FCFS first; lexicographic order of submission indices in the exhaustive search). A job that
+can never fit (e.g. beside a running job without walltime) is left out of the score.
+
+Speed: a plan is evaluated incrementally. The accepted plan keeps profile snapshots every
+``stride`` positions; a swap at positions ``i < j`` replays the plan from the last snapshot
+at or before ``i`` only. A round where no queued job fits now on its own returns at once:
+no plan can start anything then.
+
+Examples
+--------
+>>> from mrsched.schedulers.registry import make_policy
+>>> make_policy("plan-2").get_params()["alpha"]
+2.0
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from mrsched.schedulers.annealing import CoolingSchedule, anneal
+from mrsched.schedulers.availability import Allocation, AvailabilityProfile
+from mrsched.schedulers.decisions import Decision
+from mrsched.schedulers.job import Job
+from mrsched.schedulers.policies.base import Param, Policy, SchedulingContext
+
+INF = math.inf
+
+
+@dataclass
+class Plan:
+    """One evaluated permutation: planned start and allocation per position, and its score."""
+
+    order: list[int]
+    score: float
+    starts: list[float]
+    allocs: list[Allocation | None]
+    prefix: list[float]                       # prefix[p] = score of positions < p
+    snapshots: dict[int, AvailabilityProfile] = field(default_factory=dict, repr=False)
+
+
+class PlanProblem:
+    """The permutation problem of one round: score of the plan a job order yields (Eq. 1).
+
+    ``commit`` keeps a plan's snapshots so that evaluating an order that agrees with it up to
+    ``first_changed`` replays only the suffix.
+    """
+
+    def __init__(self, profile: AvailabilityProfile, jobs: list[Job], now: float, alpha: float,
+                 stride: int | None = None):
+        self.jobs = jobs
+        self.now = now
+        self.alpha = alpha
+        n = len(jobs)
+        self.stride = stride or max(1, int(math.sqrt(n)))
+        self.base = profile.copy()            # never mutated: snapshot 0 of every plan
+        self.accepted: Plan | None = None
+        self.evaluations = 0
+        self.placements = 0
+
+    def _cost(self, wait: float) -> float:
+        return wait ** self.alpha if wait > 0 else 0.0
+
+    def evaluate(self, order: list[int], first_changed: int = 0, bound: float = INF) -> Plan | None:
+        """The plan of ``order``; None as soon as its score cannot be below ``bound`` (the
+        partial score only grows, so a rejected annealing move stops early)."""
+        self.evaluations += 1
+        acc = self.accepted
+        n = len(order)
+        if acc is None or first_changed <= 0:
+            b = 0
+            snaps = {0: self.base}
+            starts: list[float] = []
+            allocs: list[Allocation | None] = []
+            prefix = [0.0]
+        else:
+            b = (min(first_changed, n - 1) // self.stride) * self.stride
+            while b not in acc.snapshots:     # every stride multiple is kept; guard anyway
+                b -= self.stride
+            snaps = {p: s for p, s in acc.snapshots.items() if p <= b}
+            starts, allocs, prefix = acc.starts[:b], acc.allocs[:b], acc.prefix[:b + 1]
+        profile = snaps[b].copy()
+        now, jobs, stride = self.now, self.jobs, self.stride
+        total = prefix[-1]
+        last = n - 1
+        for pos in range(b, n):
+            if pos != b and pos % stride == 0:
+                snaps[pos] = profile.copy()
+            job = jobs[order[pos]]
+            req = job.request
+            found = profile.earliest_start(req, req.walltime, now)
+            self.placements += 1
+            if found is None:
+                starts.append(INF)
+                allocs.append(None)
+            else:
+                t, alloc = found
+                starts.append(t)
+                allocs.append(alloc)
+                total += self._cost(t - job.subtime)
+                if total >= bound:
+                    return None
+                if pos != last:               # the last job's reservation is never read
+                    profile.reserve(t, t + req.walltime, alloc, tag=job.id)
+            prefix.append(total)
+        return Plan(list(order), total, starts, allocs, prefix, snaps)
+
+    def commit(self, plan: Plan) -> None:
+        self.accepted = plan
+
+
+def _bb_per_proc(job: Job) -> float:
+    return float(job.request.bb_per_node)
+
+
+# Seed 001 Sect. 3.3: the 9 initial candidates (criterion, then ascending / descending).
+CRITERIA: tuple[tuple[str, Callable[[Job], float]], ...] = (
+    ("nodes", lambda j: float(j.request.nodes)),
+    ("bb_per_processor", _bb_per_proc),
+    ("bb_per_processor_per_processor", lambda j: _bb_per_proc(j) / j.request.nodes),
+    ("walltime", lambda j: float(j.request.walltime)),
+)
+
+
+def initial_orders(jobs: list[Job]) -> list[list[int]]:
+    """FCFS plus ascending and descending sorts on the 4 criteria (stable: ties keep FCFS)."""
+    idx = list(range(len(jobs)))
+    orders = [idx]
+    for _, key in CRITERIA:
+        values = [key(j) for j in jobs]
+        orders.append(sorted(idx, key=lambda i: values[i]))
+        orders.append(sorted(idx, key=lambda i: -values[i]))
+    return orders
+
+
+def exhaustive_plan(profile: AvailabilityProfile, jobs: list[Job], now: float,
+                    alpha: float) -> tuple[Plan, int, int]:
+    """Best of all permutations by depth-first branch and bound (partial scores only grow, so a
+    prefix already at the best score is cut); ties keep the lexicographically first order.
+    Returns (plan, complete plans scored, placements)."""
+    n = len(jobs)
+    best: list = [INF, None]                  # score, (order, starts, allocs)
+    counts = [0, 0]
+    order: list[int] = []
+    starts: list[float] = []
+    allocs: list[Allocation | None] = []
+    used = [False] * n
+
+    def cost(wait: float) -> float:
+        return wait ** alpha if wait > 0 else 0.0
+
+    def dfs(prof: AvailabilityProfile, total: float) -> None:
+        depth = len(order)
+        if depth == n:
+            counts[0] += 1
+            if total < best[0]:
+                best[0], best[1] = total, (list(order), list(starts), list(allocs))
+            return
+        for i in range(n):
+            if used[i]:
+                continue
+            job = jobs[i]
+            req = job.request
+            found = prof.earliest_start(req, req.walltime, now)
+            counts[1] += 1
+            if found is None:
+                t, alloc, sub = INF, None, total
+            else:
+                t, alloc = found
+                sub = total + cost(t - job.subtime)
+            if sub >= best[0]:
+                continue
+            child = prof
+            if alloc is not None and depth < n - 1:
+                child = prof.copy()
+                child.reserve(t, t + req.walltime, alloc, tag=job.id)
+            used[i] = True
+            order.append(i)
+            starts.append(t)
+            allocs.append(alloc)
+            dfs(child, sub)
+            used[i] = False
+            order.pop()
+            starts.pop()
+            allocs.pop()
+
+    dfs(profile.copy(), 0.0)
+    if best[1] is None:   # every job contributes nothing and nothing beat INF: cannot happen
+        raise RuntimeError("exhaustive plan search found no plan")
+    o, st, al = best[1]
+    return Plan(o, best[0], st, al, []), counts[0], counts[1]
+
+
+@dataclass
+class SearchStats:
+    """What one round's search did (for benchmarks and tests)."""
+
+    jobs: int = 0
+    method: str = ""
+    evaluations: int = 0
+    placements: int = 0
+    best_score: float = 0.0
+    initial_best: float = 0.0
+    initial_worst: float = 0.0
+
+
+def best_plan(profile: AvailabilityProfile, jobs: list[Job], now: float, *, alpha: float,
+              rng: np.random.Generator, schedule: CoolingSchedule = CoolingSchedule(),
+              exhaustive_limit: int = 5, stats: SearchStats | None = None) -> Plan:
+    """The best plan found by Algorithm 2 of seed 001 (see the module docstring)."""
+    n = len(jobs)
+    stats = stats if stats is not None else SearchStats()
+    stats.jobs = n
+    if n <= exhaustive_limit:
+        best, evaluations, placements = exhaustive_plan(profile, jobs, now, alpha)
+        stats.method = "exhaustive"
+        stats.evaluations, stats.placements = evaluations, placements
+        stats.best_score = best.score
+        return best
+    problem = PlanProblem(profile, jobs, now, alpha)
+    plans = [problem.evaluate(order, 0) for order in initial_orders(jobs)]
+    best = min(plans, key=lambda p: p.score)          # min() keeps the first of equal scores
+    worst = max(p.score for p in plans)
+    stats.initial_best, stats.initial_worst = best.score, worst
+    if worst == best.score:
+        stats.method = "initial"
+    else:
+        problem.commit(best)
+        result = anneal(problem, best, worst - best.score, rng, schedule)
+        best = result.best
+        stats.method = "annealing"
+    stats.evaluations, stats.placements = problem.evaluations, problem.placements
+    stats.best_score = best.score
+    return best
+
+
+class PlanBased(Policy):
+    """``plan``: plan-based scheduling with simulated annealing (seed 001 Alg. 2)."""
+
+    name = "plan"
+    _parameter_constraints = {
+        "alpha": Param(float, min=0.0, help="exponent of the waiting time in the plan score (seed 001 Eq. 1)"),
+        "seed": Param(int, min=0, help="seed of the annealing RNG (numpy default_rng)"),
+        "steps": Param(int, min=0, help="annealing cooling steps (seed 001: 30)"),
+        "moves": Param(int, min=1, help="swap moves per cooling step (seed 001: 6)"),
+        "cooling": Param(float, min=0.0, max=1.0, help="cooling rate: T <- max(cooling * T, 1) (seed 001: 0.9)"),
+        "exhaustive_limit": Param(int, min=0, max=8,
+                                  help="queues of at most this many jobs are searched exhaustively (seed 001: 5)"),
+    }
+
+    def __init__(self, *, alpha: float = 2.0, seed: int = 0, steps: int = 30, moves: int = 6,
+                 cooling: float = 0.9, exhaustive_limit: int = 5, job_model: str = "alloc-only",
+                 period: float = 0.0):
+        self.alpha = alpha
+        self.seed = seed
+        self.steps = steps
+        self.moves = moves
+        self.cooling = cooling
+        self.exhaustive_limit = exhaustive_limit
+        self.job_model = job_model
+        self.period = period
+
+    def setup(self, cluster) -> None:
+        super().setup(cluster)
+        self.rng_ = np.random.default_rng(self.seed)
+        self.schedule_ = CoolingSchedule(steps=self.steps, moves=self.moves, rate=self.cooling, t_min=1.0)
+        self.last_stats_: SearchStats | None = None
+        self.rounds_ = 0
+        self.methods_: dict[str, int] = {}    # search method -> rounds (exhaustive, initial, annealing)
+
+    def schedule(self, ctx: SchedulingContext) -> list[Decision]:
+        queue = ctx.queue
+        if not queue:
+            return ctx.decisions
+        profile = ctx.profile
+        free = profile.nodes[0].bit_count()
+        # No plan can start a job that does not fit now on its own: skip the search.
+        if not any(j.request.nodes <= free and profile.fits_now(j.request) is not None for j in queue):
+            return ctx.decisions
+        self.rounds_ += 1
+        stats = SearchStats()
+        plan = best_plan(profile, queue, ctx.now, alpha=float(self.alpha), rng=self.rng_,
+                         schedule=self.schedule_, exhaustive_limit=self.exhaustive_limit, stats=stats)
+        self.last_stats_ = stats
+        self.methods_[stats.method] = self.methods_.get(stats.method, 0) + 1
+        for pos, i in enumerate(plan.order):
+            if plan.starts[pos] == ctx.now and plan.allocs[pos] is not None:
+                ctx.start(queue[i], plan.allocs[pos])
+        return ctx.decisions
+
+
+class Plan1(PlanBased):
+    """``plan-1``: alpha = 1, minimises the total waiting time (seed 001 Sect. 4.2)."""
+
+    name = "plan-1"
+
+    def __init__(self, *, alpha: float = 1.0, seed: int = 0, steps: int = 30, moves: int = 6,
+                 cooling: float = 0.9, exhaustive_limit: int = 5, job_model: str = "alloc-only",
+                 period: float = 0.0):
+        super().__init__(alpha=alpha, seed=seed, steps=steps, moves=moves, cooling=cooling,
+                         exhaustive_limit=exhaustive_limit, job_model=job_model, period=period)
+
+
+class Plan2(PlanBased):
+    """``plan-2``: alpha = 2 (seed 001's best on the whole trace)."""
+
+    name = "plan-2"
+
+    def __init__(self, *, alpha: float = 2.0, seed: int = 0, steps: int = 30, moves: int = 6,
+                 cooling: float = 0.9, exhaustive_limit: int = 5, job_model: str = "alloc-only",
+                 period: float = 0.0):
+        super().__init__(alpha=alpha, seed=seed, steps=steps, moves=moves, cooling=cooling,
+                         exhaustive_limit=exhaustive_limit, job_model=job_model, period=period)
+
+
+class Plan3(PlanBased):
+    """``plan-3``: alpha = 3, the strongest penalty on postponing one job."""
+
+    name = "plan-3"
+
+    def __init__(self, *, alpha: float = 3.0, seed: int = 0, steps: int = 30, moves: int = 6,
+                 cooling: float = 0.9, exhaustive_limit: int = 5, job_model: str = "alloc-only",
+                 period: float = 0.0):
+        super().__init__(alpha=alpha, seed=seed, steps=steps, moves=moves, cooling=cooling,
+                         exhaustive_limit=exhaustive_limit, job_model=job_model, period=period)

@@ -1,0 +1,277 @@
+"""Run a :class:`Policy` against Batsim: queue, running jobs, availability, checked decisions.
+
+``PolicyRuntime`` is the protocol-free core (plain dicts in, decisions out) so that it can be
+driven by a test loop or the embedded engine alike; ``PolicyScheduler`` is the
+``BatsimScheduler`` that feeds it events and turns its decisions into protocol actions under
+the ``alloc-only`` job model (one Batsim job per job, ``alloc`` = its compute nodes).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from mrsched.errors import MrschedError, SimulationError
+from mrsched.schedulers.availability import Allocation, AvailabilityProfile, Reservation
+from mrsched.schedulers.batsim.scheduler import BatsimScheduler
+from mrsched.schedulers.cluster import Cluster, cluster_from_simulation_begins
+from mrsched.schedulers.decisions import Decision, Reject, Start, WakeUp
+from mrsched.schedulers.job import Job, job_from_batsim
+from mrsched.schedulers.placement import BurstBufferPlacer
+from mrsched.schedulers.policies.base import Policy, SchedulingContext, infeasible_reason
+
+logger = logging.getLogger(__name__)
+
+INF = math.inf
+#: Tolerance when deciding whether ``now`` is on a scheduling tick (Batsim's clock drifts by a
+#: few tens of microseconds per round-trip, see PROTOCOL.md).
+TICK_TOLERANCE = 1e-3
+
+
+@dataclass
+class RunningJob:
+    """A started job: where it runs and the profile reservation it holds until it ends."""
+
+    job: Job
+    start: float
+    allocation: Allocation
+    reservation: Reservation
+
+
+class PolicyRuntime:
+    """Bookkeeping around a policy; every decision is checked before it reaches Batsim."""
+
+    def __init__(self, policy: Policy):
+        self.policy = policy
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def begin(self, cluster: Cluster, now: float = 0.0, profiles: Mapping[str, Any] | None = None) -> None:
+        self.policy.validate_params()
+        self.cluster = cluster
+        self.profiles = dict(profiles or {})          # workload -> {profile name -> profile}
+        self.profile = AvailabilityProfile(cluster, now, placer=BurstBufferPlacer(cluster))
+        self.queue: dict[str, Job] = {}               # waiting, submission order
+        self.running: dict[str, RunningJob] = {}
+        self.busy = 0                                  # node mask, independent of the profile
+        self.bb_used = [0] * len(cluster.storage)
+        self.submitted: list[str] = []
+        self.ended: list[str] = []
+        self.pending: list[Decision] = []              # rejections decided at submission
+        self.period = float(getattr(self.policy, "period", 0.0) or 0.0)
+        self.next_tick: float | None = None
+        self.policy.setup(cluster)
+
+    def submit(self, now: float, job_id: str, job: Mapping[str, Any], profile: Mapping | None = None) -> Job | None:
+        """Queue a job, or reject it now when it can never run (or is malformed)."""
+        workload = job_id.split("!", 1)[0]
+        profiles = self.profiles.get(workload)
+        if profile is not None:
+            profiles = {job.get("profile"): profile}
+        try:
+            # a job field named like a counter of sched-config's "counters" is a countable request
+            parsed = job_from_batsim(job_id, job, profiles, tuple(self.cluster.counters))
+        except MrschedError as exc:
+            self._reject_now(job_id, f"invalid request: {exc}")
+            return None
+        reason = infeasible_reason(self.cluster, parsed.request, self.profile.placer)
+        if reason is not None:
+            self._reject_now(job_id, reason)
+            return None
+        self.queue[job_id] = parsed
+        self.submitted.append(job_id)
+        return parsed
+
+    def _reject_now(self, job_id: str, reason: str) -> None:
+        logger.info("rejecting job %s: %s", job_id, reason)
+        self.pending.append(Reject(job_id, reason))
+
+    def complete(self, now: float, job_id: str) -> None:
+        """A job ended (possibly before its walltime): free what it still holds."""
+        run = self.running.pop(job_id, None)
+        if run is None:
+            return  # a job we never started (e.g. rejected): nothing to free
+        self.profile.advance(max(now, self.profile.now))
+        self.profile.release(run.reservation, from_time=now)
+        self.busy &= ~run.allocation.nodes
+        for s, b in enumerate(run.allocation.bb):
+            self.bb_used[s] -= b
+        self.ended.append(job_id)
+
+    # -- rounds ------------------------------------------------------------------------------
+    def on_tick(self, now: float) -> bool:
+        """Whether the policy runs at ``now`` (always when ``period`` is 0)."""
+        if self.period <= 0:
+            return True
+        tick = math.floor(now / self.period + TICK_TOLERANCE / self.period) * self.period
+        # every message on a tick gets a round (jobs submitted at the tick are included,
+        # seed 001 Sect. 3.1: "the first iteration ... includes jobs submitted at time 0")
+        return abs(now - tick) <= TICK_TOLERANCE
+
+    def step(self, now: float, *, force: bool = False) -> list[Decision]:
+        """One round at ``now``: run the policy if due, check its decisions, return them all."""
+        out = self.pending
+        self.pending = []
+        if force or self.on_tick(now):
+            out.extend(self.decide(now))
+        if self.period > 0 and self.queue:
+            nxt = (math.floor(now / self.period + TICK_TOLERANCE / self.period) + 1) * self.period
+            if self.next_tick is None or self.next_tick <= now + TICK_TOLERANCE or nxt < self.next_tick:
+                self.next_tick = nxt
+                out.append(WakeUp(nxt))
+        return out
+
+    def decide(self, now: float) -> list[Decision]:
+        self.profile.advance(now)
+        queue = list(self.queue.values())
+        ctx = SchedulingContext(now, self.cluster, self.profile, queue, self.running,
+                                self.submitted, self.ended)
+        self.submitted, self.ended = [], []
+        decisions = self.policy.schedule(ctx) or []
+        checked = []
+        for d in decisions:
+            if type(d) is Start:
+                checked.append(self._apply_start(now, d, ctx))
+            elif type(d) is Reject:
+                self._apply_reject(d)
+                checked.append(d)
+            elif type(d) is WakeUp:
+                checked.append(d)
+            else:
+                raise SimulationError(f"policy '{self.policy.policy_name()}' returned {d!r}, not a decision")
+        return checked
+
+    def _fail(self, job_id: str, message: str) -> None:
+        raise SimulationError(f"policy '{self.policy.policy_name()}' {message}", job=job_id)
+
+    def _allocation_of(self, d: Start) -> Allocation:
+        """A Start built by hand (no profile Allocation): rebuild one from ids."""
+        cl = self.cluster
+        mask = 0
+        for rid in d.nodes:
+            if rid not in cl.index_of:
+                self._fail(d.job_id, f"starts the job on unknown compute resource {rid}")
+            mask |= 1 << cl.index_of[rid]
+        sidx = {s.id: k for k, s in enumerate(cl.storage)}
+        per = [0] * len(cl.storage)
+        placement = {}
+        for rid, shares in d.bb.items():
+            for sid, nbytes in shares.items():
+                if sid not in sidx:
+                    self._fail(d.job_id, f"places burst buffer on unknown storage resource {sid}")
+                per[sidx[sid]] += nbytes
+                placement[cl.index_of.get(rid, -1)] = (sidx[sid], nbytes)
+        return Allocation(mask, tuple(per) if any(per) else (), placement)
+
+    def _apply_start(self, now: float, d: Start, ctx: SchedulingContext) -> Start:
+        job = self.queue.get(d.job_id)
+        if job is None:
+            self._fail(d.job_id, "starts a job that is not waiting (unknown, running or rejected)")
+        if now < job.subtime:
+            self._fail(d.job_id, f"starts the job at {now} before its submission at {job.subtime}")
+        alloc = d.allocation if isinstance(d.allocation, Allocation) else self._allocation_of(d)
+        req = job.request
+        if alloc.nodes.bit_count() != req.nodes:
+            self._fail(d.job_id, f"gives {alloc.nodes.bit_count()} nodes to a job asking {req.nodes}")
+        if alloc.nodes & self.busy:
+            self._fail(d.job_id, f"starts the job on busy nodes {self.cluster.ids_of(alloc.nodes & self.busy)}")
+        if req.gpus_per_node and alloc.nodes & ~self.cluster.gpu_mask(req.gpus_per_node):
+            self._fail(d.job_id, f"starts the job on nodes with fewer than {req.gpus_per_node} GPUs")
+        if req.bb_total:
+            given = sum(alloc.bb)
+            if given < req.bb_total:
+                self._fail(d.job_id, f"gives {given} bytes of burst buffer to a job asking {req.bb_total}")
+        for s, b in enumerate(alloc.bb):
+            if self.bb_used[s] + b > self.cluster.storage[s].capacity:
+                self._fail(d.job_id, f"over-allocates burst buffer on storage {self.cluster.storage[s].name}")
+        reservation = ctx.reservations.get(d.job_id)
+        if reservation is None:   # a policy that did not go through ctx.start
+            reservation = self.profile.reserve(now, now + req.walltime, alloc, tag=d.job_id)
+        self.busy |= alloc.nodes
+        for s, b in enumerate(alloc.bb):
+            self.bb_used[s] += b
+        del self.queue[d.job_id]
+        self.running[d.job_id] = RunningJob(job, now, alloc, reservation)
+        return d if d.allocation is not None else Start(d.job_id, d.nodes, d.bb, alloc)
+
+    def _apply_reject(self, d: Reject) -> None:
+        if d.job_id not in self.queue:
+            self._fail(d.job_id, "rejects a job that is not waiting")
+        if not d.reason:
+            self._fail(d.job_id, "rejects a job without a reason")
+        logger.info("rejecting job %s: %s", d.job_id, d.reason)
+        del self.queue[d.job_id]
+
+    # -- protocol edge helpers -------------------------------------------------------------
+    def storage_mapping(self, d: Start) -> dict[str, int] | None:
+        """Labels of the job's profile -> storage ids, only for profiles that use labels.
+
+        Decision: a label naming the PFS (contains "pfs") maps to the PFS; any other label to
+        the storage host holding the job's first burst-buffer share, else the PFS.
+        """
+        run = self.running.get(d.job_id)
+        job = run.job if run else None
+        prof = job.profile_data if job else None
+        if not prof:
+            return None
+        kind = prof.get("type")
+        labels = []
+        if kind == "parallel_homogeneous_pfs":
+            labels = [prof.get("storage", "pfs")]
+        elif kind == "data_staging":
+            labels = [prof.get("from", "pfs"), prof.get("to", "pfs")]
+        if not labels:
+            return None
+        bb_host = next((sid for shares in d.bb.values() for sid in shares), None)
+        mapping = {}
+        for label in labels:
+            if "pfs" in str(label).lower() and self.cluster.pfs_id is not None:
+                mapping[label] = self.cluster.pfs_id
+            elif bb_host is not None:
+                mapping[label] = bb_host
+            elif self.cluster.pfs_id is not None:
+                mapping[label] = self.cluster.pfs_id
+            elif len(self.cluster.storage_ids) == 1:
+                return None   # Batsim maps a lone storage host itself
+            else:
+                raise SimulationError(f"cannot map storage label '{label}' of the job's profile", job=d.job_id)
+        return mapping
+
+
+class PolicyScheduler(BatsimScheduler):
+    """A BatsimScheduler driven by a Policy (``make_scheduler(name, options)`` builds one)."""
+
+    def __init__(self, policy: Policy, options: Mapping[str, Any] | None = None):
+        super().__init__(options if options is not None else policy.get_params())
+        self.policy = policy
+        self.runtime = PolicyRuntime(policy)
+
+    def on_simulation_begins(self, event) -> None:
+        cluster = cluster_from_simulation_begins(event.to_data())
+        self.runtime.begin(cluster, event.timestamp, self.profiles)
+
+    def on_job_submission(self, event) -> None:
+        self.runtime.submit(self.now, event.job_id, event.job, event.profile)
+
+    def on_job_completion(self, event) -> None:
+        self.runtime.complete(self.now, event.job_id)
+
+    def on_requested_call(self, event) -> None:
+        """Nothing to record: ``on_no_more_events`` runs the round (on a tick when periodic)."""
+
+    def on_no_more_events(self) -> None:
+        if not hasattr(self.runtime, "cluster"):
+            return  # no SIMULATION_BEGINS yet
+        for d in self.runtime.step(self.now):
+            if type(d) is Start:
+                self.start_job(d)
+            elif type(d) is Reject:
+                self.reject_job(d.job_id)
+            else:
+                self.call_me_later(d.time)
+
+    def start_job(self, d: Start) -> None:
+        """Turn a checked Start into protocol actions (the job model's hook; alloc-only here,
+        ``mrsched.schedulers.iophased`` overrides it)."""
+        self.execute_job(d.job_id, list(d.nodes), storage_mapping=self.runtime.storage_mapping(d))

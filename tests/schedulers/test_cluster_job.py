@@ -1,0 +1,111 @@
+"""Reading the machine from SIMULATION_BEGINS and requests from job fields."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mrsched.errors import ProtocolError, WorkloadError
+from mrsched.schedulers.availability import AvailabilityProfile
+from mrsched.schedulers.cluster import Cluster, StorageNode, cluster_from_simulation_begins
+from mrsched.schedulers.job import INF, job_from_batsim, request_from_fields
+from mrsched.schedulers.placement import BurstBufferPlacer
+from mrsched.schedulers.job import Request
+
+
+def dragonfly_begins() -> dict:
+    """Batsim ids follow lexicographic host names: node_0, node_1, node_10, node_11, node_2..."""
+    names = sorted([f"node_{k}" for k in range(12)])
+    compute, storage = [], []
+    for rid, name in enumerate(names):
+        k = int(name.split("_")[1])
+        props = {"group": str(k // 6), "chassis": str((k // 3) % 2), "gpus": str(k % 3)}
+        if k % 3 == 2:
+            storage.append((name, {"role": "storage", "bb_capacity": "100", **props}))
+        else:
+            compute.append((name, {"role": "", **props}))
+    out_c = [{"id": i, "name": n, "properties": p} for i, (n, p) in enumerate(compute)]
+    out_s = [{"id": len(compute) + i, "name": n, "properties": p} for i, (n, p) in enumerate(storage)]
+    out_s.append({"id": len(compute) + len(storage), "name": "pfs", "properties": {"role": "storage"}})
+    return {"nb_resources": 13, "compute_resources": out_c, "storage_resources": out_s,
+            "config": {"sched-config": json.dumps({"counters": {"licenses": 3}})}}
+
+
+def test_cluster_keeps_batsim_ids_names_storage_pfs_and_coordinates():
+    cl = cluster_from_simulation_begins(dragonfly_begins())
+    assert cl.nb_nodes == 8
+    assert cl.compute_names[:3] == ("node_0", "node_1", "node_10")
+    assert cl.compute_ids == tuple(range(8))
+    assert [s.name for s in cl.storage] == ["node_11", "node_2", "node_5", "node_8"]
+    assert all(s.capacity == 100 for s in cl.storage)
+    assert cl.pfs_id == 12
+    k10 = cl.compute_names.index("node_10")
+    assert (cl.group[k10], cl.chassis[k10], cl.gpus[k10]) == (1, 1, 1)
+    assert cl.counters == {"licenses": 3.0}
+    assert cl.sched_config == {"counters": {"licenses": 3}}
+
+
+def test_placement_prefers_same_chassis_then_group_then_any():
+    storage = (StorageNode(10, "s0", 100, group=0, chassis=0), StorageNode(11, "s1", 100, group=0, chassis=1),
+               StorageNode(12, "s2", 100, group=1, chassis=0))
+    cl = Cluster(compute_ids=(0, 1, 2), compute_names=("a", "b", "c"), storage=storage,
+                 group=(0, 1, 0), chassis=(1, 0, 0))
+    placer = BurstBufferPlacer(cl)
+    assert placer.order == [(1, 0, 2), (2, 0, 1), (0, 1, 2)]
+    # node 0 prefers s1 (same chassis), then s0 (same group)
+    assert placer.place([0, 1, 2], [60, 60, 60], [100, 100, 100]) == {0: (1, 60), 1: (2, 60), 2: (0, 60)}
+    assert placer.place([0, 2], [60, 60], [100, 50, 100]) == {0: (0, 60), 2: (2, 60)}
+    assert placer.place([0, 1], [60, 60], [50, 50, 50]) is None
+
+
+def test_placement_is_tracked_over_the_whole_window():
+    cl = Cluster.simple(2, bb_capacity=[100, 100])
+    prof = AvailabilityProfile(cl, 0)
+    # node 0 and storage 0 are taken over [5, 10): a job over [0, 20) gets node 1 and storage 1
+    t, a = prof.earliest_start(Request(nodes=1, walltime=5, bb_total=100, bb_per_node=100))
+    prof.reserve(5, 10, a)
+    t, b = prof.earliest_start(Request(nodes=1, walltime=20, bb_total=100, bb_per_node=100))
+    assert t == 0 and b.placement == {1: (1, 100)} and b.bb == (0, 100)
+
+
+def test_request_forms_of_burst_buffer():
+    r = request_from_fields("j", {"res": 4, "walltime": 100, "burst_buffer": 10})
+    assert (r.bb_total, r.bb_per_node, r.walltime) == (10, 3, 100.0)
+    r = request_from_fields("j", {"res": 4, "walltime": -1}, {"type": "delay", "delay": 5, "bb": 7})
+    assert (r.bb_total, r.bb_per_node, r.walltime) == (28, 7, INF)
+    r = request_from_fields("j", {"res": 2, "gpus_per_node": 2, "io_bandwidth_per_node": 1e6, "lic": 2},
+                            counters=("lic",))
+    assert (r.gpus_per_node, r.io_bandwidth_per_node, r.counters) == (2, 1e6, (("lic", 2.0),))
+
+
+def test_job_profile_comes_from_simulation_begins_profiles():
+    job = job_from_batsim("w0!1", {"id": "w0!1", "subtime": 3, "res": 2, "walltime": 10, "profile": "p"},
+                          {"p": {"type": "delay", "delay": 1, "bb": 5}})
+    assert job.request.bb_total == 10 and job.profile_data["type"] == "delay"
+
+
+@pytest.mark.parametrize("job,field", [
+    ({"subtime": 0, "walltime": 5}, "res"),
+    ({"subtime": 0, "res": 0}, "res"),
+    ({"subtime": 0, "res": 1.5}, "res"),
+    ({"subtime": 0, "res": 1, "burst_buffer": "lots"}, "burst_buffer"),
+    ({"subtime": 0, "res": 1, "burst_buffer": -3}, "burst_buffer"),
+    ({"subtime": 0, "res": 1, "walltime": 0}, "walltime"),
+    ({"res": 1}, "subtime"),
+])
+def test_bad_job_fields_name_job_and_field(job, field):
+    with pytest.raises(WorkloadError) as err:
+        job_from_batsim("w0!9", job)
+    assert err.value.job == "w0!9" and err.value.field == field
+
+
+def test_bad_host_property_and_sched_config_are_protocol_errors():
+    data = dragonfly_begins()
+    data["compute_resources"][0]["properties"]["gpus"] = "two"
+    with pytest.raises(ProtocolError, match="gpus"):
+        cluster_from_simulation_begins(data)
+    data = dragonfly_begins()
+    data["config"]["sched-config"] = "{not json"
+    with pytest.raises(ProtocolError, match="sched-config"):
+        cluster_from_simulation_begins(data)
