@@ -23,8 +23,14 @@ can never fit (e.g. beside a running job without walltime) is left out of the sc
 
 Speed: a plan is evaluated incrementally. The accepted plan keeps profile snapshots every
 ``stride`` positions; a swap at positions ``i < j`` replays the plan from the last snapshot
-at or before ``i`` only. A round where no queued job fits now on its own returns at once:
-no plan can start anything then.
+at or before ``i`` only. The annealing acceptance draw is made before a move is evaluated
+(:mod:`mrsched.schedulers.annealing`), so the evaluation stops as soon as the score so far
+cannot be accepted any more — the decisions are those of a full evaluation. A round where no queued job fits now
+on its own returns at once: no plan can start anything then.
+
+Decision: the search runs again only when a job was submitted or ended since the last search,
+or a start planned by the last search is reached; otherwise (e.g. the completion of one phase
+of an I/O-phased job, which frees nothing) the last plan stands and nothing starts.
 
 Examples
 --------
@@ -290,15 +296,22 @@ class PlanBased(Policy):
         self.last_stats_: SearchStats | None = None
         self.rounds_ = 0
         self.methods_: dict[str, int] = {}    # search method -> rounds (exhaustive, initial, annealing)
+        self.replan_at_ = -INF                 # earliest future start of the last plan
 
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
         queue = ctx.queue
         if not queue:
             return ctx.decisions
+        # Nothing submitted, nothing ended, no planned start reached: the last plan still holds
+        # (phase completions of I/O-phased jobs free nothing), so do not search again.
+        if not ctx.submitted and not ctx.ended and ctx.now < self.replan_at_:
+            return ctx.decisions
+        self.replan_at_ = -INF
         profile = ctx.profile
         free = profile.nodes[0].bit_count()
         # No plan can start a job that does not fit now on its own: skip the search.
         if not any(j.request.nodes <= free and profile.fits_now(j.request) is not None for j in queue):
+            self.replan_at_ = INF              # until a submission or an end changes that
             return ctx.decisions
         self.rounds_ += 1
         stats = SearchStats()
@@ -306,9 +319,14 @@ class PlanBased(Policy):
                          schedule=self.schedule_, exhaustive_limit=self.exhaustive_limit, stats=stats)
         self.last_stats_ = stats
         self.methods_[stats.method] = self.methods_.get(stats.method, 0) + 1
+        later = INF
         for pos, i in enumerate(plan.order):
-            if plan.starts[pos] == ctx.now and plan.allocs[pos] is not None:
+            t = plan.starts[pos]
+            if t == ctx.now and plan.allocs[pos] is not None:
                 ctx.start(queue[i], plan.allocs[pos])
+            elif t < later:
+                later = t
+        self.replan_at_ = later
         return ctx.decisions
 
 

@@ -205,3 +205,4 @@ def test_registry_names_and_knobs():
         make_policy("plan-2", sed=3)
     sched = make_scheduler("plan", {"alpha": "1", "steps": "10"})
     assert sched.policy.alpha == 1.0 and sched.policy.steps == 10
+
