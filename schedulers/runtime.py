@@ -20,7 +20,7 @@ from mrsched.schedulers.cluster import Cluster, cluster_from_simulation_begins
 from mrsched.schedulers.decisions import Decision, Reject, Start, WakeUp
 from mrsched.schedulers.job import Job, job_from_batsim
 from mrsched.schedulers.placement import BurstBufferPlacer
-from mrsched.schedulers.policies.base import Policy, SchedulingContext, infeasible_reason
+from mrsched.schedulers.policies.base import Policy, SchedulingContext, WaitingQueue, infeasible_reason
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +49,9 @@ class PolicyRuntime:
     # -- lifecycle ---------------------------------------------------------------------------
     def begin(self, cluster: Cluster, now: float = 0.0, profiles: Mapping[str, Any] | None = None) -> None:
         self.policy.validate_params()
+        declared = getattr(self.policy, "declared_counters", None)   # a policy's `counters` knob
+        if declared is not None:   # capacities for runs without sched-config; sched-config wins
+            cluster.counters = {**declared(), **cluster.counters}
         self.cluster = cluster
         self.profiles = dict(profiles or {})          # workload -> {profile name -> profile}
         self.profile = AvailabilityProfile(cluster, now, placer=BurstBufferPlacer(cluster))
@@ -124,7 +127,7 @@ class PolicyRuntime:
 
     def decide(self, now: float) -> list[Decision]:
         self.profile.advance(now)
-        queue = list(self.queue.values())
+        queue = WaitingQueue(self.queue)      # no copy: O(1) however long the queue
         ctx = SchedulingContext(now, self.cluster, self.profile, queue, self.running,
                                 self.submitted, self.ended)
         self.submitted, self.ended = [], []

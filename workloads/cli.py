@@ -51,7 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     syn.add_argument("-o", "--output", required=True)
 
     bb = sub.add_parser("bbsched", help="BBSched S1-S4: a fraction of jobs request large burst buffers (seed 000)")
-    bb.add_argument("workload", help="input workload JSON (e.g. from `mrsched workload swf`)")
+    bb.add_argument("workload", nargs="?", help="input workload JSON (e.g. from `mrsched workload swf`)")
+    _trace_arguments(bb)
     bb.add_argument("--platform", required=True, help="platform with burst-buffer storage nodes")
     bb.add_argument("--scenario", default="S1", choices=["S1", "S2", "S3", "S4"])
     bb.add_argument("--fraction", type=float, help="override the scenario's fraction of jobs")
@@ -59,6 +60,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     bb.add_argument("--reference", default="theta", choices=["theta", "cori"])
     bb.add_argument("--seed", type=int, default=0)
     bb.add_argument("-o", "--output", required=True)
+
+    mr = sub.add_parser("multires", help="MultiSched workload: jobs request five extra countable resources (seed 003)")
+    mr.add_argument("workload", nargs="?", help="input workload JSON (default: --trace, else a synthetic one)")
+    _trace_arguments(mr)
+    mr.add_argument("--platform", help="platform (machine size scales the capacities)")
+    mr.add_argument("--nodes", type=int, help="machine size without --platform")
+    mr.add_argument("--fraction", type=float, default=0.5, help="fraction of jobs requesting each resource (default 0.5)")
+    mr.add_argument("--intensity", type=float, default=1.5,
+                    help="mean demand of a requesting job, in units of its node share (default 1.5)")
+    mr.add_argument("--seed", type=int, default=0)
+    mr.add_argument("-o", "--output", required=True)
 
     esp = sub.add_parser("esp2", help="ESP-2 benchmark workload (seed 002 Table 11)")
     esp.add_argument("--platform", help="platform (nodes, cores and gpus properties)")
@@ -74,6 +86,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fe.add_argument("name", help="trace name, e.g. KTH-SP2-1996-2.1-cln")
     fe.add_argument("--cache", help="cache directory (default $MRSCHED_CACHE or ~/.cache/mrsched/traces)")
     fe.add_argument("--source", help="local path or URL to copy instead of the archive")
+
+
+def _trace_arguments(parser: argparse.ArgumentParser) -> None:
+    """Let a generator start from an SWF trace itself (campaign specs chain no commands)."""
+    parser.add_argument("--trace", help="SWF trace converted first (delay model) instead of a workload JSON")
+    parser.add_argument("--jobs", type=int, help="with --trace: keep the first N jobs (after --part)")
+    parser.add_argument("--part", help="with --trace: keep time window I of N, 1-based")
+    parser.add_argument("--oversize", default="drop", choices=["drop", "cap"],
+                        help="with --trace: jobs wider than the machine are dropped (default) or capped")
+
+
+def _base_workload(args: argparse.Namespace, platform) -> dict | None:
+    """The workload a generator transforms: the JSON given, or ``--trace`` converted (delay model)."""
+    from mrsched.workloads.batsim_json import read_workload
+
+    if args.workload and args.trace:
+        raise ConfigError("give either a workload JSON or --trace, not both", field="trace")
+    if args.trace:
+        from mrsched.workloads.convert import convert_swf
+
+        conv = convert_swf(args.trace, platform=platform, model="delay", jobs=args.jobs, part=args.part,
+                           oversize=args.oversize)
+        for line in conv.summary_lines():
+            print(line)
+        return conv.workload
+    if args.workload and (args.jobs is not None or args.part is not None):
+        raise ConfigError("--jobs and --part select jobs of an SWF trace: give --trace", field="jobs")
+    return read_workload(args.workload) if args.workload else None
 
 
 def _platform(path: str | None):
@@ -135,15 +175,28 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if command == "bbsched":
         from mrsched.units import parse_size
-        from mrsched.workloads.batsim_json import read_workload
         from mrsched.workloads.bbsched import inject_burst_buffer
 
         platform = _platform(args.platform)
-        wl = inject_burst_buffer(read_workload(args.workload), platform=platform, scenario=args.scenario,
+        base = _base_workload(args, platform)
+        if base is None:
+            raise ConfigError("missing input: a workload JSON or --trace SWF", field="workload")
+        wl = inject_burst_buffer(base, platform=platform, scenario=args.scenario,
                                  fraction=args.fraction,
                                  threshold=parse_size(args.threshold) if args.threshold else None,
                                  reference=args.reference, seed=args.seed)
         print(wl["description"])
+        _write(args.output, wl, platform)
+        return 0
+    if command == "multires":
+        from mrsched.workloads.multires import counters_option, generate_multires
+
+        platform = _platform(args.platform)
+        wl = generate_multires(_base_workload(args, platform), platform=platform, nodes=args.nodes,
+                               fraction=args.fraction, intensity=args.intensity,
+                               jobs=args.jobs or 300, seed=args.seed)
+        print(wl["description"])
+        print(f"policy option: counters={counters_option(wl['counters'])}")
         _write(args.output, wl, platform)
         return 0
     if command == "esp2":
@@ -159,4 +212,4 @@ def run(args: argparse.Namespace) -> int:
 
         print(fetch(args.name, cache=args.cache, source=args.source))
         return 0
-    raise ConfigError("missing workload action", hint="valid: swf, check, synthetic, bbsched, esp2, fetch (see --help)")
+    raise ConfigError("missing workload action", hint="valid: swf, check, synthetic, bbsched, multires, esp2, fetch (see --help)")

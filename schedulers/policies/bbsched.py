@@ -59,7 +59,7 @@ class BBSched(WindowPolicy):
     def __init__(self, *, window: int = 20, base_order: str = "fcfs", starvation_bound: int = 50,
                  resources: str = "nodes,burst_buffer", solver: str = "ga", generations: int = 500,
                  population: int = 20, mutation: float = 0.0005, seed: int = 0,
-                 tradeoff_factor: float = 2.0, reserve: str = "all",
+                 tradeoff_factor: float = 2.0, reserve: str = "all", counters: str = "",
                  job_model: str = "alloc-only", period: float = 0.0):
         self.window = window
         self.base_order = base_order
@@ -72,6 +72,7 @@ class BBSched(WindowPolicy):
         self.seed = seed
         self.tradeoff_factor = tradeoff_factor
         self.reserve = reserve
+        self.counters = counters
         self.job_model = job_model
         self.period = period
 
@@ -87,13 +88,14 @@ class Naive(WindowPolicy):
     name = "naive"
 
     def __init__(self, *, window: int = 20, base_order: str = "fcfs", starvation_bound: int = 50,
-                 resources: str = "nodes,burst_buffer", reserve: str = "all",
+                 resources: str = "nodes,burst_buffer", reserve: str = "all", counters: str = "",
                  job_model: str = "alloc-only", period: float = 0.0):
         self.window = window
         self.base_order = base_order
         self.starvation_bound = starvation_bound
         self.resources = resources
         self.reserve = reserve
+        self.counters = counters
         self.job_model = job_model
         self.period = period
 
@@ -114,7 +116,7 @@ class Weighted(WindowPolicy):
     def __init__(self, *, window: int = 20, base_order: str = "fcfs", starvation_bound: int = 50,
                  resources: str = "nodes,burst_buffer", node_weight: float = 0.5, solver: str = "exact",
                  generations: int = 500, population: int = 20, mutation: float = 0.0005, seed: int = 0,
-                 reserve: str = "all", job_model: str = "alloc-only", period: float = 0.0):
+                 reserve: str = "all", counters: str = "", job_model: str = "alloc-only", period: float = 0.0):
         self.window = window
         self.base_order = base_order
         self.starvation_bound = starvation_bound
@@ -126,6 +128,7 @@ class Weighted(WindowPolicy):
         self.mutation = mutation
         self.seed = seed
         self.reserve = reserve
+        self.counters = counters
         self.job_model = job_model
         self.period = period
 
@@ -146,11 +149,11 @@ class WeightedCpu(Weighted):
     def __init__(self, *, window: int = 20, base_order: str = "fcfs", starvation_bound: int = 50,
                  resources: str = "nodes,burst_buffer", node_weight: float = 0.8, solver: str = "exact",
                  generations: int = 500, population: int = 20, mutation: float = 0.0005, seed: int = 0,
-                 reserve: str = "all", job_model: str = "alloc-only", period: float = 0.0):
+                 reserve: str = "all", counters: str = "", job_model: str = "alloc-only", period: float = 0.0):
         super().__init__(window=window, base_order=base_order, starvation_bound=starvation_bound,
                          resources=resources, node_weight=node_weight, solver=solver,
                          generations=generations, population=population, mutation=mutation, seed=seed,
-                         reserve=reserve, job_model=job_model, period=period)
+                         reserve=reserve, counters=counters, job_model=job_model, period=period)
 
 
 @register("weighted-bb")
@@ -162,11 +165,11 @@ class WeightedBB(Weighted):
     def __init__(self, *, window: int = 20, base_order: str = "fcfs", starvation_bound: int = 50,
                  resources: str = "nodes,burst_buffer", node_weight: float = 0.2, solver: str = "exact",
                  generations: int = 500, population: int = 20, mutation: float = 0.0005, seed: int = 0,
-                 reserve: str = "all", job_model: str = "alloc-only", period: float = 0.0):
+                 reserve: str = "all", counters: str = "", job_model: str = "alloc-only", period: float = 0.0):
         super().__init__(window=window, base_order=base_order, starvation_bound=starvation_bound,
                          resources=resources, node_weight=node_weight, solver=solver,
                          generations=generations, population=population, mutation=mutation, seed=seed,
-                         reserve=reserve, job_model=job_model, period=period)
+                         reserve=reserve, counters=counters, job_model=job_model, period=period)
 
 
 @register("constrained")
@@ -181,7 +184,7 @@ class Constrained(WindowPolicy):
     def __init__(self, *, window: int = 20, base_order: str = "fcfs", starvation_bound: int = 50,
                  resources: str = "nodes,burst_buffer", target: str = "nodes", solver: str = "exact",
                  generations: int = 500, population: int = 20, mutation: float = 0.0005, seed: int = 0,
-                 reserve: str = "all", job_model: str = "alloc-only", period: float = 0.0):
+                 reserve: str = "all", counters: str = "", job_model: str = "alloc-only", period: float = 0.0):
         self.window = window
         self.base_order = base_order
         self.starvation_bound = starvation_bound
@@ -193,6 +196,7 @@ class Constrained(WindowPolicy):
         self.mutation = mutation
         self.seed = seed
         self.reserve = reserve
+        self.counters = counters
         self.job_model = job_model
         self.period = period
 
@@ -220,10 +224,10 @@ class ConstrainedBB(Constrained):
     def __init__(self, *, window: int = 20, base_order: str = "fcfs", starvation_bound: int = 50,
                  resources: str = "nodes,burst_buffer", target: str = "burst_buffer", solver: str = "exact",
                  generations: int = 500, population: int = 20, mutation: float = 0.0005, seed: int = 0,
-                 reserve: str = "all", job_model: str = "alloc-only", period: float = 0.0):
+                 reserve: str = "all", counters: str = "", job_model: str = "alloc-only", period: float = 0.0):
         super().__init__(window=window, base_order=base_order, starvation_bound=starvation_bound,
                          resources=resources, target=target, solver=solver, generations=generations,
-                         population=population, mutation=mutation, seed=seed, reserve=reserve,
+                         population=population, mutation=mutation, seed=seed, reserve=reserve, counters=counters,
                          job_model=job_model, period=period)
 
 
@@ -234,13 +238,14 @@ class BinPacking(WindowPolicy):
     name = "bin-packing"
 
     def __init__(self, *, window: int = 20, base_order: str = "fcfs", starvation_bound: int = 50,
-                 resources: str = "nodes,burst_buffer", reserve: str = "all",
+                 resources: str = "nodes,burst_buffer", reserve: str = "all", counters: str = "",
                  job_model: str = "alloc-only", period: float = 0.0):
         self.window = window
         self.base_order = base_order
         self.starvation_bound = starvation_bound
         self.resources = resources
         self.reserve = reserve
+        self.counters = counters
         self.job_model = job_model
         self.period = period
 

@@ -7,8 +7,10 @@ the true Pareto set is enumerated, above it the genetic algorithm of 000 runs; t
 rule starts from the highest node use and switches to a solution whose summed utilisation
 gains on the other resources exceed ``tradeoff_factor_per_resource`` x (number of
 resources) x its node loss (Decision, ALGORITHMS.md: this gives 000's 2x with burst buffer
-only and its 4x with three extra objectives, 000 Sect. 5). Resources come from job fields
-and the platform (``resources="auto"``: burst buffer, GPUs, ``sched-config`` counters).
+only and its 4x with three extra objectives, 000 Sect. 5); only resources some job of the
+window asks for count. Resources come from job fields and the platform
+(``resources="auto"``: burst buffer, GPUs, ``sched-config`` counters and the ``counters``
+knob's, e.g. the five of ``mrsched workload multires``).
 
 Decision: the window holds ceil(k% x queue length) jobs, so any k > 0 considers at least
 the head job. Starvation bound and EASY backfilling as in BBSched.
@@ -49,14 +51,18 @@ class MultiSchedSelector:
         if trivial is not None:
             return trivial
         keep = np.flatnonzero(np.all(problem.demands <= problem.free, axis=1))
-        sub = WindowProblem.build(problem.demands[keep], problem.free, problem.total,
-                                  problem.resources)
+        # Decision: a resource no remaining job asks for is not scheduled this round (its
+        # objective is 0 everywhere); it neither enters the search nor raises the factor.
+        cols = np.flatnonzero((np.arange(problem.n_resources) == 0)
+                              | np.any(problem.demands[keep] > 0, axis=0))
+        sub = WindowProblem.build(problem.demands[np.ix_(keep, cols)], problem.free[cols],
+                                  problem.total[cols], [problem.resources[c] for c in cols])
         if len(keep) < self.exhaustive_below:
             front = exact_front(sub)
         else:
             front = self.genetic.solve(sub, rng)
         best = choose_tradeoff(front, sub.total,
-                               factor=self.factor_per_resource * problem.n_resources)
+                               factor=self.factor_per_resource * sub.n_resources)
         chosen = np.zeros(problem.n_jobs, dtype=bool)
         chosen[keep[front.selections[best]]] = True
         return chosen
@@ -80,7 +86,7 @@ class MultiSched(WindowPolicy):
     def __init__(self, *, window_percent: float = 20.0, base_order: str = "fcfs",
                  starvation_bound: int = 50, resources: str = "auto", exhaustive_below: int = 10,
                  generations: int = 500, population: int = 20, mutation: float = 0.0005, seed: int = 0,
-                 tradeoff_factor_per_resource: float = 1.0, reserve: str = "all",
+                 tradeoff_factor_per_resource: float = 1.0, reserve: str = "all", counters: str = "",
                  job_model: str = "alloc-only", period: float = 0.0):
         self.window_percent = window_percent
         self.base_order = base_order
@@ -93,6 +99,7 @@ class MultiSched(WindowPolicy):
         self.seed = seed
         self.tradeoff_factor_per_resource = tradeoff_factor_per_resource
         self.reserve = reserve
+        self.counters = counters
         self.job_model = job_model
         self.period = period
 

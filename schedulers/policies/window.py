@@ -53,6 +53,7 @@ __all__ = [
     "base_order",
     "wfp_priority",
     "resource_names",
+    "parse_counters",
 ]
 
 METHODS = ("tradeoff", "naive", "weighted", "constrained", "bin-packing")
@@ -286,6 +287,28 @@ def resource_demand(job: Job, names: tuple[str, ...]) -> list[float]:
     return out
 
 
+def parse_counters(text: str, *, policy: str = "") -> dict[str, float]:
+    """``"memory=24576,licences=48"`` -> ``{"memory": 24576.0, "licences": 48.0}``."""
+    out: dict[str, float] = {}
+    for item in (text or "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        name, sep, value = item.partition("=")
+        try:
+            cap = float(value)
+        except ValueError:
+            cap = float("nan")
+        if not sep or not name.strip() or not np.isfinite(cap) or cap < 0:
+            raise ConfigError(f"{'policy ' + repr(policy) + ': ' if policy else ''}cannot read counter "
+                              f"capacity '{item}'", field="counters",
+                              hint="expected name=capacity[,name=capacity...] with capacity >= 0")
+        if name.strip() in BUILTIN_RESOURCES:
+            raise ConfigError(f"'{name.strip()}' is a built-in resource, not a counter", field="counters")
+        out[name.strip()] = cap
+    return out
+
+
 WINDOW_PARAMS: dict[str, Param] = {
     "window": Param(int, min=1, help="jobs at the front of the base queue considered together (000: 20)"),
     "base_order": Param(str, BASE_ORDERS, help="base scheduler order: fcfs (Cori) or wfp (Theta, Cobalt)"),
@@ -294,6 +317,9 @@ WINDOW_PARAMS: dict[str, Param] = {
     "resources": Param(str, help="comma-separated resources to optimise, nodes first "
                                  "(nodes, burst_buffer, gpus, counters) or 'auto'"),
     "reserve": Param(str, RESERVE, help="EASY backfilling's head reservation: nodes only or all resources"),
+    "counters": Param(str, help="machine capacities of countable resources read from job fields, "
+                                "'name=capacity,...' (sched-config's counters win); e.g. "
+                                "`mrsched workload multires` prints them"),
     "solver": Param(str, SOLVERS, help="Pareto set solver: ga (000's genetic algorithm) or exact"),
     "generations": Param(int, min=0, help="genetic algorithm generations (000: 500)"),
     "population": Param(int, min=2, help="genetic algorithm population (000: 20)"),
@@ -322,6 +348,12 @@ class WindowPolicy(Policy):
 
     def window_size(self, queue_length: int) -> int:
         return min(self.window, queue_length)
+
+    def declared_counters(self) -> dict[str, float]:
+        """Capacities of the ``counters`` knob. The runtime adds them to the machine's
+        counters before the simulation starts (campaign runs have no ``sched-config``), so
+        that jobs' fields of these names become requests that every start must fit."""
+        return parse_counters(getattr(self, "counters", "") or "", policy=self.policy_name())
 
     # -- run time ------------------------------------------------------------------------
     def setup(self, cluster: Cluster) -> None:
