@@ -29,7 +29,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mrsched", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="mrsched",
+        description="Multi-resource HPC job scheduling with Batsim: policies, an embedded "
+                    "Batsim-compatible simulator, platforms, workloads, campaigns and reports.")
     parser.add_argument("--version", action="version", version=f"mrsched {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -9,6 +9,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", nargs="?", help="a policy name: show its options, types and defaults")
 
 
+def _plain(text: str) -> str:
+    """Docstring markup (``name``) read as plain terminal text."""
+    return text.replace("``", "")
+
+
 def describe(name: str) -> str:
     """The option table of one policy as text (name, type, default, allowed values, help)."""
     from mrsched.schedulers.registry import parameter_table, policy_class, policy_parameters
@@ -19,7 +24,7 @@ def describe(name: str) -> str:
     doc = (cls.__doc__ or (__import__(cls.__module__).__doc__ or "")).strip().splitlines()
     lines = [f"{name} ({cls.__module__.replace('mrsched.', '')}.{cls.__name__})"]
     if doc:
-        lines.append(f"  {doc[0]}")
+        lines.append(f"  {_plain(doc[0])}")
     lines.append("options:")
     for opt, default in defaults.items():
         p = table.get(opt)
@@ -43,5 +48,5 @@ def run(args: argparse.Namespace) -> int:
     for name, cls in POLICIES.items():
         doc = (cls.__doc__ or "").strip().splitlines()
         summary = doc[0] if doc else ""
-        print(f"{name:18s} {summary}")
+        print(f"{name:18s} {_plain(summary)}")
     return 0
