@@ -13,17 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from mrsched.errors import WorkloadError
+from mrsched.simulator.profiles import PROFILE_FIELDS as ENGINE_PROFILE_FIELDS
 from mrsched.workloads.platform_info import PlatformInfo
 
-# profile type -> required fields (PROTOCOL.md "Workload JSON")
+# profile type -> required fields: the types the embedded engine runs (one table, shared with
+# it), plus the ones real Batsim also accepts (SMPI traces, usage traces, messages).
 PROFILE_FIELDS: dict[str, tuple[str, ...]] = {
-    "delay": ("delay",),
-    "parallel": ("cpu", "com"),
-    "parallel_homogeneous": ("cpu", "com"),
-    "parallel_homogeneous_total": ("cpu", "com"),
-    "composed": ("seq",),
-    "parallel_homogeneous_pfs": ("bytes_to_read", "bytes_to_write"),
-    "data_staging": ("nb_bytes", "from", "to"),
+    **ENGINE_PROFILE_FIELDS,
     "smpi": ("trace",),
     "usage_trace": ("trace",),
     "send": ("msg",),
