@@ -66,7 +66,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _trace_arguments(mr)
     mr.add_argument("--platform", help="platform (machine size scales the capacities)")
     mr.add_argument("--nodes", type=int, help="machine size without --platform")
-    mr.add_argument("--fraction", type=float, default=0.5, help="fraction of jobs requesting each resource (default 0.5)")
+    mr.add_argument("--fraction", type=float, default=0.5,
+                    help="fraction of jobs requesting each resource (default 0.5)")
     mr.add_argument("--intensity", type=float, default=1.5,
                     help="mean demand of a requesting job, in units of its node share (default 1.5)")
     mr.add_argument("--seed", type=int, default=0)
@@ -212,4 +213,5 @@ def run(args: argparse.Namespace) -> int:
 
         print(fetch(args.name, cache=args.cache, source=args.source))
         return 0
-    raise ConfigError("missing workload action", hint="valid: swf, check, synthetic, bbsched, multires, esp2, fetch (see --help)")
+    raise ConfigError("missing workload action",
+                      hint="valid: swf, check, synthetic, bbsched, multires, esp2, fetch (see --help)")
