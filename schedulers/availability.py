@@ -48,12 +48,10 @@ class Reservation:
 
 def lowest_bits(mask: int, n: int) -> int:
     """The ``n`` lowest set bits of ``mask`` (batsched's 'basic' selector: first free ids)."""
-    out = 0
+    rest = mask
     for _ in range(n):
-        low = mask & -mask
-        out |= low
-        mask ^= low
-    return out
+        rest &= rest - 1      # clears the lowest set bit
+    return mask ^ rest
 
 
 class AvailabilityProfile:
@@ -98,9 +96,10 @@ class AvailabilityProfile:
         """Forget the past: the first slice starts at ``now``."""
         if now < self.times[0]:
             raise SimulationError(f"time went backwards: {now} < {self.times[0]}")
-        self._version += 1
         k = bisect_right(self.times, now) - 1
         if k > 0:
+            # slice indices shift: the prefix cache is stale (moving times[0] alone keeps it)
+            self._version += 1
             del self.times[:k], self.nodes[:k], self.bb[:k], self.cnt[:k], self.bbsum[:k]
         self.times[0] = now
 
@@ -138,6 +137,9 @@ class AvailabilityProfile:
         i = self._split(start)
         j = self._split(end)
         mask, bb, cn = allocation.nodes, allocation.bb, allocation.counters
+        # a job's burst buffer sits on a few storage nodes: touch only those (hot path)
+        nz = [(s, b) for s, b in enumerate(bb) if b] if bb else ()
+        bb_l = self.bb
         # check every slice before touching any, so a refused reservation leaves no trace
         for k in range(i, j):
             free = self.nodes[k]
@@ -146,7 +148,7 @@ class AvailabilityProfile:
                 self._merge_at(i)
                 raise SimulationError(f"nodes {self.cluster.ids_of(mask & ~free)} are not free at "
                                       f"t={self.times[k]} (reservation [{start}, {end}))", job=tag)
-            if bb and any(a < b for a, b in zip(self.bb[k], bb)):
+            if nz and any(bb_l[k][s] < b for s, b in nz):
                 self._merge_at(j)
                 self._merge_at(i)
                 raise SimulationError(f"burst buffer over-allocated at t={self.times[k]}", job=tag)
@@ -158,8 +160,11 @@ class AvailabilityProfile:
         bbtotal = sum(bb)
         for k in range(i, j):
             self.nodes[k] &= ~mask
-            if bb:
-                self.bb[k] = tuple(a - b for a, b in zip(self.bb[k], bb))
+            if nz:
+                row = list(bb_l[k])
+                for s, b in nz:
+                    row[s] -= b
+                bb_l[k] = tuple(row)
                 self.bbsum[k] -= bbtotal
             if cn:
                 self.cnt[k] = tuple(a - b for a, b in zip(self.cnt[k], cn))
@@ -180,10 +185,15 @@ class AvailabilityProfile:
                                       "(released twice?)", job=reservation.tag)
         self._version += 1
         bbtotal = sum(a.bb)
+        nz = [(s, b) for s, b in enumerate(a.bb) if b] if a.bb else ()
+        bb_l = self.bb
         for k in range(i, j):
             self.nodes[k] |= a.nodes
-            if a.bb:
-                self.bb[k] = tuple(x + y for x, y in zip(self.bb[k], a.bb))
+            if nz:
+                row = list(bb_l[k])
+                for s, b in nz:
+                    row[s] += b
+                bb_l[k] = tuple(row)
                 self.bbsum[k] += bbtotal
             if a.counters:
                 self.cnt[k] = tuple(x + y for x, y in zip(self.cnt[k], a.counters))
@@ -239,11 +249,11 @@ class AvailabilityProfile:
             for k in range(len(pre), j + 1):
                 m &= nodes_l[k]
                 bk = bb_l[k]
-                if bk != b:
-                    b = tuple(x if x < y else y for x, y in zip(b, bk))
+                if bk is not b and bk != b:
+                    b = tuple(map(min, b, bk))
                 ck = cnt_l[k]
-                if ck != c:
-                    c = tuple(x if x < y else y for x, y in zip(c, ck))
+                if ck is not c and ck != c:
+                    c = tuple(map(min, c, ck))
                 pre.append((m, b, c))
         return pre[j]
 
@@ -276,7 +286,16 @@ class AvailabilityProfile:
             if t > not_after:
                 return None
             if (nodes_l[i] & elig).bit_count() < n:
+                # skip the run of slices too small on their own in one tight loop (conservative
+                # re-inserts every queued job: this scan is its hot path); the loop top then
+                # re-checks not_after at the next candidate
                 i += 1
+                if elig == self._eligible(0):
+                    while i < last and nodes_l[i].bit_count() < n and times[i] <= not_after:
+                        i += 1
+                else:
+                    while i < last and (nodes_l[i] & elig).bit_count() < n and times[i] <= not_after:
+                        i += 1
                 continue
             end = t + duration
             if i == 0:
@@ -313,12 +332,12 @@ class AvailabilityProfile:
                     for k in range(i + 1, j + 1):
                         b = bb_l[k]
                         if b != bbmin:
-                            bbmin = tuple(x if x < y else y for x, y in zip(bbmin, b))
+                            bbmin = tuple(map(min, bbmin, b))
                 if ok and use_c:
                     for k in range(i + 1, j + 1):
                         c = cnt_l[k]
                         if c != cmin:
-                            cmin = tuple(x if x < y else y for x, y in zip(cmin, c))
+                            cmin = tuple(map(min, cmin, c))
             if ok and use_c and any(have < want - 1e-9 for have, want in zip(cmin, cvec)):
                 ok = False
                 fail_at = None if not_after <= t else next((k for k in range(i, j + 1)
@@ -354,14 +373,18 @@ class AvailabilityProfile:
             return None
         if request.bb_total and kw.get("with_bb", True) and request.bb_total > sum(self.bb[0]):
             return None
+        # the nodes free over the whole window (cached prefix AND): the same test
+        # earliest_start's first candidate makes, without its set-up (EASY asks every round
+        # for every queued job that passes the tests above; most fail here)
+        end = now + (request.walltime if duration is None else duration)
+        if end > now:
+            mask = self._prefix(bisect_left(self.times, end) - 1)[0] & self._eligible(request.gpus_per_node)
+            if mask.bit_count() < request.nodes:
+                return None
         found = self.earliest_start(request, duration, now, not_after=now, **kw)
         return None if found is None else found[1]
 
 
 def _indices(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
+    """Set bit positions, ascending (the binary text read backwards: one C-level pass)."""
+    return [k for k, c in enumerate(bin(mask)[:1:-1]) if c == "1"]

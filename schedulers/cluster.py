@@ -73,14 +73,9 @@ class Cluster:
 
     def ids_of(self, mask: int) -> list[int]:
         """Batsim resource ids of a node bitmask, ascending index order."""
-        ids = []
-        k = 0
-        while mask:
-            if mask & 1:
-                ids.append(self.compute_ids[k])
-            mask >>= 1
-            k += 1
-        return ids
+        cid = self.compute_ids
+        # the binary text read backwards: one C-level pass instead of a shift per node
+        return [cid[k] for k, c in enumerate(bin(mask)[:1:-1]) if c == "1"] if mask > 0 else []
 
     @classmethod
     def simple(cls, nb_nodes: int, *, bb_capacity: int | list[int] = 0, gpus: int | list[int] = 0,

@@ -403,6 +403,8 @@ class ExecuteJob(Event):
     additional_io_job: AdditionalIoJob | None = None
 
     def __post_init__(self):
+        if self.mapping is None and self.storage_mapping is None:
+            return  # hot path: at most additional_io_job given
         given = [n for n in ("mapping", "storage_mapping", "additional_io_job")
                  if getattr(self, n) is not None]
         if len(given) > 1:

@@ -193,7 +193,8 @@ def infeasible_reason(cluster: Cluster, request: Request, placer: BurstBufferPla
         if amounts[-1] > max(caps):
             return f"asks {share} bytes of burst buffer per node, the largest storage node holds {max(caps)}"
         # the same greedy placement the profile uses, on the empty machine's first eligible nodes
-        nodes = [k for k in range(cluster.nb_nodes) if cluster.gpus[k] >= request.gpus_per_node][:n]
+        nodes = (list(range(n)) if request.gpus_per_node <= 0 else
+                 [k for k in range(cluster.nb_nodes) if cluster.gpus[k] >= request.gpus_per_node][:n])
         if (placer or BurstBufferPlacer(cluster)).place(nodes, amounts, caps) is None:
             return (f"asks {share} bytes of burst buffer on each of {n} nodes, the storage nodes can hold only "
                     f"{sum(c // share for c in caps)} such shares")
