@@ -133,7 +133,8 @@ def run_batsim(spec: RunSpec) -> EngineResult:
     url = f"tcp://127.0.0.1:{free_port()}"
     sched_cmd = serve_argv(spec, url)
     batsim = batsim_argv(spec.batsim)
-    sim_cmd = batsim + ["-p", spec.platform, "-w", spec.workload, "-e", str(out / "out"), "-s", url]
+    sim_cmd = batsim + ["-p", spec.platform, "-w", spec.workload, "-e", str(out / "out"), "-s", url,
+                        *spec.batsim_flags()]
     result = EngineResult("ok", commands=[shlex.join(sched_cmd), shlex.join(sim_cmd)])
     version = batsim_version(batsim)
     if version:
@@ -233,7 +234,8 @@ def run_docker(spec: RunSpec) -> EngineResult:
     env = dict(os.environ, MRSCHED_DATA=str(out), MRSCHED_POLICY=spec.policy,
                MRSCHED_OPTIONS=options, MRSCHED_PLATFORM="inputs/platform.xml",
                MRSCHED_WORKLOAD="inputs/workload.json", MRSCHED_EXPORT="out",
-               MRSCHED_UID=f"{os.getuid()}:{os.getgid()}")
+               MRSCHED_UID=f"{os.getuid()}:{os.getgid()}",
+               MRSCHED_BATSIM_FLAGS=" ".join(spec.batsim_flags()))
     project = "mrsched-" + "".join(c if c.isalnum() else "-" for c in spec.run_id.lower())[:40]
     base = compose + ["-f", str(cfile), "-p", project]
     up = base + ["up", "--abort-on-container-exit", "--exit-code-from", "batsim"]

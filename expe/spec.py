@@ -39,6 +39,16 @@ class RunSpec:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    @property
+    def dynamic_jobs(self) -> bool:
+        """The I/O-phased job model runs each phase as a Batsim dynamic job: the engine must
+        then be started with ``--enable-dynamic-jobs`` (the scheduler refuses to run without)."""
+        return str(self.options.get("job_model", "alloc-only")) == "io-phased"
+
+    def batsim_flags(self) -> list[str]:
+        """Extra Batsim command-line flags this run needs, for every engine alike."""
+        return ["--enable-dynamic-jobs"] if self.dynamic_jobs else []
+
     @classmethod
     def from_dict(cls, data: dict) -> "RunSpec":
         return cls(**data)

@@ -13,6 +13,7 @@ import sys
 import traceback
 
 from mrsched.errors import ConfigError, MrschedError
+from mrsched.expe.spec import RunSpec
 
 ERROR_PREFIX = "mrsched-run-error: "
 # "module:function" replacing the embedded engine (another in-process simulator, or a test
@@ -54,7 +55,9 @@ def run_spec(spec: dict) -> None:
     simulate = load_simulate()
     scheduler = make_scheduler(spec["policy"], spec.get("options") or {})
     out_prefix = f"{spec['out_dir']}/out"
-    simulate(spec["platform"], [spec["workload"]], scheduler, export_prefix=out_prefix)
+    dynamic = RunSpec.from_dict(spec).dynamic_jobs
+    simulate(spec["platform"], [spec["workload"]], scheduler, export_prefix=out_prefix,
+             dynamic_jobs=dynamic)
 
 
 def main(argv: list[str] | None = None) -> int:
