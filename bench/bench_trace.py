@@ -14,9 +14,9 @@ Two cases, each against a baseline measured in the same process (ratio column):
 isolates the scheduler's own cost from the engine on a shared machine. Times are CPU seconds
 of this process (``time.process_time``), robust to other users of the cores.
 
-Measured on the 2-core shared machine (load 4-6, so absolute numbers swing by ~30%),
-before -> after this task. "sched-only" replays the same recorded messages into the scheduler
-code of commit 7441969 (before) and of this tree (after); both give identical replies.
+Measured on the 2-core shared machine (load 4-6, so absolute numbers swing by ~30%).
+First round (scheduler queue view, commit 7441969 -> 1st tree): "sched-only" replays the same
+recorded messages into the scheduler code before and after; both give identical replies.
 
 ==========================================  =============  =============  =================
 run                                          cpu s before   cpu s after    sched-only s
@@ -27,16 +27,34 @@ KTH-SP2 28,453, bench FCFS (baseline)        --             17.4-20.9      --
 KTH-SP2 28,453, registry sjf-bb              41.6-43.9      36.3-43.0      9.5 -> 9.0-10.2
 ==========================================  =============  =============  =================
 
+Second round (engine fast path, issue 7): the ptask model keeps *isolated* tasks (no latency,
+resources no other running task uses: every KTH job, CPU-only on exclusive nodes) out of the
+sharing solver at a constant rate with an analytic completion time, and
+``parallel_homogeneous`` no longer walks all host pairs when ``com`` is 0. Before/after
+measured in one process (the previous ``ptask.py``/``profiles.py`` loaded beside the new ones,
+runs interleaved), machine under load:
+
+==========================================  =============  =============  ==============
+run                                          cpu s before   cpu s after    after/before
+==========================================  =============  =============  ==============
+delay 28,000, bench FCFS (no ptask)          2.46           2.48           1.01
+delay 28,000, registry fcfs (no ptask)       5.89           5.84           0.99
+KTH-SP2 28,453, bench FCFS (engine)          16.59          4.79           0.29
+KTH-SP2 28,453, registry sjf-bb              27.23          12.29          0.45
+==========================================  =============  =============  ==============
+
+With less load (this script, after): KTH bench FCFS 3.0-3.6 s (was 17-21 s: ~5.5x), sjf-bb
+12.0 s of which 8.0 s are the policy's own (sched-only), so the engine now takes ~4 s of it
+and the 10 s target is missed by the scheduler part; delay fcfs 4.1 s (6,900 jobs/s), of which
+2.8 s are the scheduler's, the engine + bench FCFS alone 2.0 s (14,000 jobs/s).
+KTH outputs: same job order and allocations as before; 267 of 28,453 rows move by one unit in
+the 6th decimal (the analytic time differs from the stepped sum by ~1 ulp near a rounding
+boundary of ``x.xxxxxx5``).
 Delay case: the registry ``fcfs`` copied the whole waiting queue every round (the workload
 overloads the machine, ~28,000 jobs wait: quadratic); ``ctx.queue`` is now a view
-(``WaitingQueue``), 4.5x less scheduler time. It reaches 4,000-4,700 jobs per CPU second
-against the engine + 20-line FCFS's 12,000-13,000: what is left is ~60 us per message of
+(``WaitingQueue``), 4.5x less scheduler time. What is left there is ~60 us per message of
 protocol and bookkeeping (message parsing into dataclasses, Job construction, profile
 reserve/release, EXECUTE_JOB interval formatting), short of the 10,000 target.
-KTH case: the engine alone (with the trivial FCFS) needs 17-21 s, above the 10 s target,
-because it advances its ptask model (numpy, re-solved) at every event; advancing it only
-when a task ends cut the run by ~35% but changes floating-point accumulation (two
-simultaneous completions swap order in ``_jobs.csv``), so it was not kept.
 """
 
 from __future__ import annotations

@@ -157,8 +157,9 @@ def ptask_of(prof: dict, hosts: list[str], *, storage_mapping: dict[str, int] | 
                                   job=job, event="EXECUTE_JOB", field="alloc")
         for i, h in enumerate(hosts):
             add_flops(h, cpu[i])
-            for j, h2 in enumerate(hosts):
-                add_bytes(h, h2, com[i * n + j])
+            if any(com[i * n:(i + 1) * n]):  # skip rows without traffic
+                for j, h2 in enumerate(hosts):
+                    add_bytes(h, h2, com[i * n + j])
         used = tuple(hosts)
     elif ptype in ("parallel_homogeneous", "parallel_homogeneous_total"):
         cpu, com = float(prof["cpu"]), float(prof["com"])
@@ -166,9 +167,10 @@ def ptask_of(prof: dict, hosts: list[str], *, storage_mapping: dict[str, int] | 
             cpu, com = cpu / n, com / n
         for h in hosts:
             add_flops(h, cpu)
-            for h2 in hosts:
-                if h2 != h:
-                    add_bytes(h, h2, com)
+            if com > 0:  # pairs only matter with traffic (add_bytes drops zeros anyway)
+                for h2 in hosts:
+                    if h2 != h:
+                        add_bytes(h, h2, com)
         used = tuple(hosts)
     elif ptype == "parallel_homogeneous_pfs":
         storage = resolve_storage(prof.get("storage", "pfs"), storage_mapping, storage_names,

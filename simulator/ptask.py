@@ -18,8 +18,10 @@ its parts progress together at the pace of its bottleneck. As in SimGrid 3.32
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -42,7 +44,8 @@ class Ptask:
     live while it runs; ``finish`` is set when it completes.
     """
 
-    __slots__ = ("id", "flops", "bytes", "start", "latency", "tag", "finish", "_model", "_slot", "_final")
+    __slots__ = ("id", "flops", "bytes", "start", "latency", "tag", "finish", "_model", "_slot", "_final",
+                 "_cnsts", "_iso", "_t0", "_rem0", "_irate", "_ifinish")
 
     def __init__(self, id: int, flops: dict, bytes: dict, start: float, latency: float, tag: Any, model, slot):
         self.id = id
@@ -55,10 +58,21 @@ class Ptask:
         self._model = model
         self._slot = slot
         self._final = (1.0, latency, 0.0)  # remaining, latency_left, rate once out of the model
+        self._cnsts: tuple[int, ...] = ()  # constraints it uses (CPUs and links)
+        # isolated (fast path): constant rate ``_irate`` since ``_t0`` with ``_rem0`` left then
+        self._iso = False
+        self._t0 = start
+        self._rem0 = 1.0
+        self._irate = 0.0
+        self._ifinish = math.inf
 
     def _live(self, array_name: str, index: int) -> float:
         if self._slot < 0:
             return self._final[index]
+        if self._iso:
+            if index == 0:
+                return max(0.0, self._rem0 - self._irate * (self._model.now - self._t0))
+            return 0.0 if index == 1 else self._irate
         return float(getattr(self._model, array_name)[self._slot])
 
     @property
@@ -96,7 +110,16 @@ class PtaskModel:
     Tasks live in numpy arrays indexed by slot (never reused until compaction), and their
     resource consumptions in flat element arrays kept in slot order, so that a solve and a
     time step are a few vector operations whatever the number of tasks.
+
+    Fast path: a task that starts with no latency on resources no other running task uses
+    (typically a CPU-only job on exclusively allocated hosts) is *isolated*: its rate is
+    constant (the solver's answer for it alone), so it stays out of the arrays' solve and
+    steps, with an analytic completion time in a heap. It joins the solver (its remaining
+    work computed at that instant) as soon as another task touches one of its resources.
     """
+
+    #: Fast path for isolated tasks; False makes every task go through the solver (tests).
+    _isolate = True
 
     def __init__(self, platform):
         self.platform = platform
@@ -126,13 +149,20 @@ class PtaskModel:
         self._el_w = np.zeros(64)
         self._dirty = True
         self._pending: list[Ptask] = []
-        self._lookahead: tuple | None = None
+        self._lookahead: tuple | None = None  # the solver's next completion (when, task)
+        self._isom = np.zeros(16, dtype=bool)  # slots of isolated tasks
+        self._n_solver = 0  # running tasks in the solver (not isolated)
+        self._users: list[int] = []  # running tasks per constraint
+        self._owner: dict[int, Ptask] = {}  # constraint -> the isolated task using it
+        self._iso_heap: list[tuple[float, int, Ptask]] = []  # (finish, id, task), lazy deletes
+        self._cpus: dict[str, tuple[float, int]] = {}  # host name -> (speed, CPU constraint)
 
     # -- public API -------------------------------------------------------------------------------
     @property
     def tasks(self) -> list[Ptask]:
         """The running ptasks (waiting for latency or progressing), in start order."""
-        return [self._task_of[i] for i in np.flatnonzero(self._alive[:self._n])]
+        n = self._n
+        return [self._task_of[i] for i in np.flatnonzero(self._alive[:n] | self._isom[:n])]
 
     def add(self, flops: dict[str, float], bytes: dict[tuple[str, str], float], now: float,
             tag: Any = None) -> Ptask:
@@ -141,18 +171,27 @@ class PtaskModel:
         weights: dict[int, float] = {}
         bound = math.inf
         used = 0
+        cpus = self._cpus
         for name, amount in flops.items():
-            host = hosts.get(name)
-            if host is None:
-                raise SimulationError(f"ptask on unknown host '{name}'")
             amount = float(amount)
-            if not amount >= 0 or math.isinf(amount):
-                raise SimulationError(f"invalid flop amount {amount!r} on host '{name}'")
-            if amount > 0:
+            if amount > 0 and amount != math.inf:
+                cpu = cpus.get(name)
+                if cpu is None:
+                    host = hosts.get(name)
+                    if host is None:
+                        raise SimulationError(f"ptask on unknown host '{name}'")
+                    cpu = cpus[name] = (host.speed, self._constraint(("cpu", name), host.cores * host.speed,
+                                                                     False))
                 used += 1
-                c = self._constraint(("cpu", name), host.cores * host.speed, False)
+                c = cpu[1]
                 weights[c] = weights.get(c, 0.0) + amount
-                bound = min(bound, host.speed / amount)  # one core per host and task
+                per_core = cpu[0] / amount  # one core per host and task
+                if per_core < bound:
+                    bound = per_core
+            elif name not in hosts:
+                raise SimulationError(f"ptask on unknown host '{name}'")
+            elif not amount >= 0 or math.isinf(amount):
+                raise SimulationError(f"invalid flop amount {amount!r} on host '{name}'")
         latency = 0.0
         lat_current = 0.0
         n_links = 0
@@ -184,20 +223,46 @@ class PtaskModel:
                     weights[c] += amount
         if lat_current > 0:
             bound = min(bound, self._tcp_gamma / (2.0 * lat_current))  # TCP window limit
-        self._catch_up(now)
+        if now != self.now:
+            self._catch_up(now)
+        users = self._users
+        fat = self._fat_list
+        isolated = self._isolate and latency == 0 and used + n_links > 0
+        for c in weights:
+            if users[c]:
+                isolated = False
+                owner = self._owner.get(c)
+                if owner is not None:  # it shares a resource now: back into the solver
+                    self._materialise(owner)
+            elif fat[c]:
+                isolated = False
+            users[c] += 1
         slot = self._new_slot()
         task = Ptask(next(self._ids), dict(flops), dict(bytes), now, latency, tag, self, slot)
+        task._cnsts = tuple(weights)
         self._task_of.append(task)
         self._rem[slot] = 1.0
         self._lat[slot] = latency
         self._rate[slot] = 0.0
         self._bound[slot] = bound
-        self._alive[slot] = True
         self._n_alive += 1
+        self._add_elements(slot, weights)
+        if isolated:
+            cap = self._cap_list
+            rate = _solo_rate([cap[c] for c in weights], list(weights.values()), bound)
+            task._iso = True
+            task._irate = rate
+            task._ifinish = now + 1.0 / rate if rate > 0 else math.inf
+            self._isom[slot] = True
+            for c in weights:
+                self._owner[c] = task
+            heapq.heappush(self._iso_heap, (task._ifinish, task.id, task))
+            return task
+        self._alive[slot] = True
+        self._n_solver += 1
         if used + n_links == 0:  # nothing to do: done at once (SimGrid sets remains to 0)
             self._rem[slot] = 0.0
             self._empty[slot] = True
-        self._add_elements(slot, weights)
         self._dirty = True
         self._lookahead = None
         return task
@@ -207,20 +272,45 @@ class PtaskModel:
         self._catch_up(now)
         self._pending = [t for t in self._pending if t is not ptask]
         slot = ptask._slot
-        if slot >= 0 and ptask._model is self and self._alive[slot]:
+        if slot < 0 or ptask._model is not self:
+            return
+        if ptask._iso:
+            ptask._final = (ptask.remaining, 0.0, 0.0)
+            ptask._iso = False
+            self._isom[slot] = False
+        elif self._alive[slot]:
             ptask._final = (float(self._rem[slot]), float(self._lat[slot]), 0.0)
             self._alive[slot] = False
             self._rate[slot] = 0.0
-            self._n_alive -= 1
-            ptask._slot = -1
-            self._task_of[slot] = None
+            self._n_solver -= 1
             self._dirty = True
             self._lookahead = None
+        else:
+            return
+        self._n_alive -= 1
+        ptask._slot = -1
+        self._task_of[slot] = None
+        self._release(ptask)
 
     def next_completion(self) -> tuple[float, Ptask] | None:
         """When the next ptask finishes if nothing is added or removed before, and which one."""
         if self._pending:  # finished while the caller moved time through add/remove
             return self._pending[0].finish, self._pending[0]
+        best = self._solver_next() if self._n_solver else None
+        heap = self._iso_heap
+        while heap:
+            finish, tid, task = heap[0]
+            if not (task._iso and task._ifinish == finish):  # removed or back in the solver
+                heapq.heappop(heap)
+                continue
+            if math.isinf(finish):
+                break
+            if best is None or (finish, tid) < (best[0], best[1].id):
+                best = (finish, task)
+            break
+        return best
+
+    def _solver_next(self) -> tuple[float, Ptask] | None:
         if self._lookahead is None:
             sim = _Sim(self, copy=False)
             sim.solve_if_needed()
@@ -247,16 +337,47 @@ class PtaskModel:
             raise SimulationError(f"cannot move the ptask model back in time ({to_time} < {self.now})")
         done = self._pending
         self._pending = []
-        sim = _Sim(self, copy=False)
-        for slot, when in zip(sim.run(to_time, stop_at_completion=False), sim.finish_times):
-            task = self._task_of[slot]
-            task.finish = when
-            task._final = (0.0, 0.0, 0.0)
-            task._slot = -1
-            self._task_of[slot] = None
-            done.append(task)
-        sim.commit()
-        self._lookahead = None
+        if self._n_solver or self._dirty:
+            sim = _Sim(self, copy=False)
+            for slot, when in zip(sim.run(to_time, stop_at_completion=False), sim.finish_times):
+                task = self._task_of[slot]
+                task.finish = when
+                task._final = (0.0, 0.0, 0.0)
+                task._slot = -1
+                self._task_of[slot] = None
+                self._release(task)
+                done.append(task)
+            sim.commit()
+            self._lookahead = None
+        elif not math.isinf(to_time):
+            self.now = to_time
+        heap = self._iso_heap
+        if heap:
+            iso_done = []
+            while heap:
+                finish, tid, task = heap[0]
+                if not (task._iso and task._ifinish == finish):
+                    heapq.heappop(heap)
+                    continue
+                if finish <= to_time:
+                    when = finish
+                elif (finish - to_time) * task._irate < REMAINS_PRECISION:  # as the solver's step
+                    when = to_time
+                else:
+                    break
+                heapq.heappop(heap)
+                slot = task._slot
+                task.finish = when
+                task._final = (0.0, 0.0, 0.0)
+                task._iso = False
+                task._slot = -1
+                self._isom[slot] = False
+                self._task_of[slot] = None
+                self._n_alive -= 1
+                self._release(task)
+                iso_done.append(task)
+            if iso_done:
+                done = sorted(done + iso_done, key=_finish_order) if done else iso_done
         return done
 
     def rates(self) -> dict[int, float]:
@@ -267,6 +388,31 @@ class PtaskModel:
         return {t.id: t.rate for t in self.tasks}
 
     # -- internals --------------------------------------------------------------------------------
+    def _materialise(self, task: Ptask) -> None:
+        """An isolated task enters the solver with the work it has left now."""
+        slot = task._slot
+        self._rem[slot] = task._rem0 - task._irate * (self.now - task._t0)
+        self._lat[slot] = 0.0
+        self._rate[slot] = task._irate  # as last solved, until the next solve
+        self._isom[slot] = False
+        self._alive[slot] = True
+        task._iso = False
+        for c in task._cnsts:
+            if self._owner.get(c) is task:
+                del self._owner[c]
+        self._n_solver += 1
+        self._dirty = True
+        self._lookahead = None
+
+    def _release(self, task: Ptask) -> None:
+        """A task left the model: its resources have one user less."""
+        users = self._users
+        owner = self._owner
+        for c in task._cnsts:
+            users[c] -= 1
+            if owner.get(c) is task:
+                del owner[c]
+
     def _catch_up(self, now: float) -> None:
         if now < self.now:
             raise SimulationError(f"cannot act on the ptask model in the past ({now} < {self.now})")
@@ -280,6 +426,7 @@ class PtaskModel:
             self._cnst_index[key] = c
             self._cap_list.append(float(capacity))
             self._fat_list.append(bool(fatpipe))
+            self._users.append(0)
         return c
 
     def _new_slot(self) -> int:
@@ -293,6 +440,7 @@ class PtaskModel:
             self._bound = np.concatenate([self._bound, np.full(grow, np.inf)])
             self._alive = np.concatenate([self._alive, np.zeros(grow, dtype=bool)])
             self._empty = np.concatenate([self._empty, np.zeros(grow, dtype=bool)])
+            self._isom = np.concatenate([self._isom, np.zeros(grow, dtype=bool)])
         slot = self._n
         self._n += 1
         return slot
@@ -313,10 +461,10 @@ class PtaskModel:
     def _compact(self) -> None:
         """Drop dead slots and their elements, keeping order (slots get renumbered)."""
         n = self._n
-        keep = np.flatnonzero(self._alive[:n])
+        keep = np.flatnonzero(self._alive[:n] | self._isom[:n])
         new_index = np.full(n, -1, dtype=np.int64)
         new_index[keep] = np.arange(len(keep))
-        for name in ("_rem", "_lat", "_rate", "_bound", "_alive", "_empty"):
+        for name in ("_rem", "_lat", "_rate", "_bound", "_alive", "_empty", "_isom"):
             array = getattr(self, name)
             array[:len(keep)] = array[keep]
             array[len(keep):n] = np.inf if name == "_bound" else 0
@@ -449,9 +597,33 @@ class _Sim:
         self.rem[slots] = 0.0
         if not self.copy:
             self.model._n_alive -= len(slots)
+            self.model._n_solver -= len(slots)
         done.extend(int(s) for s in slots)
         self.finish_times.extend([self.now] * len(slots))
         self.dirty = True
+
+
+def _finish_order(task: Ptask) -> tuple[float, int]:
+    return task.finish, task.id
+
+
+def _solo_rate(capacities: list[float], weights: list[float], bound: float) -> float:
+    """``_fair_bottleneck`` for one task alone on its resources (capacities and the task's
+    weights on them), in plain floats: the same operations in the same order, so the same rate."""
+    value = 0.0
+    remaining = capacities
+    for _ in range(_MAX_ROUNDS):
+        inc = min(map(operator.truediv, remaining, weights))
+        if bound - value < inc:
+            inc = bound - value
+        value += inc
+        if value == bound:
+            return value
+        remaining = [r - w * inc for r, w in zip(remaining, weights)]
+        remaining = [r if r >= MAXMIN_PRECISION else 0.0 for r in remaining]
+        if min(remaining) <= 0:
+            return value
+    raise SimulationError("the ptask share solver did not converge")
 
 
 def _fair_bottleneck(ev: np.ndarray, ec: np.ndarray, ew: np.ndarray, starts: np.ndarray,
