@@ -47,6 +47,7 @@ from typing import Callable
 
 import numpy as np
 
+from mrsched.errors import SimulationError
 from mrsched.schedulers.annealing import CoolingSchedule, anneal
 from mrsched.schedulers.availability import Allocation, AvailabilityProfile
 from mrsched.schedulers.decisions import Decision
@@ -214,8 +215,8 @@ def exhaustive_plan(profile: AvailabilityProfile, jobs: list[Job], now: float,
             allocs.pop()
 
     dfs(profile.copy(), 0.0)
-    if best[1] is None:   # every job contributes nothing and nothing beat INF: cannot happen
-        raise RuntimeError("exhaustive plan search found no plan")
+    if best[1] is None:   # unreachable: a complete plan always scores below INF
+        raise SimulationError("exhaustive plan search found no plan")
     o, st, al = best[1]
     return Plan(o, best[0], st, al, []), counts[0], counts[1]
 

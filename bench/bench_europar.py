@@ -1,0 +1,163 @@
+"""Seed 001 (Euro-Par 2021) experiments and their cost: policies on the I/O-phased KTH-SP2
+workload on the default Dragonfly machine, on the embedded simulator.
+
+Run on demand (not a test):
+
+    .venv/bin/python bench/bench_europar.py sjf-cpu            # scheduler CPU, 1,000 jobs, sjf-bb
+    .venv/bin/python bench/bench_europar.py first1000          # every policy, first 1,000 jobs
+    .venv/bin/python bench/bench_europar.py parts --parts 1-16 # the 16 three-week parts
+    .venv/bin/python bench/bench_europar.py full --policies sjf-bb plan-2
+
+Each run prints one row: simulated jobs, scheduler CPU seconds (time spent inside the
+scheduler's ``handle_message``), wall seconds of the whole simulation, and the metrics of
+``mrsched.analysis`` (mean / max waiting time, mean bounded slowdown with tau = 10 min, over
+the executed user jobs, phases folded); the CSV adds the median, p95 and p99 waits and the
+p99 / max bounded slowdown. ``--out DIR`` also writes ``DIR/<label>.csv`` with every
+row and keeps each run's Batsim outputs under ``DIR/runs/``. The trace defaults to
+``../shared/data/KTH-SP2-1996-2.1-cln.swf`` (give ``--trace`` elsewhere; ``mrsched workload
+archive`` downloads it). Targets from the brief: sjf-bb scheduler CPU < 5 s on 1,000 jobs;
+all policies on 1,000 jobs < 2 min; full-trace sjf-bb < 10 min and plan-2 < 30 min.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import time
+from pathlib import Path
+
+PAPER_POLICIES = ("fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "plan-1", "plan-2", "plan-3")
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_TRACE = REPO.parent / "shared" / "data" / "KTH-SP2-1996-2.1-cln.swf"
+
+
+class TimedScheduler:
+    """Forwards messages to a scheduler and adds up the process CPU time spent inside it."""
+
+    def __init__(self, scheduler):
+        self.scheduler = scheduler
+        self.cpu = 0.0
+        self.messages = 0
+
+    def handle_message(self, msg: dict) -> dict:
+        t = time.process_time()
+        try:
+            return self.scheduler.handle_message(msg)
+        finally:
+            self.cpu += time.process_time() - t
+            self.messages += 1
+
+
+def make_workload(trace: Path, out: Path, *, jobs: int | None = None, part: tuple[int, int] | None = None,
+                  seed: int = 0) -> Path:
+    """The I/O-phased burst-buffer workload (seed 001 Sect. 4.1) of the trace, cached in ``out``."""
+    from mrsched.platforms.bundled import bundled_path
+    from mrsched.workloads.convert import convert_swf
+    from mrsched.workloads.platform_info import read_platform_info
+
+    label = "kth" + (f"-part{part[0]}of{part[1]}" if part else "") + (f"-{jobs}" if jobs else "") + f"-s{seed}"
+    path = out / "workloads" / f"{label}.json"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        platform = read_platform_info(bundled_path("dragonfly96"))
+        conv = convert_swf(trace, platform=platform, model="burst-buffer", variant="io-phased", seed=seed,
+                           jobs=jobs, part=part)
+        path.write_text(json.dumps(conv.workload))
+    return path
+
+
+def run_one(policy: str, workload: Path, out: Path, *, options: dict | None = None) -> dict:
+    """One I/O-phased simulation; returns the row (times and metrics)."""
+    from mrsched.analysis.jobs import job_table
+    from mrsched.analysis.metrics import run_metrics
+    from mrsched.platforms.bundled import bundled_path
+    from mrsched.schedulers.registry import make_scheduler
+    from mrsched.simulator.engine import simulate
+
+    opts = {"job_model": "io-phased", **(options or {})}
+    run_dir = out / "runs" / f"{workload.stem}-{policy}"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    sched = TimedScheduler(make_scheduler(policy, opts))
+    t0, c0 = time.perf_counter(), time.process_time()
+    simulate(bundled_path("dragonfly96"), [str(workload)], sched, export_prefix=str(run_dir / "out"),
+             dynamic_jobs=True)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    jobs = job_table(run_dir / "out_jobs.csv", workload)
+    m = run_metrics(jobs, tau=600.0)
+    return {"workload": workload.stem, "policy": policy, "jobs": m["n_jobs"], "executed": m["n_executed"],
+            "walltime_reached": m["n_walltime_reached"],
+            "scheduler_cpu_s": round(sched.cpu, 2), "simulation_cpu_s": round(cpu, 2), "wall_s": round(wall, 2),
+            "mean_wait_s": m["mean_waiting_time"], "median_wait_s": m["median_waiting_time"],
+            "p95_wait_s": m["p95_waiting_time"], "p99_wait_s": m["p99_waiting_time"],
+            "max_wait_s": m["max_waiting_time"],
+            "mean_bsld": m["mean_bounded_slowdown"], "p99_bsld": m["p99_bounded_slowdown"],
+            "max_bsld": m["max_bounded_slowdown"],
+            "makespan_s": m["makespan"]}
+
+
+COLUMNS = ("workload", "policy", "jobs", "scheduler_cpu_s", "wall_s", "mean_wait_s", "max_wait_s", "mean_bsld",
+           "walltime_reached")
+
+
+def print_row(row: dict, header: bool = False) -> None:
+    if header:
+        print(" | ".join(f"{c:>16}" for c in COLUMNS))
+    cells = []
+    for c in COLUMNS:
+        v = row[c]
+        cells.append(f"{v:>16.1f}" if isinstance(v, float) else f"{v!s:>16}")
+    print(" | ".join(cells), flush=True)
+
+
+def parse_parts(text: str) -> list[int]:
+    a, _, b = text.partition("-")
+    return list(range(int(a), int(b or a) + 1))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("what", choices=("sjf-cpu", "first1000", "parts", "full"))
+    ap.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
+    ap.add_argument("--policies", nargs="+", default=None)
+    ap.add_argument("--parts", default="1-16", help="part numbers of 16, e.g. 1-16 or 3")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the burst-buffer draws")
+    ap.add_argument("--out", type=Path, default=Path("/tmp/mrsched-europar"))
+    args = ap.parse_args(argv)
+    if not args.trace.exists():
+        print(f"trace not found: {args.trace} (give --trace)", file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    started = time.perf_counter()
+    if args.what == "sjf-cpu":
+        workloads, policies = [make_workload(args.trace, args.out, jobs=1000, seed=args.seed)], ["sjf-bb"]
+    elif args.what == "first1000":
+        workloads = [make_workload(args.trace, args.out, jobs=1000, seed=args.seed)]
+        policies = list(PAPER_POLICIES)
+    elif args.what == "parts":
+        workloads = [make_workload(args.trace, args.out, part=(i, 16), seed=args.seed) for i in parse_parts(args.parts)]
+        policies = list(PAPER_POLICIES)
+    else:
+        workloads, policies = [make_workload(args.trace, args.out, seed=args.seed)], ["sjf-bb", "plan-2"]
+    policies = args.policies or policies
+    first = True
+    for wl in workloads:
+        for policy in policies:
+            row = run_one(policy, wl, args.out)
+            rows.append(row)
+            print_row(row, header=first)
+            first = False
+    total = time.perf_counter() - started
+    print(f"total wall time: {total:.1f} s for {len(rows)} runs")
+    label = args.what if args.what != "parts" else f"parts-{args.parts}"
+    with open(args.out / f"{label}.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
