@@ -28,6 +28,11 @@ import numpy as np
 
 from mrsched.errors import SimulationError
 
+try:  # the C function behind np.count_nonzero, without its Python wrapper (hot path)
+    from numpy._core.multiarray import count_nonzero as _count
+except ImportError:  # pragma: no cover - other numpy layouts
+    _count = np.count_nonzero
+
 #: SimGrid precisions: ``maxmin/precision`` (constraint slack), ``surf/precision`` (timing).
 MAXMIN_PRECISION = 1e-5
 SURF_PRECISION = 1e-9
@@ -120,6 +125,9 @@ class PtaskModel:
 
     #: Fast path for isolated tasks; False makes every task go through the solver (tests).
     _isolate = True
+    #: Systems of at most this many elements are solved in plain floats (same rates: numpy's
+    #: per-call cost dominates small systems); 0 sends every solve through numpy (tests).
+    _small_solver = 32
 
     def __init__(self, platform):
         self.platform = platform
@@ -150,6 +158,10 @@ class PtaskModel:
         self._dirty = True
         self._pending: list[Ptask] = []
         self._lookahead: tuple | None = None  # the solver's next completion (when, task)
+        # the look-ahead simulation that found it (copied arrays at that completion, finished
+        # slots), adopted by ``advance`` to exactly that time instead of simulating it again;
+        # valid only while ``_lookahead`` is (every change resets both)
+        self._ahead: tuple | None = None
         self._isom = np.zeros(16, dtype=bool)  # slots of isolated tasks
         self._n_solver = 0  # running tasks in the solver (not isolated)
         self._users: list[int] = []  # running tasks per constraint
@@ -312,11 +324,12 @@ class PtaskModel:
 
     def _solver_next(self) -> tuple[float, Ptask] | None:
         if self._lookahead is None:
+            self._ahead = None
             sim = _Sim(self, copy=False)
             sim.solve_if_needed()
             sim.commit()
             delta, is_latency = sim.next_delta()
-            finished = np.flatnonzero(sim.finished_mask())
+            finished = _nonzero(sim.finished_mask())
             if len(finished):  # tasks with nothing to do finish where they stand
                 self._lookahead = (self.now, self._task_of[finished[0]])
             elif math.isinf(delta):
@@ -328,6 +341,7 @@ class PtaskModel:
                 ahead = _Sim(self, copy=True)
                 slots = ahead.run(math.inf, stop_at_completion=True)
                 self._lookahead = (ahead.now, self._task_of[slots[0]]) if slots else (None, None)
+                self._ahead = (ahead, slots) if slots else None
         when, task = self._lookahead
         return None if task is None else (when, task)
 
@@ -339,7 +353,8 @@ class PtaskModel:
         self._pending = []
         if self._n_solver or self._dirty:
             sim = _Sim(self, copy=False)
-            for slot, when in zip(sim.run(to_time, stop_at_completion=False), sim.finish_times):
+            adopted = self._adopt_ahead(sim, to_time)
+            for slot, when in zip(adopted + sim.run(to_time, stop_at_completion=False), sim.finish_times):
                 task = self._task_of[slot]
                 task.finish = when
                 task._final = (0.0, 0.0, 0.0)
@@ -388,6 +403,30 @@ class PtaskModel:
         return {t.id: t.rate for t in self.tasks}
 
     # -- internals --------------------------------------------------------------------------------
+    def _adopt_ahead(self, sim: _Sim, to_time: float) -> list[int]:
+        """Advancing to the look-ahead's completion: take its state instead of re-simulating.
+
+        The look-ahead ran the same steps from the same state (``advance`` stops at the same
+        completion, as ``now + delta > to_time`` is false there), so the arrays are identical;
+        returns the slots it finished (their times are put in ``sim.finish_times``)."""
+        ahead = self._ahead
+        if ahead is None or self._lookahead is None:
+            return []
+        self._ahead = None
+        src, slots = ahead
+        if src.now != to_time or src.n != sim.n:
+            return []
+        sim.rem[:] = src.rem
+        sim.lat[:] = src.lat
+        sim.rate[:] = src.rate
+        sim.alive[:] = src.alive
+        sim.now = src.now
+        sim.dirty = src.dirty
+        self._n_alive -= len(slots)
+        self._n_solver -= len(slots)
+        sim.finish_times.extend(src.finish_times)
+        return slots
+
     def _materialise(self, task: Ptask) -> None:
         """An isolated task enters the solver with the work it has left now."""
         slot = task._slot
@@ -503,6 +542,7 @@ class _Sim:
             self.alive = model._alive[:n]
         self.copy = copy
         self.finish_times: list[float] = []
+        self._masks: tuple | None = None  # next_delta's masks, reused by _step / first_to_finish
 
     def commit(self) -> None:
         self.model.now = self.now
@@ -514,10 +554,11 @@ class _Sim:
     def solve_if_needed(self) -> None:
         if not self.dirty:
             return
+        self._masks = None
         model = self.model
         self.rate[:] = 0.0
         active = self.alive & (self.lat <= 0) & ~model._empty[:self.n]
-        if active.any():
+        if _count(active):
             if len(model._cap) != len(model._cap_list):
                 model._cap = np.asarray(model._cap_list, dtype=np.float64)
                 model._fat = np.asarray(model._fat_list, dtype=bool)
@@ -527,9 +568,21 @@ class _Sim:
             es = el_slot[m]
             ec = model._el_cnst[:ne][m]
             ew = model._el_w[:ne][m]
+            if len(ec) <= model._small_solver:
+                es_l = es.tolist()
+                starts_l = [i for i in range(len(es_l)) if i == 0 or es_l[i] != es_l[i - 1]]
+                var_l = [es_l[i] for i in starts_l]
+                ev_l = []
+                for v, i in enumerate(starts_l):
+                    ev_l.extend([v] * ((starts_l[v + 1] if v + 1 < len(starts_l) else len(es_l)) - i))
+                self.rate[var_l] = _fair_bottleneck_small(ev_l, ec.tolist(), ew.tolist(), starts_l,
+                                                          model._cap_list, model._fat_list,
+                                                          model._bound[var_l].tolist())
+                self.dirty = False
+                return
             first = np.ones(len(es), dtype=bool)
             first[1:] = es[1:] != es[:-1]
-            starts = np.flatnonzero(first)
+            starts = _nonzero(first)
             var_slots = es[starts]
             ev = np.cumsum(first) - 1
             self.rate[var_slots] = _fair_bottleneck(ev, ec, ew, starts, model._cap, model._fat,
@@ -538,26 +591,37 @@ class _Sim:
 
     def next_delta(self) -> tuple[float, bool]:
         """Time to the next internal event, and whether it is a latency ending."""
-        waiting = self.alive & (self.lat > 0)
-        d_lat = float(self.lat[waiting].min()) if waiting.any() else math.inf
-        moving = self.alive & (self.lat <= 0) & (self.rate > 0)
-        d_run = float((self.rem[moving] / self.rate[moving]).min()) if moving.any() else math.inf
+        alive, lat, rate = self.alive, self.lat, self.rate
+        waiting = alive & (lat > 0)
+        n_wait = _count(waiting)
+        d_lat = float(lat[waiting].min()) if n_wait else math.inf
+        moving = (alive ^ waiting) & (rate > 0)  # alive and lat <= 0 (lat is never NaN)
+        if _count(moving):
+            ratios = self.rem[moving] / rate[moving]
+            d_run = float(ratios.min())
+        else:
+            ratios = None
+            d_run = math.inf
+        self._masks = (waiting, n_wait, moving, ratios)  # valid until the state changes
         return (d_lat, True) if d_lat < d_run else (d_run, False)
 
     def first_to_finish(self, delta: float) -> int:
-        moving = np.flatnonzero(self.alive & (self.lat <= 0) & (self.rate > 0))
-        ratios = self.rem[moving] / self.rate[moving]
-        return int(moving[np.flatnonzero(ratios == delta)[0]])
+        if self._masks is None:
+            self.next_delta()
+        _, _, moving, ratios = self._masks
+        return int(_nonzero(moving)[_nonzero(ratios == delta)[0]])
 
     def run(self, to_time: float, stop_at_completion: bool) -> list[int]:
         done: list[int] = []
+        checked = False  # finished tasks already taken out since the last step
         while True:
-            finished = self.finished_mask()
-            if finished.any():  # e.g. tasks with nothing to do
-                self._finish(finished, done)
-                if stop_at_completion:
-                    return done
-                continue
+            if not checked:
+                finished = self.finished_mask()
+                if _count(finished):  # e.g. tasks with nothing to do
+                    self._finish(finished, done)
+                    if stop_at_completion:
+                        return done
+                    continue
             self.solve_if_needed()
             delta, _ = self.next_delta()
             if math.isinf(delta) or self.now + delta > to_time:
@@ -568,30 +632,34 @@ class _Sim:
             self._step(delta)
             self.now = self.now + delta
             finished = self.finished_mask()
-            if finished.any():
+            checked = True  # _finish takes every task finished now: none left for the loop top
+            if _count(finished):
                 self._finish(finished, done)
                 if stop_at_completion:
                     return done
 
     def _step(self, delta: float) -> None:
         """SimGrid ``HostL07Model::update_actions_state`` for one time step."""
+        if self._masks is None:
+            self.next_delta()
+        waiting, n_wait, moving, _ = self._masks
+        self._masks = None
         lat = self.lat
-        waiting = self.alive & (lat > 0)
-        if waiting.any():
+        if n_wait:
             longer = waiting & (lat > delta)
             lat[longer] -= delta
             lat[longer & (lat < SURF_PRECISION)] = 0.0
             lat[waiting & ~longer] = 0.0
-            if (waiting & (lat <= 0)).any():
+            if _count(waiting & (lat <= 0)):
                 self.dirty = True  # starts progressing: shares change
-        moving = self.alive & ~waiting & (self.rate > 0)
-        if moving.any():
+        if _count(moving):
             rem = self.rem
             rem[moving] -= self.rate[moving] * delta
             rem[moving & (rem < REMAINS_PRECISION)] = 0.0
 
     def _finish(self, finished: np.ndarray, done: list[int]) -> None:
-        slots = np.flatnonzero(finished)
+        slots = _nonzero(finished)
+        self._masks = None
         self.alive[slots] = False
         self.rate[slots] = 0.0
         self.rem[slots] = 0.0
@@ -601,6 +669,10 @@ class _Sim:
         done.extend(int(s) for s in slots)
         self.finish_times.extend([self.now] * len(slots))
         self.dirty = True
+
+
+def _nonzero(mask: np.ndarray) -> np.ndarray:
+    return mask.nonzero()[0]
 
 
 def _finish_order(task: Ptask) -> tuple[float, int]:
@@ -626,6 +698,102 @@ def _solo_rate(capacities: list[float], weights: list[float], bound: float) -> f
     raise SimulationError("the ptask share solver did not converge")
 
 
+def _fair_bottleneck_small(ev: list[int], ec_all: list[int], ew: list[float], starts: list[int],
+                           cap: list[float], fat: list[bool], bound: list[float]) -> list[float]:
+    """``_fair_bottleneck`` in plain floats for small systems (numpy's per-call cost dominates
+    there): the same operations in the same order (sums in element order), so the same rates."""
+    n_var = len(bound)
+    n_el = len(ev)
+    # local numbering of the constraints used
+    local: dict[int, int] = {}
+    ec_loc = []
+    for c in ec_all:
+        k = local.get(c)
+        if k is None:
+            k = local[c] = len(local)
+        ec_loc.append(k)
+    ec = ec_loc
+    n_c = len(local)
+    cap_l = cap
+    fat_l = fat
+    remaining = [cap_l[c] for c in local]
+    is_fat = [fat_l[c] for c in local]
+    any_fat = any(is_fat)
+    usage = [0.0] * n_c
+    cnst_live = [True] * n_c
+    value = [0.0] * n_var
+    mu = [0.0] * n_var
+    var_live = [True] * n_var
+    n_live = n_var
+    el_range = range(n_el)
+    var_els = list(zip(starts, starts[1:] + [n_el]))
+    rounds = 0
+    while n_live:
+        rounds += 1
+        if rounds > _MAX_ROUNDS:
+            raise SimulationError("the ptask share solver did not converge",
+                                  hint="FATPIPE links shared by tasks bottlenecked elsewhere can make "
+                                       "SimGrid's fair-bottleneck solver crawl")
+        nb = [0] * n_c
+        for e in el_range:
+            if var_live[ev[e]]:
+                nb[ec[e]] += 1
+        for c in range(n_c):
+            if cnst_live[c]:
+                k = nb[c]
+                if k == 0:
+                    remaining[c] = 0.0
+                    usage[c] = 0.0
+                    cnst_live[c] = False
+                else:
+                    usage[c] = remaining[c] / (1.0 if is_fat[c] else float(k))
+        for v in range(n_var):
+            if var_live[v]:
+                s, t = var_els[v]
+                m = min([usage[ec[e]] / ew[e] for e in range(s, t)])
+                room = bound[v] - value[v]
+                inc = m if m <= room else room
+                mu[v] = inc
+                value[v] += inc
+                if value[v] == bound[v]:
+                    var_live[v] = False
+                    n_live -= 1
+        dec = [0.0] * n_c
+        if any_fat:
+            fat_min = [math.inf] * n_c
+            for e in el_range:
+                c = ec[e]
+                x = ew[e] * mu[ev[e]]
+                dec[c] += x
+                if x < fat_min[c]:
+                    fat_min[c] = x
+            for c in range(n_c):
+                if is_fat[c]:
+                    dec[c] = usage[c] if usage[c] <= fat_min[c] else fat_min[c]
+        else:
+            for e in el_range:
+                dec[ec[e]] += ew[e] * mu[ev[e]]
+        saturated = []
+        for c in range(n_c):
+            if cnst_live[c]:
+                r = remaining[c] - dec[c]
+                if r < MAXMIN_PRECISION:
+                    r = 0.0
+                remaining[c] = r
+                if r <= 0:
+                    cnst_live[c] = False
+                    saturated.append(c)
+        if saturated:
+            sat = set(saturated)
+            for e in el_range:
+                if ec[e] in sat:
+                    v = ev[e]
+                    if var_live[v]:
+                        var_live[v] = False
+                        n_live -= 1
+    return value
+
+
 def _fair_bottleneck(ev: np.ndarray, ec: np.ndarray, ew: np.ndarray, starts: np.ndarray,
                      cap: np.ndarray, fat: np.ndarray, bound: np.ndarray) -> np.ndarray:
     """Rates by SimGrid's fair-bottleneck solver (``lmm/fair_bottleneck.cpp``).
@@ -648,7 +816,7 @@ def _fair_bottleneck(ev: np.ndarray, ec: np.ndarray, ew: np.ndarray, starts: np.
     usage = np.zeros(n_cnst)
     any_fat = bool(fat[ec].any())
     rounds = 0
-    while var_live.any():
+    while _count(var_live):
         rounds += 1
         if rounds > _MAX_ROUNDS:
             raise SimulationError("the ptask share solver did not converge",
@@ -680,7 +848,7 @@ def _fair_bottleneck(ev: np.ndarray, ec: np.ndarray, ew: np.ndarray, starts: np.
         remaining[cnst_live] -= dec[cnst_live]
         remaining[cnst_live & (remaining < MAXMIN_PRECISION)] = 0.0
         saturated = cnst_live & (remaining <= 0)
-        if saturated.any():
+        if _count(saturated):
             cnst_live &= ~saturated
             var_live[ev[saturated[ec]]] = False
     return value
