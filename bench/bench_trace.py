@@ -55,6 +55,35 @@ overloads the machine, ~28,000 jobs wait: quadratic); ``ctx.queue`` is now a vie
 (``WaitingQueue``), 4.5x less scheduler time. What is left there is ~60 us per message of
 protocol and bookkeeping (message parsing into dataclasses, Job construction, profile
 reserve/release, EXECUTE_JOB interval formatting), short of the 10,000 target.
+
+Third round (scheduler hot paths, same decisions: every replay below is ``same``). EASY reuses
+a blocked job's earliest start when the profile after the present slice is unchanged (exact:
+the job failed the present slice's checks, the scan's answer reads only later slices);
+``fits_now`` evaluates the scan's first candidate inline; the prefix cache is truncated at the
+first changed slice instead of dropped on every change; ``infeasible_reason`` is memoised per
+request shape; starts build their ProcSet from ids (no text round-trip) and intervals are
+built/formatted without procset's re-checks; sjf keeps its queue sorted across rounds
+(``EasyBackfilling._sjf_order``, added after the table: 5.7 s in the fresh-process replay
+below). Before = the previous commit's ``schedulers/``
+loaded from an export beside the same engine, runs interleaved (2 pairs, loaded machine):
+
+==========================================  =============  =============  ==============
+run                                          cpu s before   cpu s after    sched-only s
+==========================================  =============  =============  ==============
+delay 28,000, bench FCFS (baseline)          2.25 / 2.14    2.19 / 1.93    --
+delay 28,000, registry fcfs                  4.33 / 4.45    4.05 / 3.83    3.50 / 3.19 -> 3.34 / 2.49
+KTH-SP2 28,453, bench FCFS (baseline)        4.18 / 3.39    3.56 / 3.34    --
+KTH-SP2 28,453, registry sjf-bb              11.43 / 11.36  11.77 / 10.58  7.56 / 7.03 -> 6.40 / 6.84
+==========================================  =============  =============  ==============
+
+The in-run "sched-only" numbers swing with the process's heap (the replay runs after three
+simulations: the garbage collector's full passes walk it). Replaying the same recorded
+messages in fresh processes, 3 interleaved old/new pairs each: sjf-bb 6.55-7.00 s -> 5.63-5.99 s
+(-13%), fcfs 2.37-2.48 s -> 2.11-2.22 s (-10%); with ``gc.freeze()`` before the replay fcfs
+takes 1.6 s. Targets still missed: sjf-bb whole run ~11 s (engine ~4-5 s + scheduler ~6 s),
+delay fcfs ~7,300 jobs/cpu-s. What is left in sjf-bb is one EASY pass per message (~27 queued
+jobs sorted by walltime, ~4 fits_now checks, the head's reserve/release, ~100 us); in fcfs the
+per-message protocol work (event dataclasses, Job/Request construction, interval text).
 """
 
 from __future__ import annotations

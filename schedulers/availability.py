@@ -67,11 +67,12 @@ class AvailabilityProfile:
         self.cnt: list[tuple[float, ...]] = [tuple(cluster.counters[c] for c in self.counter_names)]
         self.bbsum: list[int] = [sum(self.bb[0])]     # total free burst buffer per slice (skips)
         self._gpu_masks: dict[int, int] = {}
-        self._version = 0          # bumped on every change; keys the prefix cache
+        self._version = 0          # bumped on every change
         # every release [start, end) in order; ``_log_base`` = absolute index of _log[0]
         self._log: list[tuple[float, float]] = []
         self._log_base = 0
-        self._pre_version = -1
+        # prefix aggregates of slices 0..k (see _prefix); every change truncates it at the
+        # first slice it touches, so a reservation late in the profile keeps the early part
         self._pre: list = []
 
     # -- structure ---------------------------------------------------------------------------
@@ -81,7 +82,7 @@ class AvailabilityProfile:
         other.times, other.nodes = list(self.times), list(self.nodes)
         other.bb, other.cnt, other.bbsum = list(self.bb), list(self.cnt), list(self.bbsum)
         other._gpu_masks = self._gpu_masks
-        other._version, other._pre_version, other._pre = 0, -1, []
+        other._version, other._pre = 0, []
         other._log, other._log_base = [], self._log_base + len(self._log)   # older history unknown there
         return other
 
@@ -100,6 +101,7 @@ class AvailabilityProfile:
         if k > 0:
             # slice indices shift: the prefix cache is stale (moving times[0] alone keeps it)
             self._version += 1
+            self._pre = []
             del self.times[:k], self.nodes[:k], self.bb[:k], self.cnt[:k], self.bbsum[:k]
         self.times[0] = now
 
@@ -113,6 +115,7 @@ class AvailabilityProfile:
         if self.times[k] == t:
             return k
         self._version += 1
+        del self._pre[k + 1:]
         self.times.insert(k + 1, t)
         self.nodes.insert(k + 1, self.nodes[k])
         self.bb.insert(k + 1, self.bb[k])
@@ -125,6 +128,7 @@ class AvailabilityProfile:
         if 0 < k < len(self.times) and self.nodes[k] == self.nodes[k - 1] and self.bb[k] == self.bb[k - 1] \
                 and self.cnt[k] == self.cnt[k - 1]:
             self._version += 1
+            del self._pre[k:]
             del self.times[k], self.nodes[k], self.bb[k], self.cnt[k], self.bbsum[k]
 
     # -- updates -----------------------------------------------------------------------------
@@ -148,15 +152,19 @@ class AvailabilityProfile:
                 self._merge_at(i)
                 raise SimulationError(f"nodes {self.cluster.ids_of(mask & ~free)} are not free at "
                                       f"t={self.times[k]} (reservation [{start}, {end}))", job=tag)
-            if nz and any(bb_l[k][s] < b for s, b in nz):
-                self._merge_at(j)
-                self._merge_at(i)
-                raise SimulationError(f"burst buffer over-allocated at t={self.times[k]}", job=tag)
+            if nz:
+                row = bb_l[k]
+                for s, b in nz:
+                    if row[s] < b:
+                        self._merge_at(j)
+                        self._merge_at(i)
+                        raise SimulationError(f"burst buffer over-allocated at t={self.times[k]}", job=tag)
             if cn and any(a < b - 1e-9 for a, b in zip(self.cnt[k], cn)):
                 self._merge_at(j)
                 self._merge_at(i)
                 raise SimulationError(f"counter over-allocated at t={self.times[k]}", job=tag)
         self._version += 1
+        del self._pre[i:]
         bbtotal = sum(bb)
         for k in range(i, j):
             self.nodes[k] &= ~mask
@@ -184,6 +192,7 @@ class AvailabilityProfile:
                 raise SimulationError(f"releasing nodes that are already free at t={self.times[k]} "
                                       "(released twice?)", job=reservation.tag)
         self._version += 1
+        del self._pre[i:]
         bbtotal = sum(a.bb)
         nz = [(s, b) for s, b in enumerate(a.bb) if b] if a.bb else ()
         bb_l = self.bb
@@ -236,13 +245,12 @@ class AvailabilityProfile:
     def _prefix(self, j: int) -> tuple[int, tuple[int, ...], tuple[float, ...]]:
         """AND of free nodes and min of free burst buffer / counters over slices ``0..j``.
 
-        Cached per profile version and extended lazily: EASY and filler ask "does it fit from
+        Cached and extended lazily (changes truncate it): EASY and filler ask "does it fit from
         now until its walltime?" for every queued job, always from slice 0 (hot path).
         """
-        if self._pre_version != self._version:
-            self._pre_version = self._version
-            self._pre = [(self.nodes[0], self.bb[0], self.cnt[0])]
         pre = self._pre
+        if not pre:
+            pre.append((self.nodes[0], self.bb[0], self.cnt[0]))
         if j >= len(pre):
             nodes_l, bb_l, cnt_l = self.nodes, self.bb, self.cnt
             m, b, c = pre[-1]
@@ -367,22 +375,46 @@ class AvailabilityProfile:
 
     def fits_now(self, request: Request, duration: float | None = None, **kw) -> Allocation | None:
         """The allocation if ``request`` can start at the profile's present, else None."""
-        now = self.times[0]
+        times = self.times
+        now = times[0]
+        n = request.nodes
         # cheap necessary tests first: most queued jobs of a busy machine fail here
-        if request.nodes > self.nodes[0].bit_count():
+        if n > self.nodes[0].bit_count():
             return None
-        if request.bb_total and kw.get("with_bb", True) and request.bb_total > sum(self.bb[0]):
+        with_bb = kw.get("with_bb", True)
+        total = request.bb_total if with_bb else 0
+        if total and total > sum(self.bb[0]):
             return None
-        # the nodes free over the whole window (cached prefix AND): the same test
-        # earliest_start's first candidate makes, without its set-up (EASY asks every round
-        # for every queued job that passes the tests above; most fail here)
         end = now + (request.walltime if duration is None else duration)
-        if end > now:
-            mask = self._prefix(bisect_left(self.times, end) - 1)[0] & self._eligible(request.gpus_per_node)
-            if mask.bit_count() < request.nodes:
-                return None
-        found = self.earliest_start(request, duration, now, not_after=now, **kw)
-        return None if found is None else found[1]
+        if not end > now or len(kw) > (("with_bb" in kw) + ("with_counters" in kw)):
+            found = self.earliest_start(request, duration, now, not_after=now, **kw)
+            return None if found is None else found[1]
+        # earliest_start's first candidate (the window from the present, cached prefix
+        # aggregates) evaluated inline: the same checks in the same order, without the scan's
+        # set-up (EASY asks every round for every queued job that passes the tests above)
+        mask, bbmin, cmin = self._prefix(bisect_left(times, end) - 1)
+        mask &= self._eligible(request.gpus_per_node)
+        if mask.bit_count() < n:
+            return None
+        if total and not self.bb[0]:
+            return None  # burst buffer asked on a machine without any
+        cvec = self.counter_vector(request) if kw.get("with_counters", True) else ()
+        use_c = bool(cvec) and any(cvec)
+        if use_c and any(have < want - 1e-9 for have, want in zip(cmin, cvec)):
+            return None
+        placer = self.placer
+        if total and not placer.capacity_fits(total // n, n, bbmin):
+            return None
+        chosen = lowest_bits(mask, n)
+        if not total:
+            return Allocation(chosen, (), {}, cvec if use_c else ())
+        placement = placer.place(_indices(chosen), split_shares(total, n), bbmin)
+        if placement is None:
+            return None
+        per_storage = [0] * len(bbmin)
+        for s, b in placement.values():
+            per_storage[s] += b
+        return Allocation(chosen, tuple(per_storage), placement, cvec if use_c else ())
 
 
 def _indices(mask: int) -> list[int]:

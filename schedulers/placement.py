@@ -58,10 +58,11 @@ class BurstBufferPlacer:
         """
         left = list(free)
         result: dict[int, tuple[int, int]] = {}
+        order = self.order
         for k, share in zip(node_indices, amounts):
             if share <= 0:
                 continue
-            for s in self.order[k]:
+            for s in order[k]:
                 if left[s] >= share:
                     left[s] -= share
                     result[k] = (s, share)

@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 from mrsched.errors import MrschedError, SimulationError
 from mrsched.schedulers.availability import Allocation, AvailabilityProfile, Reservation
+from mrsched.schedulers.batsim.intervals import procset_of_ids
 from mrsched.schedulers.batsim.scheduler import BatsimScheduler
 from mrsched.schedulers.cluster import Cluster, cluster_from_simulation_begins
 from mrsched.schedulers.decisions import Decision, Reject, Start, WakeUp
@@ -62,6 +63,7 @@ class PolicyRuntime:
         self.submitted: list[str] = []
         self.ended: list[str] = []
         self.pending: list[Decision] = []              # rejections decided at submission
+        self._infeasible: dict = {}                    # request shape -> infeasible_reason
         self.period = float(getattr(self.policy, "period", 0.0) or 0.0)
         self.next_tick: float | None = None
         self.policy.setup(cluster)
@@ -78,7 +80,12 @@ class PolicyRuntime:
         except MrschedError as exc:
             self._reject_now(job_id, f"invalid request: {exc}")
             return None
-        reason = infeasible_reason(self.cluster, parsed.request, self.profile.placer)
+        # a pure function of the request on a fixed machine: jobs of a trace repeat a few shapes
+        req = parsed.request
+        shape = (req.nodes, req.bb_total, req.bb_per_node, req.gpus_per_node, req.counters)
+        reason = self._infeasible.get(shape, False)
+        if reason is False:
+            reason = self._infeasible[shape] = infeasible_reason(self.cluster, req, self.profile.placer)
         if reason is not None:
             self._reject_now(job_id, reason)
             return None
@@ -277,4 +284,4 @@ class PolicyScheduler(BatsimScheduler):
     def start_job(self, d: Start) -> None:
         """Turn a checked Start into protocol actions (the job model's hook; alloc-only here,
         ``mrsched.schedulers.iophased`` overrides it)."""
-        self.execute_job(d.job_id, list(d.nodes), storage_mapping=self.runtime.storage_mapping(d))
+        self.execute_job(d.job_id, procset_of_ids(d.nodes), storage_mapping=self.runtime.storage_mapping(d))

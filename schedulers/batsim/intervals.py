@@ -14,12 +14,21 @@ from procset import ProcInt, ProcSet
 
 from mrsched.errors import ProtocolError
 
-__all__ = ["parse_intervals", "format_intervals"]
+__all__ = ["parse_intervals", "format_intervals", "procset_of_ids"]
 
 # Fast construction: when the parsed intervals are already canonical (the only form Batsim and
 # our schedulers emit) we hand the list to the ProcSet directly instead of merging one by one.
 # Guarded so that a future procset without the private list simply takes the slow path.
 _FAST_BUILD = hasattr(ProcSet(), "_itvs")
+_new_tuple = tuple.__new__
+
+
+def _built(bounds: list[tuple[int, int]]) -> ProcSet:
+    """A ProcSet holding already-checked canonical ``(lo, hi)`` bounds as its intervals
+    (ProcSet() and ProcInt() re-check and re-merge: a third of a small start's cost)."""
+    ps = ProcSet.__new__(ProcSet)
+    ps._itvs = [_new_tuple(ProcInt, b) for b in bounds]
+    return ps
 
 
 def _bad(text: str, field: str | None, why: str) -> ProtocolError:
@@ -65,10 +74,30 @@ def parse_intervals(text: str, *, field: str | None = None) -> ProcSet:
     except ValueError:
         raise _bad(text, field, "not a list of non-negative integers and ranges") from None
     if canonical and _FAST_BUILD:
-        ps = ProcSet()
-        ps._itvs = [ProcInt(lo, hi) for lo, hi in itvs]
-        return ps
+        return _built(itvs)
     return ProcSet(*itvs)
+
+
+def procset_of_ids(ids: Iterable[int]) -> ProcSet:
+    """ProcSet of resource ids without a text round-trip (a scheduler's start: ids ascending).
+
+    Ascending distinct non-negative ints are grouped into ranges directly; anything else goes
+    through ``format_intervals``/``parse_intervals`` and their checks.
+    """
+    values = ids if type(ids) in (list, tuple) else list(ids)
+    if not (_FAST_BUILD and values) or any(type(v) is not int for v in values) or values[0] < 0:
+        return parse_intervals(format_intervals(values))
+    itvs = []
+    lo = prev = values[0]
+    for v in values[1:]:
+        if v != prev + 1:
+            if v <= prev:   # not ascending: the general path merges and checks
+                return parse_intervals(format_intervals(values))
+            itvs.append((lo, prev))
+            lo = v
+        prev = v
+    itvs.append((lo, prev))
+    return _built(itvs)
 
 
 def format_intervals(ids: ProcSet | Iterable[int]) -> str:
@@ -77,7 +106,9 @@ def format_intervals(ids: ProcSet | Iterable[int]) -> str:
     Accepts a ``ProcSet`` or any iterable of non-negative ints (duplicates allowed).
     """
     if isinstance(ids, ProcSet):
-        return " ".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in ids.intervals())
+        # one EXECUTE_JOB each: read the interval list directly, join a list (not a generator)
+        itvs = ids._itvs if _FAST_BUILD else ids.intervals()
+        return " ".join([f"{lo}-{hi}" if lo != hi else str(lo) for lo, hi in itvs])
     if isinstance(ids, str):
         raise ProtocolError(f"format_intervals() takes ids, not the string {ids!r}",
                             hint="use parse_intervals() for text")

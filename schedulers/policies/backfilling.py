@@ -8,8 +8,8 @@ fits without touching that reservation. ``depth`` > 1 reserves the first ``depth
 
 Decision (where the paper is silent): a job without walltime cannot be reserved for (it would
 hold resources forever), so it blocks nothing; queue ties keep submission order; the head's
-reservation is recomputed every round (batsched keeps it when nothing ended, which yields the
-same start as nothing got freed).
+reservation is computed every round (batsched keeps it when nothing ended, which yields the
+same start as nothing got freed), reused only when the profile after the present is unchanged.
 
 Examples
 --------
@@ -20,8 +20,10 @@ Examples
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
+
 from mrsched.schedulers.decisions import Decision
-from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext, order_queue
+from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext, WaitingQueue, _walltime, order_queue
 
 RESERVE = ("nodes", "all")
 
@@ -53,7 +55,10 @@ class EasyBackfilling(Policy):
         nb_free, bb_free = free_now.bit_count(), sum(profile.bb[0])
         heads = self.__dict__.get("heads_") or {}   # blocked job id -> cached earliest start
         next_heads: dict = {}
-        for job in order_queue(ctx.queue, self.order):
+        queue = ctx.queue
+        ordered = (self._sjf_order(queue._jobs) if self.order == "sjf" and type(queue) is WaitingQueue
+                   else order_queue(queue, self.order))
+        for job in ordered:
             req = job.request
             # hot path: a quick necessary test on what is free now before the window check
             if req.nodes <= nb_free and req.bb_total <= bb_free:
@@ -74,6 +79,40 @@ class EasyBackfilling(Policy):
             profile.release(reservation)
         self.heads_ = next_heads
         return ctx.decisions
+
+    def setup(self, cluster) -> None:
+        super().setup(cluster)
+        self.__dict__.pop("sjf_", None)    # a new simulation: its jobs reuse the ids
+        self.__dict__.pop("heads_", None)
+
+    def _sjf_order(self, jobs: dict) -> list:
+        """``order_queue(queue, "sjf")`` kept sorted across rounds instead of re-sorted: the
+        same (walltime, submission position) order, updated by the ids that left the runtime's
+        waiting dict and the ones appended to it since the previous round."""
+        state = self.__dict__.get("sjf_")
+        if state is None:
+            state = self.sjf_ = ([], {}, [0])   # sorted (walltime, seq, job), id -> key, next seq
+        entries, keys, counter = state
+        gone = keys.keys() - jobs.keys()
+        for jid in gone:
+            key = keys.pop(jid)
+            del entries[bisect_left(entries, key)]   # keys are unique: seq breaks ties
+        if len(keys) != len(jobs):
+            new = []
+            for jid in reversed(jobs):   # new jobs are the dict's tail (insertion order)
+                if jid in keys:
+                    break
+                new.append(jid)
+            for jid in reversed(new):
+                job = jobs[jid]
+                key = (job.request.walltime, counter[0])
+                counter[0] += 1
+                keys[jid] = key
+                insort(entries, (*key, job))
+        if len(keys) != len(jobs):   # not a tail (a caller reordered the dict): rebuild
+            del self.sjf_
+            return self._sjf_order(jobs) if keys else sorted(jobs.values(), key=_walltime)
+        return [e[2] for e in entries]
 
     @staticmethod
     def _blocked_start(profile, job, now: float, with_bb: bool, heads: dict, next_heads: dict):

@@ -1,0 +1,120 @@
+"""The scheduler's hot-path shortcuts give exactly what the general code gives.
+
+fits_now's inline first candidate vs earliest_start(not_after=now), the incrementally truncated
+prefix cache vs a recomputation, EASY's reused head reservation vs a fresh policy each round,
+procset_of_ids vs ProcSet.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from procset import ProcSet
+
+from mrsched.schedulers.availability import Allocation, AvailabilityProfile
+from mrsched.schedulers.batsim.intervals import format_intervals, procset_of_ids
+from mrsched.schedulers.cluster import Cluster, StorageNode
+from mrsched.schedulers.job import Request
+
+
+def dragonfly(nb_nodes: int = 12) -> Cluster:
+    """Nodes in 3 groups / 6 chassis, one storage node per group: placement depends on nodes."""
+    storage = tuple(StorageNode(id=nb_nodes + s, name=f"bb{s}", capacity=1000, group=s, chassis=2 * s)
+                    for s in range(3))
+    return Cluster(compute_ids=tuple(range(nb_nodes)), compute_names=tuple(f"n{k}" for k in range(nb_nodes)),
+                   storage=storage, group=tuple(k * 3 // nb_nodes for k in range(nb_nodes)),
+                   chassis=tuple(k * 6 // nb_nodes for k in range(nb_nodes)),
+                   storage_ids=tuple(s.id for s in storage))
+
+
+def random_request(rng) -> Request:
+    n = int(rng.integers(1, 7))
+    bb = int(rng.choice([0, 0, 100, 333, 1001, 2500]))
+    return Request(nodes=n, walltime=float(rng.integers(1, 40)), bb_total=bb, bb_per_node=-(-bb // n))
+
+
+def brute_prefix(p: AvailabilityProfile, j: int):
+    mask, bb = p.nodes[0], p.bb[0]
+    for k in range(1, j + 1):
+        mask &= p.nodes[k]
+        bb = tuple(map(min, bb, p.bb[k]))
+    return mask, bb
+
+
+def test_fits_now_and_prefix_cache_agree_with_the_general_scan():
+    rng = np.random.default_rng(7)
+    for trial in range(40):
+        p = AvailabilityProfile(dragonfly(), 0.0)
+        held = []
+        now = 0.0
+        for step in range(60):
+            req = random_request(rng)
+            action = rng.integers(0, 4)
+            if action == 0 and held:                       # a job ends, maybe early
+                r = held.pop(int(rng.integers(0, len(held))))
+                now = max(now, min(r.end, now + float(rng.integers(0, 5))))
+                p.advance(now)
+                p.release(r, from_time=now)
+            elif action == 1:
+                now += float(rng.integers(0, 3))
+                p.advance(now)
+            found = p.earliest_start(req, None, now, with_bb=bool(rng.integers(0, 2)))
+            if found is not None and rng.integers(0, 2):
+                held.append(p.reserve(found[0], found[0] + req.walltime, found[1]))
+            for with_bb in (True, False):
+                fast = p.fits_now(req, with_bb=with_bb)
+                slow = p.earliest_start(req, None, now, not_after=now, with_bb=with_bb)
+                assert fast == (None if slow is None else slow[1]), (trial, step, req)
+            j = int(rng.integers(0, len(p)))
+            assert p._prefix(j)[:2] == brute_prefix(p, j), (trial, step, j)
+
+
+def test_easy_shortcuts_take_the_decisions_of_a_fresh_policy():
+    """sjf-bb driven round by round twice: one policy kept across rounds (head cache and
+    incremental sjf order warm), one fresh policy per round on a plain list (no cache, full
+    sort); every round's starts must be the same."""
+    from mrsched.schedulers.policies.base import SchedulingContext, WaitingQueue
+    from mrsched.schedulers.registry import make_policy
+
+    rng = np.random.default_rng(3)
+    cluster = dragonfly()
+    warm = make_policy("sjf-bb")
+    warm.setup(cluster)
+    profile = AvailabilityProfile(cluster, 0.0)
+    queue, running, now, seq, reused = {}, {}, 0.0, 0, 0
+    for _ in range(400):
+        now += float(rng.integers(0, 3))
+        ends = [jid for jid, r in running.items() if r.end <= now or rng.random() < 0.05]
+        profile.advance(now)
+        for jid in ends:
+            profile.release(running.pop(jid), from_time=now)
+        for _ in range(int(rng.integers(0, 3))):
+            from mrsched.schedulers.job import Job
+            seq += 1
+            queue[f"w!{seq}"] = Job(f"w!{seq}", now, random_request(rng))
+        before = dict(warm.__dict__.get("heads_") or {})
+        outs = []
+        for policy in (make_policy("sjf-bb"), warm):
+            p = profile.copy() if policy is not warm else profile
+            # the fresh one gets a plain list: order_queue's full sort, no incremental order
+            waiting = WaitingQueue(queue) if policy is warm else list(queue.values())
+            ctx = SchedulingContext(now, cluster, p, waiting, running, [], [])
+            decisions = policy.schedule(ctx)
+            outs.append([(d.job_id, d.allocation) for d in decisions])
+            if policy is warm:
+                for d in decisions:
+                    running[d.job_id] = ctx.reservations[d.job_id]
+                    del queue[d.job_id]
+        assert outs[0] == outs[1]
+        reused += any(v is before.get(k) for k, v in warm.heads_.items())
+    assert reused > 0   # the shortcut was exercised
+
+
+def test_procset_of_ids_equals_procset():
+    rng = np.random.default_rng(1)
+    for _ in range(500):
+        ids = sorted(int(x) for x in rng.choice(60, size=int(rng.integers(1, 20)), replace=False))
+        if rng.random() < 0.2:
+            ids = ids[::-1]
+        ps = procset_of_ids(ids)
+        assert ps == ProcSet(*ids) and format_intervals(ps) == format_intervals(ProcSet(*ids))
+    assert format_intervals(procset_of_ids((0, 1, 2, 5, 7, 8))) == "0-2 5 7-8"
