@@ -160,6 +160,24 @@ def _extended(zone: Zone, gw_src, gw_dst, links: list, preserve_order: bool) -> 
     return route
 
 
+def _store_route(zone: Zone, table: dict, src, dst, gw_src, gw_dst, link_list, symmetrical: bool,
+                 where) -> None:
+    """Check and store a declared route (and its reverse when ``symmetrical``) in ``table``,
+    refusing a pair that is declared twice, as SimGrid does."""
+    _check_route_params(zone, src, dst, gw_src, gw_dst, link_list, where)
+    element = "zoneRoute" if gw_src is not None else "route"
+    if (src.id, dst.id) in table:
+        raise PlatformError(f"the route between '{src.name}' and '{dst.name}' already exists",
+                            hint="routes are symmetrical by default", element=element, **where)
+    table[(src.id, dst.id)] = _extended(zone, gw_src, gw_dst, resolve_links(link_list, False, where), True)
+    if symmetrical:
+        if (dst.id, src.id) in table:
+            raise PlatformError(f"the route between '{dst.name}' and '{src.name}' already exists",
+                                hint="do not declare the reverse path of a symmetrical route",
+                                element=element, **where)
+        table[(dst.id, src.id)] = _extended(zone, gw_dst, gw_src, resolve_links(link_list, True, where), False)
+
+
 class FullZone(Zone):
     """Explicit routing table; a missing entry is an empty route, as in SimGrid."""
 
@@ -170,19 +188,8 @@ class FullZone(Zone):
         self.table: dict[tuple[int, int], ZoneRoute] = {}
 
     def add_route(self, src, dst, gw_src, gw_dst, link_list, symmetrical, where):
-        _check_route_params(self, src, dst, gw_src, gw_dst, link_list, where)
-        element = "zoneRoute" if gw_src is not None else "route"
-        if (src.id, dst.id) in self.table:
-            raise PlatformError(f"the route between '{src.name}' and '{dst.name}' already exists",
-                                hint="routes are symmetrical by default", element=element, **where)
-        self.table[(src.id, dst.id)] = _extended(self, gw_src, gw_dst, resolve_links(link_list, False, where), True)
-        if symmetrical and src is not dst:
-            if (dst.id, src.id) in self.table:
-                raise PlatformError(f"the route between '{dst.name}' and '{src.name}' already exists",
-                                    hint="do not declare the reverse path of a symmetrical route",
-                                    element=element, **where)
-            self.table[(dst.id, src.id)] = _extended(self, gw_dst, gw_src,
-                                                     resolve_links(link_list, True, where), False)
+        _store_route(self, self.table, src, dst, gw_src, gw_dst, link_list,
+                     symmetrical and src is not dst, where)
 
     def seal(self):
         if self.hierarchy == "base":
@@ -208,19 +215,7 @@ class FloydZone(Zone):
         self.pred: list[list[int]] = []
 
     def add_route(self, src, dst, gw_src, gw_dst, link_list, symmetrical, where):
-        _check_route_params(self, src, dst, gw_src, gw_dst, link_list, where)
-        element = "zoneRoute" if gw_src is not None else "route"
-        if (src.id, dst.id) in self.edges:
-            raise PlatformError(f"the route between '{src.name}' and '{dst.name}' already exists",
-                                hint="routes are symmetrical by default", element=element, **where)
-        self.edges[(src.id, dst.id)] = _extended(self, gw_src, gw_dst, resolve_links(link_list, False, where), True)
-        if symmetrical:
-            if (dst.id, src.id) in self.edges:
-                raise PlatformError(f"the route between '{dst.name}' and '{src.name}' already exists",
-                                    hint="do not declare the reverse path of a symmetrical route",
-                                    element=element, **where)
-            self.edges[(dst.id, src.id)] = _extended(self, gw_dst, gw_src,
-                                                     resolve_links(link_list, True, where), False)
+        _store_route(self, self.edges, src, dst, gw_src, gw_dst, link_list, symmetrical, where)
 
     def seal(self):
         n = len(self.vertices)
