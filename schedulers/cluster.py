@@ -51,6 +51,9 @@ class Cluster:
         if not self.chassis:
             self.chassis = (None,) * n
         self.index_of = {rid: k for k, rid in enumerate(self.compute_ids)}
+        ids = self.compute_ids
+        # first id when ids are consecutive (runs of the node mask are then id ranges)
+        self._id_base = ids[0] if ids and all(b - a == 1 for a, b in zip(ids, ids[1:])) else None
 
     @property
     def nb_nodes(self) -> int:
@@ -74,8 +77,30 @@ class Cluster:
     def ids_of(self, mask: int) -> list[int]:
         """Batsim resource ids of a node bitmask, ascending index order."""
         cid = self.compute_ids
-        # the binary text read backwards: one C-level pass instead of a shift per node
-        return [cid[k] for k, c in enumerate(bin(mask)[:1:-1]) if c == "1"] if mask > 0 else []
+        out: list[int] = []
+        # one slice per run of set bits (a few big-int operations a run, not a step a node)
+        while mask > 0:
+            low = mask & -mask
+            above = mask + low            # the carry clears the run and sets the bit above it
+            top = above & -above
+            out.extend(cid[low.bit_length() - 1:top.bit_length() - 1])
+            mask &= ~(top - 1)
+        return out
+
+    def runs_of(self, mask: int) -> list[tuple[int, int]] | None:
+        """Closed ``(first, last)`` Batsim id ranges of a node bitmask when compute ids are
+        consecutive (Batsim numbers compute hosts first), else None."""
+        base = self._id_base
+        if base is None:
+            return None
+        out = []
+        while mask > 0:
+            low = mask & -mask
+            above = mask + low
+            top = above & -above
+            out.append((base + low.bit_length() - 1, base + top.bit_length() - 2))
+            mask &= ~(top - 1)
+        return out
 
     @classmethod
     def simple(cls, nb_nodes: int, *, bb_capacity: int | list[int] = 0, gpus: int | list[int] = 0,

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from mrsched.errors import MrschedError, SimulationError
 from mrsched.schedulers.availability import Allocation, AvailabilityProfile, Reservation
-from mrsched.schedulers.batsim.intervals import procset_of_ids
+from mrsched.schedulers.batsim.intervals import procset_of_ids, procset_of_runs
 from mrsched.schedulers.batsim.scheduler import BatsimScheduler
 from mrsched.schedulers.cluster import Cluster, cluster_from_simulation_begins
 from mrsched.schedulers.decisions import Decision, Reject, Start, WakeUp
@@ -214,6 +214,11 @@ class PolicyRuntime:
         del self.queue[d.job_id]
 
     # -- protocol edge helpers -------------------------------------------------------------
+    def procset_of(self, d: Start):
+        """The Batsim resource set of a checked start (from its node mask: no per-id work)."""
+        runs = self.cluster.runs_of(d.allocation.nodes) if d.allocation is not None else None
+        return procset_of_runs(runs) if runs else procset_of_ids(d.nodes)
+
     def storage_mapping(self, d: Start) -> dict[str, int] | None:
         """Labels of the job's profile -> storage ids, only for profiles that use labels.
 
@@ -284,4 +289,4 @@ class PolicyScheduler(BatsimScheduler):
     def start_job(self, d: Start) -> None:
         """Turn a checked Start into protocol actions (the job model's hook; alloc-only here,
         ``mrsched.schedulers.iophased`` overrides it)."""
-        self.execute_job(d.job_id, procset_of_ids(d.nodes), storage_mapping=self.runtime.storage_mapping(d))
+        self.execute_job(d.job_id, self.runtime.procset_of(d), storage_mapping=self.runtime.storage_mapping(d))

@@ -14,7 +14,7 @@ from procset import ProcInt, ProcSet
 
 from mrsched.errors import ProtocolError
 
-__all__ = ["parse_intervals", "format_intervals", "procset_of_ids"]
+__all__ = ["parse_intervals", "format_intervals", "procset_of_ids", "procset_of_runs"]
 
 # Fast construction: when the parsed intervals are already canonical (the only form Batsim and
 # our schedulers emit) we hand the list to the ProcSet directly instead of merging one by one.
@@ -98,6 +98,12 @@ def procset_of_ids(ids: Iterable[int]) -> ProcSet:
         prev = v
     itvs.append((lo, prev))
     return _built(itvs)
+
+
+def procset_of_runs(runs: list[tuple[int, int]]) -> ProcSet:
+    """ProcSet of closed ``(lo, hi)`` ranges already sorted, disjoint and non-adjacent (the
+    runs of a node bitmask, ``Cluster.runs_of``): no per-id work."""
+    return _built(runs) if _FAST_BUILD else ProcSet(*runs)
 
 
 def format_intervals(ids: ProcSet | Iterable[int]) -> str:

@@ -109,3 +109,21 @@ def test_bad_host_property_and_sched_config_are_protocol_errors():
     data["config"]["sched-config"] = "{not json"
     with pytest.raises(ProtocolError, match="sched-config"):
         cluster_from_simulation_begins(data)
+
+
+def test_ids_and_runs_of_a_node_mask_match_a_bit_by_bit_reading():
+    """A start's resource set comes from these: any gap or off-by-one starts a job on the
+    wrong nodes."""
+    import random
+
+    rng = random.Random(7)
+    flat = Cluster.simple(130)
+    spaced = Cluster(compute_ids=tuple(range(0, 260, 2)), compute_names=tuple(f"n{k}" for k in range(130)))
+    for mask in [0, 1, 1 << 129, (1 << 130) - 1, 0b1011] + [rng.getrandbits(130) for _ in range(300)]:
+        ref = [k for k in range(130) if mask >> k & 1]
+        assert flat.ids_of(mask) == ref
+        assert spaced.ids_of(mask) == [2 * k for k in ref]
+        runs = flat.runs_of(mask)
+        assert [i for lo, hi in runs for i in range(lo, hi + 1)] == ref
+        assert all(b[0] > a[1] + 1 for a, b in zip(runs, runs[1:]))   # maximal ranges
+        assert spaced.runs_of(mask) is None                           # ids not consecutive
