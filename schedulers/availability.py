@@ -90,6 +90,12 @@ class AvailabilityProfile:
     def now(self) -> float:
         return self.times[0]
 
+    @property
+    def version(self) -> int:
+        """Changes whenever a slice changes (reserve, release, split, merge, or the present
+        passing a breakpoint); equal versions of one profile mean equal slices."""
+        return self._version
+
     def __len__(self) -> int:
         return len(self.times)
 

@@ -69,6 +69,10 @@ def _number(job_id: str, name: str, value: Any, *, integer: bool = False) -> flo
     return float(value)
 
 
+_SHAPES: dict[tuple, Request] = {}     # (res, walltime, burst_buffer) -> shared Request
+_SHAPES_MAX = 1 << 16
+
+
 def request_from_fields(job_id: str, job: Mapping[str, Any], profile: Mapping[str, Any] | None = None,
                         counters: tuple[str, ...] = ()) -> Request:
     """Build a Request from a JOB_SUBMITTED ``job`` object (and its profile when known).
@@ -76,6 +80,32 @@ def request_from_fields(job_id: str, job: Mapping[str, Any], profile: Mapping[st
     ``burst_buffer`` (job field) is bytes for the whole job; the Euro-Par artifact's profile
     field ``bb`` is bytes per node (DESIGN.md "Job requests"). A job giving both must agree.
     """
+    get = job.get
+    res = get("res")
+    wall = get("walltime", -1)
+    tw = type(wall)
+    # hot path (one call per submitted job): plain numbers and no optional resource fields;
+    # requests are immutable, so jobs of the same shape share one
+    if (type(res) is int and res >= 1 and (tw is float or tw is int) and wall == wall and wall != 0
+            and not counters and (profile is None or profile.get("bb") is None)):
+        bb = get("burst_buffer")
+        if (bb is None or type(bb) is int and bb >= 0) and not get("gpus_per_node") \
+                and not get("io_bandwidth_per_node"):
+            key = (res, wall, bb)
+            req = _SHAPES.get(key)
+            if req is None:
+                if len(_SHAPES) >= _SHAPES_MAX:
+                    _SHAPES.clear()
+                bb = bb or 0
+                req = _SHAPES[key] = Request(nodes=res, walltime=float(wall) if wall > 0 else INF,
+                                             bb_per_node=-(-bb // res), bb_total=bb)
+            return req
+    return _request_general(job_id, job, profile, counters)
+
+
+def _request_general(job_id: str, job: Mapping[str, Any], profile: Mapping[str, Any] | None,
+                     counters: tuple[str, ...]) -> Request:
+    """``request_from_fields`` for any input: every field checked, errors name the field."""
     if "res" not in job:
         raise WorkloadError("missing number of nodes", job=job_id, field="res")
     nodes = _number(job_id, "res", job["res"], integer=True)

@@ -31,6 +31,12 @@ def _built(bounds: list[tuple[int, int]]) -> ProcSet:
     return ps
 
 
+#: canonical text -> its (immutable) ProcInt list: allocations repeat across a run (every
+#: JOB_COMPLETED carries one), so a repeated text costs a dict lookup and a list copy
+_PARSED: dict[str, list] = {}
+_PARSED_MAX = 1 << 14
+
+
 def _bad(text: str, field: str | None, why: str) -> ProtocolError:
     return ProtocolError(f"invalid interval set {text!r}: {why}", field=field,
                          hint="expected ids or closed ranges separated by spaces, e.g. '0-3 7'")
@@ -47,6 +53,11 @@ def parse_intervals(text: str, *, field: str | None = None) -> ProcSet:
                             f"{text!r}", field=field)
     if not text:
         return ProcSet()
+    cached = _PARSED.get(text)
+    if cached is not None:
+        ps = ProcSet.__new__(ProcSet)
+        ps._itvs = cached.copy()
+        return ps
     itvs = []
     canonical = True
     last = -2
@@ -74,7 +85,11 @@ def parse_intervals(text: str, *, field: str | None = None) -> ProcSet:
     except ValueError:
         raise _bad(text, field, "not a list of non-negative integers and ranges") from None
     if canonical and _FAST_BUILD:
-        return _built(itvs)
+        ps = _built(itvs)
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[text] = ps._itvs.copy()
+        return ps
     return ProcSet(*itvs)
 
 

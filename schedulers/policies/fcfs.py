@@ -29,9 +29,22 @@ class FCFS(Policy):
 
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
         profile = ctx.profile
+        fifo = self.order == "fcfs"
+        blocked = getattr(self, "_blocked", None)
+        if fifo and blocked is not None and blocked[0] is profile and blocked[2] == profile.version:
+            # the head that did not fit is still the head and the profile has not changed
+            # since (no release, no breakpoint passed): its window only got longer, so it still
+            # does not fit, and nothing behind it may start (a submission costs O(1))
+            for job in ctx.queue:
+                if job.id == blocked[1]:
+                    return ctx.decisions
+                break
+        self._blocked = None
         for job in order_queue(ctx.queue, self.order):
             alloc = profile.fits_now(job.request)
             if alloc is None:
+                if fifo:
+                    self._blocked = (profile, job.id, profile.version)
                 break
             ctx.start(job, alloc)
         return ctx.decisions

@@ -64,3 +64,38 @@ def test_io_phased_run_on_both_engines(tmp_path, bb_inputs, engine_env):
     assert "--enable-dynamic-jobs" in manifest["engine_commands"][1]
     key = lambda r: (r["job_id"], r["starting_time"], r["finish_time"], r["allocated_resources"])
     assert sorted(map(key, rows(over_zmq))) == sorted(map(key, jobs))
+
+
+def test_the_same_io_phased_campaign_twice_gives_identical_jobs_csv(tmp_path, engine_env):
+    """Determinism (seed 001 reproduction): every run in its own process (its own string-hash
+    seed), plan search included, writes the same bytes twice."""
+    from mrsched.expe.launch import run_campaign
+
+    platform = tmp_path / "platform.xml"
+    platform.write_text(generate_cluster(nodes=8, storage=2, bb_capacity="20GB").xml)
+    wl = generate_synthetic(jobs=30, platform=read_platform_info(platform), seed=5,
+                            mean_interarrival=20.0, max_runtime=900.0, model="burst-buffer",
+                            variant="io-phased")
+    workload = tmp_path / "workload.json"
+    write_workload(workload, wl)
+    outputs = []
+    for name in ("first", "second"):
+        camp = tmp_path / f"{name}.yaml"
+        camp.write_text(f"""
+name: {name}
+timeout: 120
+parallelism: 2
+platforms: [{platform}]
+workloads: [{workload}]
+policies:
+  - {{policy: sjf-bb, options: {{job_model: io-phased}}}}
+  - {{policy: plan-2, options: {{job_model: io-phased}}}}
+""")
+        summary = run_campaign(camp, progress=False, report=False)
+        assert summary.ok == 2, summary.failed
+        runs = sorted((summary.campaign_dir / "runs").iterdir())
+        outputs.append({d.name: (d / "out_jobs.csv").read_bytes() for d in runs})
+    assert outputs[0].keys() == outputs[1].keys() and len(outputs[0]) == 2
+    for run, data in outputs[0].items():
+        assert data == outputs[1][run], f"{run}: _jobs.csv differs between two identical campaigns"
+        assert data.count(b"\n") > 30   # the phases are rows too

@@ -127,3 +127,31 @@ def test_ids_and_runs_of_a_node_mask_match_a_bit_by_bit_reading():
         assert [i for lo, hi in runs for i in range(lo, hi + 1)] == ref
         assert all(b[0] > a[1] + 1 for a, b in zip(runs, runs[1:]))   # maximal ranges
         assert spaced.runs_of(mask) is None                           # ids not consecutive
+
+
+def test_request_hot_path_equals_the_checked_path_on_plain_fields():
+    """Submitted jobs with plain numeric fields take a shortcut (shared Requests per shape);
+    it must build exactly what the fully checked reading builds."""
+    import random
+
+    from mrsched.schedulers.job import _request_general
+
+    rng = random.Random(3)
+    for _ in range(2000):
+        job = {"res": rng.randint(1, 64)}
+        wall = rng.choice([None, -1, -7, 1, 59.5, 3600, float("inf"), "absent"])
+        if wall != "absent":
+            job["walltime"] = wall
+        if rng.random() < 0.5:
+            job["burst_buffer"] = rng.choice([0, 1, 10**9 + 7, 40 * 10**9])
+        if rng.random() < 0.1:
+            job["gpus_per_node"] = rng.choice([0, 2])
+        profile = rng.choice([None, {"type": "delay"}, {"bb": 5 * 10**8}])
+        try:
+            expected = _request_general("w0!1", job, profile, ())
+        except WorkloadError:
+            with pytest.raises(WorkloadError):
+                request_from_fields("w0!1", job, profile)
+            continue
+        assert request_from_fields("w0!1", job, profile) == expected
+        assert request_from_fields("w0!1", job, profile) == expected   # from the shape cache

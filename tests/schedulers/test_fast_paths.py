@@ -109,6 +109,47 @@ def test_easy_shortcuts_take_the_decisions_of_a_fresh_policy():
     assert reused > 0   # the shortcut was exercised
 
 
+def test_fcfs_blocked_head_shortcut_takes_the_decisions_of_a_fresh_policy():
+    """fcfs skips a round whose blocked head and profile are unchanged; driven round by round
+    beside a fresh policy per round (no memory), every round's starts must be the same."""
+    from mrsched.schedulers.job import Job
+    from mrsched.schedulers.policies.base import SchedulingContext, WaitingQueue, infeasible_reason
+    from mrsched.schedulers.registry import make_policy
+
+    rng = np.random.default_rng(5)
+    cluster = dragonfly()
+    warm = make_policy("fcfs")
+    profile = AvailabilityProfile(cluster, 0.0)
+    queue, running, now, seq, skipped, started = {}, {}, 0.0, 0, 0, 0
+    for _ in range(600):
+        now += float(rng.integers(0, 3))
+        ends = [jid for jid, r in running.items() if r.end <= now or rng.random() < 0.03]
+        profile.advance(now)
+        for jid in ends:
+            profile.release(running.pop(jid), from_time=now)
+        for _ in range(int(rng.integers(0, 3))):
+            req = random_request(rng)
+            if infeasible_reason(cluster, req) is None:   # the runtime rejects the others
+                seq += 1
+                queue[f"w!{seq}"] = Job(f"w!{seq}", now, req)
+        blocked = getattr(warm, "_blocked", None)
+        head = next(iter(queue), None)
+        skipped += blocked is not None and blocked[1] == head and blocked[2] == profile.version
+        outs = []
+        for policy in (make_policy("fcfs"), warm):
+            p = profile.copy() if policy is not warm else profile
+            ctx = SchedulingContext(now, cluster, p, WaitingQueue(queue), running, [], [])
+            decisions = policy.schedule(ctx)
+            outs.append([(d.job_id, d.allocation) for d in decisions])
+            if policy is warm:
+                for d in decisions:
+                    running[d.job_id] = ctx.reservations[d.job_id]
+                    del queue[d.job_id]
+                    started += 1
+        assert outs[0] == outs[1]
+    assert skipped > 50 and started > 100   # the shortcut was exercised, the queue moved
+
+
 def test_procset_of_ids_equals_procset():
     rng = np.random.default_rng(1)
     for _ in range(500):

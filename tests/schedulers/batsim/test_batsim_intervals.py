@@ -88,3 +88,14 @@ def test_errors_name_the_field_and_type():
         format_intervals([True])
     with pytest.raises(ProtocolError, match="parse_intervals"):
         format_intervals("0-3")
+
+
+def test_a_repeated_text_gives_an_independent_equal_set():
+    """Parsed sets of a repeated text come from a cache: mutating one must not change the next."""
+    first = parse_intervals("2-5 9")
+    first |= ProcSet(7)
+    first.discard(2)
+    again = parse_intervals("2-5 9")
+    assert again == ProcSet((2, 5), 9) and again is not first
+    assert format_intervals(again) == "2-5 9"
+    assert parse_intervals("2-5 9") == ProcSet((2, 5), 9)
