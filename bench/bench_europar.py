@@ -5,6 +5,7 @@ Run on demand (not a test):
 
     .venv/bin/python bench/bench_europar.py sjf-cpu            # scheduler CPU, 1,000 jobs, sjf-bb
     .venv/bin/python bench/bench_europar.py first1000          # every policy, first 1,000 jobs
+    .venv/bin/python bench/bench_europar.py first1000 -j 2     # the same, two runs at a time
     .venv/bin/python bench/bench_europar.py parts --parts 1-16 # the 16 three-week parts
     .venv/bin/python bench/bench_europar.py full --policies sjf-bb plan-2
 
@@ -13,7 +14,8 @@ scheduler's ``handle_message``), wall seconds of the whole simulation, and the m
 ``mrsched.analysis`` (mean / max waiting time, mean bounded slowdown with tau = 10 min, over
 the executed user jobs, phases folded); the CSV adds the median, p95 and p99 waits and the
 p99 / max bounded slowdown. ``--out DIR`` also writes ``DIR/<label>.csv`` with every
-row and keeps each run's Batsim outputs under ``DIR/runs/``. The trace defaults to
+row (``<label>-<policies>.csv`` when ``--policies`` is given) and keeps each run's Batsim
+outputs under ``DIR/runs/``; ``total wall time`` is the whole experiment's. The trace defaults to
 ``../shared/data/KTH-SP2-1996-2.1-cln.swf`` (give ``--trace`` elsewhere; ``mrsched workload
 archive`` downloads it). Targets from the brief: sjf-bb scheduler CPU < 5 s on 1,000 jobs;
 all policies on 1,000 jobs < 2 min; full-trace sjf-bb < 10 min and plan-2 < 30 min.
@@ -124,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--parts", default="1-16", help="part numbers of 16, e.g. 1-16 or 3")
     ap.add_argument("--seed", type=int, default=0, help="seed of the burst-buffer draws")
     ap.add_argument("--out", type=Path, default=Path("/tmp/mrsched-europar"))
+    ap.add_argument("--parallel", "-j", type=int, default=1,
+                    help="runs at once, one process each (the campaign's parallelism)")
     args = ap.parse_args(argv)
     if not args.trace.exists():
         print(f"trace not found: {args.trace} (give --trace)", file=sys.stderr)
@@ -142,16 +146,33 @@ def main(argv: list[str] | None = None) -> int:
     else:
         workloads, policies = [make_workload(args.trace, args.out, seed=args.seed)], ["sjf-bb", "plan-2"]
     policies = args.policies or policies
+    tasks = [(policy, wl) for wl in workloads for policy in policies]
     first = True
-    for wl in workloads:
-        for policy in policies:
+    if args.parallel <= 1:
+        for policy, wl in tasks:
             row = run_one(policy, wl, args.out)
             rows.append(row)
             print_row(row, header=first)
             first = False
+    else:
+        # one process per run, the slowest (plan) policies first so that none is left alone at
+        # the end; rows are printed as runs finish and written in the sequential order
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        order = sorted(range(len(tasks)), key=lambda k: not tasks[k][0].startswith("plan"))
+        done: dict[int, dict] = {}
+        with ProcessPoolExecutor(max_workers=args.parallel) as pool:
+            futures = {pool.submit(run_one, tasks[k][0], tasks[k][1], args.out): k for k in order}
+            for fut in as_completed(futures):
+                done[futures[fut]] = fut.result()
+                print_row(done[futures[fut]], header=first)
+                first = False
+        rows = [done[k] for k in range(len(tasks))]
     total = time.perf_counter() - started
     print(f"total wall time: {total:.1f} s for {len(rows)} runs")
     label = args.what if args.what != "parts" else f"parts-{args.parts}"
+    if args.policies:
+        label += "-" + "-".join(args.policies)
     with open(args.out / f"{label}.csv", "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
