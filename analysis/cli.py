@@ -17,6 +17,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where to write index.html and metrics.csv (default DIR/report)")
     parser.add_argument("--max-gantt", type=int, default=6, metavar="N",
                         help="Gantt charts for the first N runs (default 6)")
+    parser.add_argument("--tail", type=int, default=50, metavar="N",
+                        help="jobs in the tail plots: the N worst per policy (default 50; "
+                             "seed 001's Figs. 9-10 show 3000)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,8 +28,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.max_gantt < 0:
         raise ConfigError(f"--max-gantt must be >= 0, got {args.max_gantt}", field="max-gantt")
+    if args.tail < 1:
+        raise ConfigError(f"--tail must be >= 1, got {args.tail}", field="tail")
     index = write_report(args.dir, out=args.output, baseline=args.baseline,
-                         tau=check_tau(args.tau), max_gantt=args.max_gantt)
+                         tau=check_tau(args.tau), max_gantt=args.max_gantt, tail_n=args.tail)
     print(index)
     print(index.parent / "metrics.csv")
     return 0

@@ -8,6 +8,7 @@ Run on demand (not a test):
     .venv/bin/python bench/bench_europar.py first1000 -j 2     # the same, two runs at a time
     .venv/bin/python bench/bench_europar.py parts --parts 1-16 # the 16 three-week parts
     .venv/bin/python bench/bench_europar.py full --policies sjf-bb plan-2
+    .venv/bin/python bench/bench_europar.py report --from DIR... --out OUT  # figures: mrsched report per set
 
 Each run prints one row: simulated jobs, scheduler CPU seconds (time spent inside the
 scheduler's ``handle_message``), wall seconds of the whole simulation, and the metrics of
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -88,6 +90,8 @@ def run_one(policy: str, workload: Path, out: Path, *, options: dict | None = No
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     jobs = job_table(run_dir / "out_jobs.csv", workload)
     m = run_metrics(jobs, tau=600.0)
+    write_manifest(run_dir, policy, workload, opts, extra={
+        "wall_time": round(wall, 3), "simulation_cpu_s": round(cpu, 2), "scheduler_cpu_s": round(sched.cpu, 2)})
     return {"workload": workload.stem, "policy": policy, "jobs": m["n_jobs"], "executed": m["n_executed"],
             "walltime_reached": m["n_walltime_reached"],
             "scheduler_cpu_s": round(sched.cpu, 2), "simulation_cpu_s": round(cpu, 2), "wall_s": round(wall, 2),
@@ -97,6 +101,65 @@ def run_one(policy: str, workload: Path, out: Path, *, options: dict | None = No
             "mean_bsld": m["mean_bounded_slowdown"], "p99_bsld": m["p99_bounded_slowdown"],
             "max_bsld": m["max_bounded_slowdown"],
             "makespan_s": m["makespan"]}
+
+
+STEM = re.compile(r"^kth(?:-part(?P<part>\d+)of(?P<of>\d+))?(?:-(?P<jobs>\d+))?-s(?P<seed>\d+)$")
+
+
+def write_manifest(run_dir: Path, policy: str, workload: Path, options: dict, *, extra: dict | None = None) -> None:
+    """A ``manifest.json`` as the campaign runner writes (``mrsched.analysis`` reads it): policy,
+    inputs, workload set and part, so that ``mrsched report`` compares these runs."""
+    from mrsched.platforms.bundled import bundled_path
+
+    m = STEM.match(workload.stem)
+    if m is None:
+        raise ValueError(f"workload {workload} was not made by make_workload")
+    name = "kth-part" if m["part"] else (f"kth-first{m['jobs']}" if m["jobs"] else "kth-whole")
+    manifest = {"run_id": run_dir.name, "policy": policy, "policy_label": policy, "options": options,
+                "platform": str(bundled_path("dragonfly96")), "platform_name": "dragonfly96",
+                "workload": str(workload.resolve()), "workload_name": name,
+                "part": f"{m['part']}/{m['of']}" if m["part"] else "", "seed": int(m["seed"]),
+                "engine": "embedded (in-process, bench/bench_europar.py)", "status": "ok", **(extra or {})}
+    tmp = run_dir / "manifest.json.tmp"
+    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    tmp.replace(run_dir / "manifest.json")
+
+
+def report(sources: list[Path], out: Path, tail: int) -> None:
+    """One ``mrsched report`` per workload set (first 1,000 jobs, whole trace, parts) over the
+    runs of ``sources`` (directories this script wrote with ``--out``), baseline sjf-bb, the
+    ``tail`` worst jobs in the tail plots (Figs. 5-12 of seed 001)."""
+    from mrsched.analysis.report import write_report
+
+    sets: dict[str, list[Path]] = {}
+    for src in sources:
+        for run_dir in sorted((src / "runs").iterdir()):
+            if not (run_dir / "out_jobs.csv").is_file():
+                continue
+            stem, policy = None, None
+            for p in PAPER_POLICIES:   # run dir = <workload stem>-<policy>
+                if run_dir.name.endswith("-" + p) and STEM.match(run_dir.name[:-len(p) - 1]):
+                    stem, policy = run_dir.name[:-len(p) - 1], p
+            if stem is None:
+                continue
+            workload = src / "workloads" / f"{stem}.json"
+            if not (run_dir / "manifest.json").is_file():   # runs of an older version of this script
+                write_manifest(run_dir, policy, workload, {"job_model": "io-phased"})
+            kind = STEM.match(stem)
+            label = "parts" if kind["part"] else (f"first{kind['jobs']}" if kind["jobs"] else "whole")
+            sets.setdefault(label, []).append(run_dir)
+    for label, dirs in sets.items():
+        tree = out / label / "runs"
+        tree.mkdir(parents=True, exist_ok=True)
+        for d in dirs:
+            link = tree / d.name
+            if link.is_symlink() or link.exists():
+                link.unlink()
+            link.symlink_to(d.resolve())
+        policies = {json.loads((d / "manifest.json").read_text())["policy"] for d in dirs}
+        index = write_report(out / label, baseline="sjf-bb" if "sjf-bb" in policies else None,
+                             max_gantt=2, tail_n=tail)
+        print(f"{label}: {len(dirs)} runs -> {index}")
 
 
 COLUMNS = ("workload", "policy", "jobs", "scheduler_cpu_s", "wall_s", "mean_wait_s", "max_wait_s", "mean_bsld",
@@ -120,7 +183,10 @@ def parse_parts(text: str) -> list[int]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("what", choices=("sjf-cpu", "first1000", "parts", "full"))
+    ap.add_argument("what", choices=("sjf-cpu", "first1000", "parts", "full", "report"))
+    ap.add_argument("--from", dest="sources", type=Path, nargs="+", default=None,
+                    help="report: the --out directories of earlier runs (default: --out)")
+    ap.add_argument("--tail", type=int, default=3000, help="report: jobs in the tail plots")
     ap.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
     ap.add_argument("--policies", nargs="+", default=None)
     ap.add_argument("--parts", default="1-16", help="part numbers of 16, e.g. 1-16 or 3")
@@ -129,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--parallel", "-j", type=int, default=1,
                     help="runs at once, one process each (the campaign's parallelism)")
     args = ap.parse_args(argv)
+    if args.what == "report":
+        report(args.sources or [args.out], args.out / "report", args.tail)
+        return 0
     if not args.trace.exists():
         print(f"trace not found: {args.trace} (give --trace)", file=sys.stderr)
         return 2

@@ -132,6 +132,9 @@ def test_cli_report_and_bad_baseline(campaign, tmp_path, capsys):
     assert (out / "index.html").is_file()
     assert pd.read_csv(out / "metrics.csv")["tau"].tolist() == [60]
     assert main(["report", str(run_dir), "--tau", "-1"]) == 2
+    assert main(["report", str(run_dir), "--tail", "0"]) == 2
+    assert main(["report", str(run_dir), "--tail", "3000", "-o", str(out), "--max-gantt", "0"]) == 0
+    assert "3000 worst jobs" in (out / "index.html").read_text()
     assert main(["report", str(campaign), "--baseline", "easy", "-o", str(out)]) == 2
     err = capsys.readouterr().err
     assert "unknown baseline 'easy'" in err and "easy_bf" in err
