@@ -58,22 +58,32 @@ class EasyBackfilling(Policy):
         queue = ctx.queue
         ordered = (self._sjf_order(queue._jobs) if self.order == "sjf" and type(queue) is WaitingQueue
                    else order_queue(queue, self.order))
+        # A blocked job's reservation is made only when a later job gets as far as the window
+        # check (many rounds of a full machine end before: no reserve/release pair, and the
+        # profile's caches survive); every check still sees it, so the decisions are the same.
+        pending = []
         for job in ordered:
             req = job.request
             # hot path: a quick necessary test on what is free now before the window check
             if req.nodes <= nb_free and req.bb_total <= bb_free:
+                if pending:
+                    held.extend(profile.reserve(*p) for p in pending)
+                    pending = []
                 alloc = profile.fits_now(req)
                 if alloc is not None:
                     ctx.start(job, alloc)
                     free_now = profile.nodes[0]
                     nb_free, bb_free = free_now.bit_count(), sum(profile.bb[0])
                     continue
-            if len(held) < self.depth and req.has_walltime:
+            if len(held) + len(pending) < self.depth and req.has_walltime:
+                if pending:
+                    held.extend(profile.reserve(*p) for p in pending)
+                    pending = []
                 found = self._blocked_start(profile, job, now, not nodes_only, heads, next_heads)
                 if found is not None:
                     start, alloc = found
-                    held.append(profile.reserve(start, start + job.request.walltime, alloc, tag=job.id))
-            elif len(held) >= self.depth and free_now == 0:
+                    pending.append((start, start + job.request.walltime, alloc, job.id))
+            elif len(held) + len(pending) >= self.depth and free_now == 0:
                 break  # nothing can be backfilled any more this round
         for reservation in held:
             profile.release(reservation)
