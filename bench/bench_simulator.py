@@ -25,6 +25,19 @@ small (1-10 tasks): plain-float solver below 32 elements, ``count_nonzero`` inst
 ``ndarray.any``, masks of one step computed once, the look-ahead's state adopted by ``advance``.
 All eight seed-001 policies on those jobs: 259 s wall, of which ~140 s engine, the rest the
 plan-1/2/3 schedulers (29-39 s CPU each).
+Issue 4, second round (same measure, old and new ``ptask.py`` interleaved in one process,
+byte-identical ``_jobs.csv`` and ``_machine_states.csv``): sjf-bb 12.5-14.3 s -> 4.3-4.8 s
+(x2.9-3.0), fcfs-easy 11.7 -> 4.6 s (x2.6), plan-1 12.5 -> 5.3 s (x2.35); part 3 of 16
+(sjf-bb) 24.8 -> 8.3 s (x3.0). Two thirds of the solves were look-aheads meeting the same sets
+of progressing tasks again: rates are now kept per set (64 sets), and per connected
+component (tasks sharing no CPU or link are solved apart, so a change re-solves only its
+component; on this machine most systems are one component, so that part is within noise).
+The solver tasks' state moved from numpy arrays to plain float lists (a handful of tasks per
+system: the per-call cost of numpy dominated), same operations in the same order; systems of
+96 tasks or more are stepped on arrays converted once per step loop. Limit: a synthetic
+overload (3,000 transfers piling up on one shared link, one component) is on par up to ~100
+running tasks, 1.5-2x slower at 400-800 and 3-4x slower at thousands than the all-numpy
+layout (per-solve input built from per-task tuples, list <-> array conversions).
 """
 
 from __future__ import annotations

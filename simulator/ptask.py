@@ -18,6 +18,7 @@ its parts progress together at the pace of its bottleneck. As in SimGrid 3.32
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 import math
@@ -39,6 +40,10 @@ SURF_PRECISION = 1e-9
 #: Remaining work below this fraction is done (SimGrid: maxmin precision x surf precision).
 REMAINS_PRECISION = MAXMIN_PRECISION * SURF_PRECISION
 _MAX_ROUNDS = 1_000_000
+#: Systems of more tasks are solved whole (the component split loops in Python) and stepped in
+#: numpy (per-task Python loops outgrow numpy's per-call cost); the results are the same.
+_SPLIT_MAX = 128
+_VECTOR_MIN = 96
 
 
 class Ptask:
@@ -50,7 +55,7 @@ class Ptask:
     """
 
     __slots__ = ("id", "flops", "bytes", "start", "latency", "tag", "finish", "_model", "_slot", "_final",
-                 "_cnsts", "_iso", "_t0", "_rem0", "_irate", "_ifinish")
+                 "_cnsts", "_ws", "_bound", "_empty", "_iso", "_t0", "_rem0", "_irate", "_ifinish")
 
     def __init__(self, id: int, flops: dict, bytes: dict, start: float, latency: float, tag: Any, model, slot):
         self.id = id
@@ -61,9 +66,12 @@ class Ptask:
         self.tag = tag
         self.finish: float | None = None
         self._model = model
-        self._slot = slot
+        self._slot = slot  # >= 0 while in the model, -1 once out
         self._final = (1.0, latency, 0.0)  # remaining, latency_left, rate once out of the model
         self._cnsts: tuple[int, ...] = ()  # constraints it uses (CPUs and links)
+        self._ws: tuple[float, ...] = ()  # its weight on each of them
+        self._bound = math.inf  # rate bound (slowest core, TCP window)
+        self._empty = False  # nothing to do (no flops, no bytes)
         # isolated (fast path): constant rate ``_irate`` since ``_t0`` with ``_rem0`` left then
         self._iso = False
         self._t0 = start
@@ -71,26 +79,28 @@ class Ptask:
         self._irate = 0.0
         self._ifinish = math.inf
 
-    def _live(self, array_name: str, index: int) -> float:
+    def _live(self, index: int) -> float:
         if self._slot < 0:
             return self._final[index]
         if self._iso:
             if index == 0:
                 return max(0.0, self._rem0 - self._irate * (self._model.now - self._t0))
             return 0.0 if index == 1 else self._irate
-        return float(getattr(self._model, array_name)[self._slot])
+        model = self._model
+        i = model._act.index(self)
+        return float((model._rem, model._lat, model._rate)[index][i])
 
     @property
     def remaining(self) -> float:
-        return self._live("_rem", 0)
+        return self._live(0)
 
     @property
     def latency_left(self) -> float:
-        return self._live("_lat", 1)
+        return self._live(1)
 
     @property
     def rate(self) -> float:
-        return self._live("_rate", 2)
+        return self._live(2)
 
     @property
     def waiting(self) -> bool:
@@ -112,13 +122,19 @@ class PtaskModel:
         t_next, first = model.next_completion()
         done = model.advance(t_next)   # [first, ...] (all tasks finishing then)
 
-    Tasks live in numpy arrays indexed by slot (never reused until compaction), and their
-    resource consumptions in flat element arrays kept in slot order, so that a solve and a
-    time step are a few vector operations whatever the number of tasks.
+    The tasks in the solver are a list in start order with their state (work left, latency
+    left, rate) in parallel lists of floats: typical systems hold a handful of tasks, where
+    plain-float loops cost far less than numpy calls; the arithmetic is the same operations
+    in the same order as SimGrid's (and as the former numpy arrays'), so the same results.
+    A solve is a function of the set of progressing tasks alone: its rates are kept for the
+    last few sets (look-aheads through latency endings meet the same sets again), and for
+    each connected component (tasks linked by shared CPUs or links) on its own, so that a
+    change re-solves only its component. Systems of ``_VECTOR_MIN`` tasks or more are
+    stepped on numpy arrays instead (same values).
 
     Fast path: a task that starts with no latency on resources no other running task uses
     (typically a CPU-only job on exclusively allocated hosts) is *isolated*: its rate is
-    constant (the solver's answer for it alone), so it stays out of the arrays' solve and
+    constant (the solver's answer for it alone), so it stays out of the solve and the time
     steps, with an analytic completion time in a heap. It joins the solver (its remaining
     work computed at that instant) as soon as another task touches one of its resources.
     """
@@ -128,6 +144,12 @@ class PtaskModel:
     #: Systems of at most this many elements are solved in plain floats (same rates: numpy's
     #: per-call cost dominates small systems); 0 sends every solve through numpy (tests).
     _small_solver = 32
+    #: Solved rates kept per set of progressing tasks (the rates depend on nothing else), so a
+    #: look-ahead's solves serve ``advance`` and the next look-ahead; 0 disables it (tests).
+    _solve_cache_size = 64
+    #: Solve the connected components of a system (tasks sharing no resource) one by one, each
+    #: through the cache: a change re-solves only its component. False: one solve (tests).
+    _split_components = True
 
     def __init__(self, platform):
         self.platform = platform
@@ -140,41 +162,37 @@ class PtaskModel:
         self._fat_list: list[bool] = []
         self._cap = np.zeros(0)
         self._fat = np.zeros(0, dtype=bool)
-        # task slots
-        self._n = 0
-        self._rem = np.zeros(16)
-        self._lat = np.zeros(16)
-        self._rate = np.zeros(16)
-        self._bound = np.full(16, np.inf)
-        self._alive = np.zeros(16, dtype=bool)
-        self._empty = np.zeros(16, dtype=bool)
-        self._task_of: list[Ptask | None] = []
-        self._n_alive = 0
-        # elements: (slot, constraint, weight), in slot order
-        self._ne = 0
-        self._el_slot = np.zeros(64, dtype=np.int64)
-        self._el_cnst = np.zeros(64, dtype=np.int64)
-        self._el_w = np.zeros(64)
+        # tasks in the solver, in start order, and their state (parallel lists)
+        self._act: list[Ptask] = []
+        self._rem: list[float] = []
+        self._lat: list[float] = []
+        self._rate: list[float] = []
         self._dirty = True
         self._pending: list[Ptask] = []
         self._lookahead: tuple | None = None  # the solver's next completion (when, task)
-        # the look-ahead simulation that found it (copied arrays at that completion, finished
-        # slots), adopted by ``advance`` to exactly that time instead of simulating it again;
-        # valid only while ``_lookahead`` is (every change resets both)
-        self._ahead: tuple | None = None
-        self._isom = np.zeros(16, dtype=bool)  # slots of isolated tasks
-        self._n_solver = 0  # running tasks in the solver (not isolated)
+        # the look-ahead simulation that found it (its state at that completion), adopted by
+        # ``advance`` to exactly that time instead of simulating it again; valid only while
+        # ``_lookahead`` is (every change resets both)
+        self._ahead: _Sim | None = None
+        self._iso_tasks: dict[int, Ptask] = {}  # isolated tasks by id
         self._users: list[int] = []  # running tasks per constraint
         self._owner: dict[int, Ptask] = {}  # constraint -> the isolated task using it
         self._iso_heap: list[tuple[float, int, Ptask]] = []  # (finish, id, task), lazy deletes
         self._cpus: dict[str, tuple[float, int]] = {}  # host name -> (speed, CPU constraint)
+        # progressing tasks (tuple, start order) -> their solved rates, oldest first
+        self._solved: dict[tuple, list[float]] = {}
+        self._empties: set[Ptask] = set()  # running tasks with nothing to do (rare)
 
     # -- public API -------------------------------------------------------------------------------
     @property
     def tasks(self) -> list[Ptask]:
         """The running ptasks (waiting for latency or progressing), in start order."""
-        n = self._n
-        return [self._task_of[i] for i in np.flatnonzero(self._alive[:n] | self._isom[:n])]
+        return sorted(self._act + list(self._iso_tasks.values()), key=_task_id)
+
+    @property
+    def _n_solver(self) -> int:
+        """Running tasks in the solver (not isolated)."""
+        return len(self._act)
 
     def add(self, flops: dict[str, float], bytes: dict[tuple[str, str], float], now: float,
             tag: Any = None) -> Ptask:
@@ -249,32 +267,29 @@ class PtaskModel:
             elif fat[c]:
                 isolated = False
             users[c] += 1
-        slot = self._new_slot()
-        task = Ptask(next(self._ids), dict(flops), dict(bytes), now, latency, tag, self, slot)
+        task = Ptask(next(self._ids), dict(flops), dict(bytes), now, latency, tag, self, 0)
         task._cnsts = tuple(weights)
-        self._task_of.append(task)
-        self._rem[slot] = 1.0
-        self._lat[slot] = latency
-        self._rate[slot] = 0.0
-        self._bound[slot] = bound
-        self._n_alive += 1
-        self._add_elements(slot, weights)
+        task._ws = tuple(weights.values())
+        task._bound = bound
         if isolated:
             cap = self._cap_list
             rate = _solo_rate([cap[c] for c in weights], list(weights.values()), bound)
             task._iso = True
             task._irate = rate
             task._ifinish = now + 1.0 / rate if rate > 0 else math.inf
-            self._isom[slot] = True
+            self._iso_tasks[task.id] = task
             for c in weights:
                 self._owner[c] = task
             heapq.heappush(self._iso_heap, (task._ifinish, task.id, task))
             return task
-        self._alive[slot] = True
-        self._n_solver += 1
-        if used + n_links == 0:  # nothing to do: done at once (SimGrid sets remains to 0)
-            self._rem[slot] = 0.0
-            self._empty[slot] = True
+        empty = used + n_links == 0  # nothing to do: done at once (SimGrid sets remains to 0)
+        task._empty = empty
+        if empty:
+            self._empties.add(task)
+        self._act.append(task)
+        self._rem.append(0.0 if empty else 1.0)
+        self._lat.append(latency)
+        self._rate.append(0.0)
         self._dirty = True
         self._lookahead = None
         return task
@@ -283,32 +298,31 @@ class PtaskModel:
         """Stop a running ptask at ``now`` (a kill): it frees its share at once."""
         self._catch_up(now)
         self._pending = [t for t in self._pending if t is not ptask]
-        slot = ptask._slot
-        if slot < 0 or ptask._model is not self:
+        if ptask._slot < 0 or ptask._model is not self:
             return
         if ptask._iso:
             ptask._final = (ptask.remaining, 0.0, 0.0)
             ptask._iso = False
-            self._isom[slot] = False
-        elif self._alive[slot]:
-            ptask._final = (float(self._rem[slot]), float(self._lat[slot]), 0.0)
-            self._alive[slot] = False
-            self._rate[slot] = 0.0
-            self._n_solver -= 1
+            del self._iso_tasks[ptask.id]
+        else:
+            try:
+                i = self._act.index(ptask)
+            except ValueError:
+                return
+            ptask._final = (float(self._rem[i]), float(self._lat[i]), 0.0)
+            for seq in (self._act, self._rem, self._lat, self._rate):
+                del seq[i]
             self._dirty = True
             self._lookahead = None
-        else:
-            return
-        self._n_alive -= 1
         ptask._slot = -1
-        self._task_of[slot] = None
+        self._empties.discard(ptask)
         self._release(ptask)
 
     def next_completion(self) -> tuple[float, Ptask] | None:
         """When the next ptask finishes if nothing is added or removed before, and which one."""
         if self._pending:  # finished while the caller moved time through add/remove
             return self._pending[0].finish, self._pending[0]
-        best = self._solver_next() if self._n_solver else None
+        best = self._solver_next() if self._act else None
         heap = self._iso_heap
         while heap:
             finish, tid, task = heap[0]
@@ -328,20 +342,21 @@ class PtaskModel:
             sim = _Sim(self, copy=False)
             sim.solve_if_needed()
             sim.commit()
-            delta, is_latency = sim.next_delta()
-            finished = _nonzero(sim.finished_mask())
-            if len(finished):  # tasks with nothing to do finish where they stand
-                self._lookahead = (self.now, self._task_of[finished[0]])
-            elif math.isinf(delta):
-                self._lookahead = (None, None)
-            elif not is_latency:
-                first = sim.first_to_finish(delta)
-                self._lookahead = (self.now + delta, self._task_of[first])
-            else:  # a latency ends first and reshuffles shares: simulate ahead on a copy
-                ahead = _Sim(self, copy=True)
-                slots = ahead.run(math.inf, stop_at_completion=True)
-                self._lookahead = (ahead.now, self._task_of[slots[0]]) if slots else (None, None)
-                self._ahead = (ahead, slots) if slots else None
+            finished = sim.finished()
+            if finished:  # tasks with nothing to do finish where they stand
+                self._lookahead = (self.now, self._act[finished[0]])
+            else:
+                delta, is_latency, first = sim.next_delta()
+                if math.isinf(delta):
+                    self._lookahead = (None, None)
+                elif not is_latency:
+                    self._lookahead = (self.now + delta, self._act[first])
+                else:  # a latency ends first and reshuffles shares: simulate ahead on a copy
+                    ahead = _Sim(self, copy=True)
+                    ahead.run(math.inf, stop_at_completion=True)
+                    done = ahead.done
+                    self._lookahead = (ahead.now, done[0]) if done else (None, None)
+                    self._ahead = ahead if done else None
         when, task = self._lookahead
         return None if task is None else (when, task)
 
@@ -351,15 +366,15 @@ class PtaskModel:
             raise SimulationError(f"cannot move the ptask model back in time ({to_time} < {self.now})")
         done = self._pending
         self._pending = []
-        if self._n_solver or self._dirty:
+        if self._act or self._dirty:
             sim = _Sim(self, copy=False)
-            adopted = self._adopt_ahead(sim, to_time)
-            for slot, when in zip(adopted + sim.run(to_time, stop_at_completion=False), sim.finish_times):
-                task = self._task_of[slot]
+            self._adopt_ahead(sim, to_time)  # the look-ahead's state when it went that far
+            sim.run(to_time, stop_at_completion=False)
+            for task, when in zip(sim.done, sim.finish_times):
                 task.finish = when
                 task._final = (0.0, 0.0, 0.0)
                 task._slot = -1
-                self._task_of[slot] = None
+                self._empties.discard(task)
                 self._release(task)
                 done.append(task)
             sim.commit()
@@ -381,14 +396,11 @@ class PtaskModel:
                 else:
                     break
                 heapq.heappop(heap)
-                slot = task._slot
                 task.finish = when
                 task._final = (0.0, 0.0, 0.0)
                 task._iso = False
                 task._slot = -1
-                self._isom[slot] = False
-                self._task_of[slot] = None
-                self._n_alive -= 1
+                del self._iso_tasks[task.id]
                 self._release(task)
                 iso_done.append(task)
             if iso_done:
@@ -403,43 +415,41 @@ class PtaskModel:
         return {t.id: t.rate for t in self.tasks}
 
     # -- internals --------------------------------------------------------------------------------
-    def _adopt_ahead(self, sim: _Sim, to_time: float) -> list[int]:
+    def _adopt_ahead(self, sim: _Sim, to_time: float) -> list[Ptask]:
         """Advancing to the look-ahead's completion: take its state instead of re-simulating.
 
         The look-ahead ran the same steps from the same state (``advance`` stops at the same
-        completion, as ``now + delta > to_time`` is false there), so the arrays are identical;
-        returns the slots it finished (their times are put in ``sim.finish_times``)."""
-        ahead = self._ahead
-        if ahead is None or self._lookahead is None:
+        completion, as ``now + delta > to_time`` is false there), so the state is identical;
+        returns the tasks it finished (put, with their times, in ``sim``)."""
+        src = self._ahead
+        if src is None or self._lookahead is None:
             return []
         self._ahead = None
-        src, slots = ahead
-        if src.now != to_time or src.n != sim.n:
+        if src.now != to_time:
             return []
-        sim.rem[:] = src.rem
-        sim.lat[:] = src.lat
-        sim.rate[:] = src.rate
-        sim.alive[:] = src.alive
+        sim.act = src.act
+        sim.vec = src.vec
+        sim.rem = src.rem
+        sim.lat = src.lat
+        sim.rate = src.rate
         sim.now = src.now
         sim.dirty = src.dirty
-        self._n_alive -= len(slots)
-        self._n_solver -= len(slots)
-        sim.finish_times.extend(src.finish_times)
-        return slots
+        sim.done = list(src.done)
+        sim.finish_times = list(src.finish_times)
+        return src.done
 
     def _materialise(self, task: Ptask) -> None:
         """An isolated task enters the solver with the work it has left now."""
-        slot = task._slot
-        self._rem[slot] = task._rem0 - task._irate * (self.now - task._t0)
-        self._lat[slot] = 0.0
-        self._rate[slot] = task._irate  # as last solved, until the next solve
-        self._isom[slot] = False
-        self._alive[slot] = True
+        i = bisect.bisect(self._act, task.id, key=_task_id)
+        self._act.insert(i, task)
+        self._rem.insert(i, task._rem0 - task._irate * (self.now - task._t0))
+        self._lat.insert(i, 0.0)
+        self._rate.insert(i, task._irate)  # as last solved, until the next solve
+        del self._iso_tasks[task.id]
         task._iso = False
         for c in task._cnsts:
             if self._owner.get(c) is task:
                 del self._owner[c]
-        self._n_solver += 1
         self._dirty = True
         self._lookahead = None
 
@@ -468,184 +478,254 @@ class PtaskModel:
             self._users.append(0)
         return c
 
-    def _new_slot(self) -> int:
-        if self._n >= 64 and self._n_alive * 2 < self._n:
-            self._compact()
-        if self._n == len(self._rem):
-            grow = len(self._rem)
-            self._rem = np.concatenate([self._rem, np.zeros(grow)])
-            self._lat = np.concatenate([self._lat, np.zeros(grow)])
-            self._rate = np.concatenate([self._rate, np.zeros(grow)])
-            self._bound = np.concatenate([self._bound, np.full(grow, np.inf)])
-            self._alive = np.concatenate([self._alive, np.zeros(grow, dtype=bool)])
-            self._empty = np.concatenate([self._empty, np.zeros(grow, dtype=bool)])
-            self._isom = np.concatenate([self._isom, np.zeros(grow, dtype=bool)])
-        slot = self._n
-        self._n += 1
-        return slot
+    def _remember(self, tasks: tuple, rates: list[float]) -> None:
+        cache = self._solved
+        if self._solve_cache_size:
+            if len(cache) >= self._solve_cache_size:
+                del cache[next(iter(cache))]  # the oldest entry
+            cache[tasks] = rates
 
-    def _add_elements(self, slot: int, weights: dict[int, float]) -> None:
-        k = len(weights)
-        while self._ne + k > len(self._el_slot):
-            grow = len(self._el_slot)
-            self._el_slot = np.concatenate([self._el_slot, np.zeros(grow, dtype=np.int64)])
-            self._el_cnst = np.concatenate([self._el_cnst, np.zeros(grow, dtype=np.int64)])
-            self._el_w = np.concatenate([self._el_w, np.zeros(grow)])
-        end = self._ne + k
-        self._el_slot[self._ne:end] = slot
-        self._el_cnst[self._ne:end] = list(weights.keys())
-        self._el_w[self._ne:end] = list(weights.values())
-        self._ne = end
+    def _solve_split(self, tasks: tuple) -> list[float]:
+        """``_solve`` component by component (tasks linked by shared CPUs or links), each
+        component's rates from the cache when that set was solved before.
 
-    def _compact(self) -> None:
-        """Drop dead slots and their elements, keeping order (slots get renumbered)."""
-        n = self._n
-        keep = np.flatnonzero(self._alive[:n] | self._isom[:n])
-        new_index = np.full(n, -1, dtype=np.int64)
-        new_index[keep] = np.arange(len(keep))
-        for name in ("_rem", "_lat", "_rate", "_bound", "_alive", "_empty", "_isom"):
-            array = getattr(self, name)
-            array[:len(keep)] = array[keep]
-            array[len(keep):n] = np.inf if name == "_bound" else 0
-        ne = self._ne
-        live = new_index[self._el_slot[:ne]] >= 0
-        m = int(live.sum())
-        self._el_slot[:m] = new_index[self._el_slot[:ne][live]]
-        self._el_cnst[:m] = self._el_cnst[:ne][live]
-        self._el_w[:m] = self._el_w[:ne][live]
-        self._ne = m
-        tasks = [self._task_of[i] for i in keep]
-        for i, task in enumerate(tasks):
-            task._slot = i
-        self._task_of = tasks
-        self._n = len(keep)
+        The same rates bit for bit: in the fair-bottleneck rounds a task's increments depend
+        only on the resources of its component, and a component whose tasks are all frozen
+        changes nothing in the rounds the others still need."""
+        if len(tasks) > _SPLIT_MAX:  # the split's Python loops would cost more than they save
+            return self._solve(tasks)
+        groups = _components(tasks)
+        if len(groups) == 1:
+            return self._solve(tasks)
+        rates = [0.0] * len(tasks)
+        cache = self._solved
+        for members in groups:
+            part = tuple([tasks[i] for i in members])
+            got = cache.get(part)
+            if got is None:
+                got = self._solve(part)
+                self._remember(part, got)
+            for i, x in zip(members, got):
+                rates[i] = x
+        return rates
+
+    def _solve(self, tasks: list[Ptask]) -> list[float]:
+        """Rates of progressing tasks (start order) by the fair-bottleneck solver."""
+        sizes = [len(task._cnsts) for task in tasks]
+        n_el = sum(sizes)
+        bound = [task._bound for task in tasks]
+        if n_el <= self._small_solver:
+            ev: list[int] = []
+            ec: list[int] = []
+            ew: list[float] = []
+            starts: list[int] = []
+            for v, task in enumerate(tasks):
+                starts.append(len(ec))
+                ec.extend(task._cnsts)
+                ew.extend(task._ws)
+                ev.extend([v] * sizes[v])
+            return _fair_bottleneck_small(ev, ec, ew, starts, self._cap_list, self._fat_list, bound)
+        if len(self._cap) != len(self._cap_list):
+            self._cap = np.asarray(self._cap_list, dtype=np.float64)
+            self._fat = np.asarray(self._fat_list, dtype=bool)
+        chain = itertools.chain.from_iterable
+        sizes_a = np.array(sizes, dtype=np.int64)
+        starts_a = np.zeros(len(tasks), dtype=np.int64)
+        np.cumsum(sizes_a[:-1], out=starts_a[1:])
+        return _fair_bottleneck(np.repeat(np.arange(len(tasks), dtype=np.int64), sizes_a),
+                                np.fromiter(chain([t._cnsts for t in tasks]), dtype=np.int64, count=n_el),
+                                np.fromiter(chain([t._ws for t in tasks]), dtype=np.float64, count=n_el),
+                                starts_a, self._cap, self._fat, np.array(bound, dtype=np.float64)).tolist()
 
 
 class _Sim:
-    """The time-stepping loop over the model's arrays, or over copies of them (look-ahead)."""
+    """The time-stepping loop over the model's task state, or over copies of it (look-ahead).
+
+    Lists are replaced, never shrunk in place (``act``), or updated in place only when they
+    are the sim's own (``rem`` and ``lat`` are copied for a look-ahead), so that a look-ahead
+    leaves the model untouched; ``commit`` hands the state back to the model.
+
+    Large systems (``_VECTOR_MIN`` tasks or more) are simulated on numpy arrays (``vec``),
+    converted once per sim: the same operations on each task, vectorised."""
+
+    __slots__ = ("model", "now", "dirty", "act", "rem", "lat", "rate", "done", "finish_times", "vec")
 
     def __init__(self, model: PtaskModel, copy: bool):
         self.model = model
-        n = model._n
-        self.n = n
         self.now = model.now
         self.dirty = model._dirty
-        if copy:
-            self.rem = model._rem[:n].copy()
-            self.lat = model._lat[:n].copy()
-            self.rate = model._rate[:n].copy()
-            self.alive = model._alive[:n].copy()
-        else:  # views: updates land in the model
-            self.rem = model._rem[:n]
-            self.lat = model._lat[:n]
-            self.rate = model._rate[:n]
-            self.alive = model._alive[:n]
-        self.copy = copy
+        act = self.act = model._act
+        self.vec = len(act) >= _VECTOR_MIN
+        if self.vec:
+            self.rem = np.array(model._rem, dtype=np.float64)
+            self.lat = np.array(model._lat, dtype=np.float64)
+            self.rate = np.array(model._rate, dtype=np.float64)
+        else:
+            self.rem = model._rem.copy() if copy else model._rem
+            self.lat = model._lat.copy() if copy else model._lat
+            self.rate = model._rate
+        self.done: list[Ptask] = []
         self.finish_times: list[float] = []
-        self._masks: tuple | None = None  # next_delta's masks, reused by _step / first_to_finish
 
     def commit(self) -> None:
-        self.model.now = self.now
-        self.model._dirty = self.dirty
+        model = self.model
+        model.now = self.now
+        model._dirty = self.dirty
+        model._act = self.act
+        if self.vec:
+            model._rem = self.rem.tolist()
+            model._lat = self.lat.tolist()
+            model._rate = self.rate.tolist()
+        else:
+            model._rem = self.rem
+            model._lat = self.lat
+            model._rate = self.rate
 
-    def finished_mask(self) -> np.ndarray:
-        return self.alive & (self.lat <= 0) & (self.rem <= 0)
+    def finished(self) -> list[int]:
+        """Positions of the tasks with no work and no latency left."""
+        rem, lat = self.rem, self.lat
+        if self.vec:
+            return ((rem <= 0) & (lat <= 0)).nonzero()[0].tolist()
+        return [i for i in range(len(rem)) if rem[i] <= 0 and lat[i] <= 0]
 
     def solve_if_needed(self) -> None:
         if not self.dirty:
             return
-        self._masks = None
-        model = self.model
-        self.rate[:] = 0.0
-        active = self.alive & (self.lat <= 0) & ~model._empty[:self.n]
-        if _count(active):
-            if len(model._cap) != len(model._cap_list):
-                model._cap = np.asarray(model._cap_list, dtype=np.float64)
-                model._fat = np.asarray(model._fat_list, dtype=bool)
-            ne = model._ne
-            el_slot = model._el_slot[:ne]
-            m = active[el_slot]
-            es = el_slot[m]
-            ec = model._el_cnst[:ne][m]
-            ew = model._el_w[:ne][m]
-            if len(ec) <= model._small_solver:
-                es_l = es.tolist()
-                starts_l = [i for i in range(len(es_l)) if i == 0 or es_l[i] != es_l[i - 1]]
-                var_l = [es_l[i] for i in starts_l]
-                ev_l = []
-                for v, i in enumerate(starts_l):
-                    ev_l.extend([v] * ((starts_l[v + 1] if v + 1 < len(starts_l) else len(es_l)) - i))
-                self.rate[var_l] = _fair_bottleneck_small(ev_l, ec.tolist(), ew.tolist(), starts_l,
-                                                          model._cap_list, model._fat_list,
-                                                          model._bound[var_l].tolist())
-                self.dirty = False
-                return
-            first = np.ones(len(es), dtype=bool)
-            first[1:] = es[1:] != es[:-1]
-            starts = _nonzero(first)
-            var_slots = es[starts]
-            ev = np.cumsum(first) - 1
-            self.rate[var_slots] = _fair_bottleneck(ev, ec, ew, starts, model._cap, model._fat,
-                                                    model._bound[var_slots])
+        act, lat = self.act, self.lat
+        if self.vec:
+            rate = np.zeros(len(act))
+            progressing = lat <= 0
+            empties = self.model._empties
+            if empties:
+                progressing &= np.fromiter([t not in empties for t in act], dtype=bool, count=len(act))
+            active = progressing.nonzero()[0].tolist()
+        else:
+            rate = [0.0] * len(act)
+            active = [i for i in range(len(act)) if lat[i] <= 0 and not act[i]._empty]
+        if active:
+            # the rates are a function of the progressing set alone (elements, capacities and
+            # bounds of a task never change): a set solved before gets the same rates back
+            model = self.model
+            tasks = operator.itemgetter(*active)(act) if len(active) > 1 else (act[active[0]],)
+            cache = model._solved
+            rates = cache.get(tasks)
+            if rates is None:
+                rates = model._solve_split(tasks) if model._split_components else model._solve(tasks)
+                model._remember(tasks, rates)
+            if self.vec:
+                rate[active] = rates
+            else:
+                for i, x in zip(active, rates):
+                    rate[i] = x
+        self.rate = rate
         self.dirty = False
 
-    def next_delta(self) -> tuple[float, bool]:
-        """Time to the next internal event, and whether it is a latency ending."""
-        alive, lat, rate = self.alive, self.lat, self.rate
-        waiting = alive & (lat > 0)
-        n_wait = _count(waiting)
-        d_lat = float(lat[waiting].min()) if n_wait else math.inf
-        moving = (alive ^ waiting) & (rate > 0)  # alive and lat <= 0 (lat is never NaN)
-        if _count(moving):
-            ratios = self.rem[moving] / rate[moving]
-            d_run = float(ratios.min())
-        else:
-            ratios = None
-            d_run = math.inf
-        self._masks = (waiting, n_wait, moving, ratios)  # valid until the state changes
-        return (d_lat, True) if d_lat < d_run else (d_run, False)
+    def next_delta(self) -> tuple[float, bool, int]:
+        """Time to the next internal event, whether it is a latency ending, and (if not) the
+        position of the first task to finish then."""
+        lat, rem, rate = self.lat, self.rem, self.rate
+        if self.vec:
+            return self._next_delta_np()
+        d_lat = math.inf
+        d_run = math.inf
+        first = -1
+        for i in range(len(lat)):
+            latency = lat[i]
+            if latency > 0:
+                if latency < d_lat:
+                    d_lat = latency
+            else:
+                x = rate[i]
+                if x > 0:
+                    ratio = rem[i] / x
+                    if ratio < d_run:
+                        d_run = ratio
+                        first = i
+        return (d_lat, True, -1) if d_lat < d_run else (d_run, False, first)
 
-    def first_to_finish(self, delta: float) -> int:
-        if self._masks is None:
-            self.next_delta()
-        _, _, moving, ratios = self._masks
-        return int(_nonzero(moving)[_nonzero(ratios == delta)[0]])
-
-    def run(self, to_time: float, stop_at_completion: bool) -> list[int]:
-        done: list[int] = []
+    def run(self, to_time: float, stop_at_completion: bool) -> None:
+        """Simulate to ``to_time`` (or to the first completion); finished tasks go to ``done``."""
         checked = False  # finished tasks already taken out since the last step
         while True:
             if not checked:
-                finished = self.finished_mask()
-                if _count(finished):  # e.g. tasks with nothing to do
-                    self._finish(finished, done)
+                finished = self.finished()
+                if finished:  # e.g. tasks with nothing to do
+                    self._finish(finished)
                     if stop_at_completion:
-                        return done
+                        return
                     continue
             self.solve_if_needed()
-            delta, _ = self.next_delta()
+            delta = self.next_delta()[0]
             if math.isinf(delta) or self.now + delta > to_time:
                 if not math.isinf(to_time) and to_time > self.now:
                     self._step(to_time - self.now)
                     self.now = to_time
-                return done
-            self._step(delta)
+                return
+            finished = self._step(delta)
             self.now = self.now + delta
-            finished = self.finished_mask()
             checked = True  # _finish takes every task finished now: none left for the loop top
-            if _count(finished):
-                self._finish(finished, done)
+            if finished:
+                self._finish(finished)
                 if stop_at_completion:
-                    return done
+                    return
 
-    def _step(self, delta: float) -> None:
-        """SimGrid ``HostL07Model::update_actions_state`` for one time step."""
-        if self._masks is None:
-            self.next_delta()
-        waiting, n_wait, moving, _ = self._masks
-        self._masks = None
-        lat = self.lat
-        if n_wait:
+    def _step(self, delta: float) -> list[int]:
+        """SimGrid ``HostL07Model::update_actions_state`` for one time step; returns the
+        positions of the tasks with no work and no latency left after it."""
+        lat, rem, rate = self.lat, self.rem, self.rate
+        if self.vec:
+            return self._step_np(delta)
+        finished = []
+        started = False
+        for i in range(len(lat)):
+            latency = lat[i]
+            if latency > 0:  # waiting: pays latency, no progress in this step
+                if latency > delta:
+                    latency -= delta
+                    if latency < SURF_PRECISION:
+                        latency = 0.0
+                else:
+                    latency = 0.0
+                lat[i] = latency
+                if latency <= 0:
+                    started = True
+                    if rem[i] <= 0:
+                        finished.append(i)
+            else:
+                x = rate[i]
+                if x > 0:
+                    r = rem[i] - x * delta
+                    if r < REMAINS_PRECISION:
+                        r = 0.0
+                    rem[i] = r
+                    if r <= 0:
+                        finished.append(i)
+                elif rem[i] <= 0:
+                    finished.append(i)
+        if started:
+            self.dirty = True  # starts progressing: shares change
+        return finished
+
+    def _next_delta_np(self) -> tuple[float, bool, int]:
+        """``next_delta`` on arrays (the same values)."""
+        lat, rate = self.lat, self.rate
+        waiting = lat > 0
+        d_lat = float(lat[waiting].min()) if _count(waiting) else math.inf
+        moving = ~waiting & (rate > 0)
+        if not _count(moving):
+            return (d_lat, True, -1) if d_lat < math.inf else (math.inf, False, -1)
+        where = moving.nonzero()[0]
+        ratios = self.rem[where] / rate[where]
+        k = int(ratios.argmin())  # the first of equal minima, as the loop's strict <
+        d_run = float(ratios[k])
+        return (d_lat, True, -1) if d_lat < d_run else (d_run, False, int(where[k]))
+
+    def _step_np(self, delta: float) -> list[int]:
+        """``_step`` on arrays (the same operations on each task)."""
+        lat, rem, rate = self.lat, self.rem, self.rate
+        waiting = lat > 0
+        moving = ~waiting & (rate > 0)
+        if _count(waiting):
             longer = waiting & (lat > delta)
             lat[longer] -= delta
             lat[longer & (lat < SURF_PRECISION)] = 0.0
@@ -653,26 +733,65 @@ class _Sim:
             if _count(waiting & (lat <= 0)):
                 self.dirty = True  # starts progressing: shares change
         if _count(moving):
-            rem = self.rem
-            rem[moving] -= self.rate[moving] * delta
+            rem[moving] -= rate[moving] * delta
             rem[moving & (rem < REMAINS_PRECISION)] = 0.0
+        return ((lat <= 0) & (rem <= 0)).nonzero()[0].tolist()
 
-    def _finish(self, finished: np.ndarray, done: list[int]) -> None:
-        slots = _nonzero(finished)
-        self._masks = None
-        self.alive[slots] = False
-        self.rate[slots] = 0.0
-        self.rem[slots] = 0.0
-        if not self.copy:
-            self.model._n_alive -= len(slots)
-            self.model._n_solver -= len(slots)
-        done.extend(int(s) for s in slots)
-        self.finish_times.extend([self.now] * len(slots))
+    def _finish(self, finished: list[int]) -> None:
+        act = self.act
+        self.done.extend([act[i] for i in finished])
+        self.finish_times.extend([self.now] * len(finished))
+        if self.vec:
+            mask = np.ones(len(act), dtype=bool)
+            mask[finished] = False
+            keep = mask.nonzero()[0]
+            self.act = [act[i] for i in keep.tolist()]
+            self.rem = self.rem[keep]
+            self.lat = self.lat[keep]
+            self.rate = self.rate[keep]
+            self.dirty = True
+            return
+        gone = set(finished)
+        keep = [i for i in range(len(act)) if i not in gone]
+        self.act = [act[i] for i in keep]
+        rem, lat, rate = self.rem, self.lat, self.rate
+        self.rem = [rem[i] for i in keep]
+        self.lat = [lat[i] for i in keep]
+        self.rate = [rate[i] for i in keep]
         self.dirty = True
 
 
-def _nonzero(mask: np.ndarray) -> np.ndarray:
-    return mask.nonzero()[0]
+def _components(tasks) -> list[list[int]]:
+    """The connected components of tasks linked by the resources (constraints) they share, as
+    lists of positions in ``tasks`` (increasing), ordered by their first task."""
+    n = len(tasks)
+    parent = list(range(n))  # union-find; a root is the smallest position of its component
+    first_user: dict[int, int] = {}
+    for i, task in enumerate(tasks):
+        for c in task._cnsts:
+            j = first_user.setdefault(c, i)
+            if j != i:
+                while parent[j] != j:
+                    j = parent[j]
+                k = i
+                while parent[k] != k:
+                    k = parent[k]
+                if j < k:
+                    parent[k] = j
+                elif k < j:
+                    parent[j] = k
+    groups: dict[int, list[int]] = {}
+    for i in range(n):
+        r = parent[i]
+        while parent[r] != r:
+            r = parent[r]
+        parent[i] = r
+        groups.setdefault(r, []).append(i)
+    return list(groups.values())
+
+
+def _task_id(task: Ptask) -> int:
+    return task.id
 
 
 def _finish_order(task: Ptask) -> tuple[float, int]:
