@@ -79,7 +79,7 @@ def anneal(problem: PermutationProblem, start: Candidate, t0: float, rng: np.ran
         return AnnealingResult(best, 0, 0)
     for _ in range(schedule.steps):
         for _ in range(schedule.moves):
-            order, first = swap_move(list(current.order), rng)
+            order, first = swap_move(current.order, rng)     # copies the order
             # draw every iteration so the random stream does not depend on the scores' values
             u = rng.random()
             cand = problem.evaluate(order, first, acceptance_bound(current.score, temperature, u))

@@ -35,6 +35,9 @@ class Allocation:
         return self.nodes.bit_count()
 
 
+_PLACE_MEMO_SIZE = 20_000   # entries of the burst-buffer placement memo (cleared when full)
+
+
 @dataclass(frozen=True)
 class Reservation:
     """A window ``[start, end)`` holding an allocation in one profile; pass it to ``release``."""
@@ -75,6 +78,8 @@ class AvailabilityProfile:
         # first slice it touches, so a reservation late in the profile keeps the early part
         self._pre: list = []
 
+    _place_memo: dict | None = None    # see _placed; shared by copies
+
     # -- structure ---------------------------------------------------------------------------
     def copy(self) -> "AvailabilityProfile":
         other = AvailabilityProfile.__new__(AvailabilityProfile)
@@ -82,7 +87,11 @@ class AvailabilityProfile:
         other.times, other.nodes = list(self.times), list(self.nodes)
         other.bb, other.cnt, other.bbsum = list(self.bb), list(self.cnt), list(self.bbsum)
         other._gpu_masks = self._gpu_masks
-        other._version, other._pre = 0, []
+        memo = self._place_memo
+        if memo is None:
+            memo = self._place_memo = {}
+        other._place_memo = memo               # placements are pure: shared by every copy
+        other._version, other._pre = 0, self._pre[:]   # same slices: the prefix cache holds
         other._log, other._log_base = [], self._log_base + len(self._log)   # older history unknown there
         return other
 
@@ -183,6 +192,39 @@ class AvailabilityProfile:
             if cn:
                 self.cnt[k] = tuple(a - b for a, b in zip(self.cnt[k], cn))
         return Reservation(start, end, allocation, tag, log_pos)
+
+    def reserve_fitted(self, start: float, end: float, allocation: Allocation) -> None:
+        """``reserve`` without its over-allocation checks nor a ``Reservation`` record, for an
+        allocation that ``earliest_start`` has just found on this very profile (the plan-based
+        search replays thousands per round). Leaves the profile exactly as ``reserve`` does
+        (tests/schedulers/test_plan.py compares every attribute)."""
+        start = max(start, self.times[0])
+        if end <= start:
+            return
+        i = self._split(start)
+        j = self._split(end)
+        self._version += 1
+        del self._pre[i:]
+        keep = ~allocation.nodes
+        nodes_l = self.nodes
+        for k in range(i, j):
+            nodes_l[k] &= keep
+        bb = allocation.bb
+        if bb and any(bb):
+            nz = [(s, b) for s, b in enumerate(bb) if b]
+            bbtotal = sum(bb)
+            bb_l, bbsum = self.bb, self.bbsum
+            for k in range(i, j):
+                row = list(bb_l[k])
+                for s, b in nz:
+                    row[s] -= b
+                bb_l[k] = tuple(row)
+                bbsum[k] -= bbtotal
+        cn = allocation.counters
+        if cn:
+            cnt_l = self.cnt
+            for k in range(i, j):
+                cnt_l[k] = tuple(a - b for a, b in zip(cnt_l[k], cn))
 
     def release(self, reservation: Reservation, from_time: float | None = None) -> None:
         """Give back what ``reservation`` still holds from ``from_time`` (default: its start)."""
@@ -285,7 +327,9 @@ class AvailabilityProfile:
         times, nodes_l, bb_l, cnt_l = self.times, self.nodes, self.bb, self.cnt
         t0 = times[0] if not_before is None else max(not_before, times[0])
         n = request.nodes
-        elig = self._eligible(request.gpus_per_node)
+        all_nodes = self._eligible(0)
+        gpus = request.gpus_per_node
+        elig = self._eligible(gpus) if gpus else all_nodes
         if with_bb and request.bb_total and not bb_l[0]:
             return None  # burst buffer asked on a machine without any
         total = request.bb_total if with_bb else 0
@@ -304,9 +348,13 @@ class AvailabilityProfile:
                 # re-inserts every queued job: this scan is its hot path); the loop top then
                 # re-checks not_after at the next candidate
                 i += 1
-                if elig == self._eligible(0):
-                    while i < last and nodes_l[i].bit_count() < n and times[i] <= not_after:
-                        i += 1
+                if elig == all_nodes:
+                    if not_after == INF:
+                        while i < last and nodes_l[i].bit_count() < n:
+                            i += 1
+                    else:
+                        while i < last and nodes_l[i].bit_count() < n and times[i] <= not_after:
+                            i += 1
                 else:
                     while i < last and (nodes_l[i] & elig).bit_count() < n and times[i] <= not_after:
                         i += 1
@@ -362,22 +410,49 @@ class AvailabilityProfile:
             if not ok:
                 if not_after <= t:
                     return None     # fits_now: no later candidate allowed, skip the diagnosis
-                i = i + 1 if fail_at is None else max(fail_at, i) + 1
+                i = i + 1 if fail_at is None or fail_at < i else fail_at + 1
                 continue
-            chosen = lowest_bits(mask, n)
+            chosen = mask if mask.bit_count() == n else lowest_bits(mask, n)
             if total:
-                placement = placer.place(_indices(chosen), split_shares(total, n), bbmin)
-                if placement is None:   # shares one byte apart did not pack: try later
+                placed = self._placed(chosen, total, n, bbmin)
+                if placed is None:   # shares one byte apart did not pack: try later
                     i += 1
                     continue
-                per_storage = [0] * len(bbmin)
-                for s, b in placement.values():
-                    per_storage[s] += b
-                alloc = Allocation(chosen, tuple(per_storage), placement, cvec if use_c else ())
+                alloc = Allocation(chosen, placed[0], dict(placed[1]), cvec if use_c else ())
             else:
                 alloc = Allocation(chosen, (), {}, cvec if use_c else ())
             return t, alloc
         return None
+
+    def _placed(self, chosen: int, total: int, n: int, bbmin: tuple[int, ...]):
+        """``(bytes per storage index, placement items)`` of ``total`` bytes over the ``n`` nodes of
+        ``chosen`` given the free bytes ``bbmin``, or None when the shares do not pack.
+
+        Memoised (the placer is a pure function of these arguments): the plan-based search places
+        the same job on the same nodes and free space many times per round. The memo is shared by
+        a profile's copies and bounded in size.
+        """
+        memo = self._place_memo
+        if memo is None:
+            memo = self._place_memo = {}
+        key = (chosen, total, bbmin)
+        hit = memo.get(key, memo)
+        if hit is not memo:
+            return hit
+        placement = self.placer.place(_indices(chosen), split_shares(total, n), bbmin)
+        if placement is None:
+            result = None
+        else:
+            per_storage = [0] * len(bbmin)
+            for s, b in placement.values():
+                per_storage[s] += b
+            # plain tuples of ints: the garbage collector stops tracking them (a long-lived
+            # memo of dicts would be walked by every full collection)
+            result = (tuple(per_storage), tuple(placement.items()))
+        if len(memo) >= _PLACE_MEMO_SIZE:
+            memo.clear()
+        memo[key] = result
+        return result
 
     def fits_now(self, request: Request, duration: float | None = None, **kw) -> Allocation | None:
         """The allocation if ``request`` can start at the profile's present, else None."""

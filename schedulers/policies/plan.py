@@ -23,10 +23,17 @@ can never fit (e.g. beside a running job without walltime) is left out of the sc
 
 Speed: a plan is evaluated incrementally. The accepted plan keeps profile snapshots every
 ``stride`` positions; a swap at positions ``i < j`` replays the plan from the last snapshot
-at or before ``i`` only. The annealing acceptance draw is made before a move is evaluated
+at or before ``i``, reusing the accepted placements before ``i`` (same jobs on the same
+profiles: only their reservations are replayed, with ``reserve_fitted``, which skips the
+checks). When positions ``i..j`` reserve the same windows and resources as in the accepted
+plan (as a set: node masks and burst-buffer bytes are integers, so the profile does not depend
+on the order of the reservations), the profile after ``j`` is the accepted one and positions
+after ``j`` are taken from the accepted plan too (not with float counters). Burst-buffer
+placements are memoised (``AvailabilityProfile._placed``, a pure function of the chosen nodes,
+bytes and free space). The annealing acceptance draw is made before a move is evaluated
 (:mod:`mrsched.schedulers.annealing`), so the evaluation stops as soon as the score so far
-cannot be accepted any more — the decisions are those of a full evaluation. A round where no queued job fits now
-on its own returns at once: no plan can start anything then.
+cannot be accepted any more — the decisions are those of a full evaluation. A round where no
+queued job fits now on its own returns at once: no plan can start anything then.
 
 Decision: the search runs again only when a job was submitted or ended since the last search,
 or a start planned by the last search is reached; otherwise (e.g. the completion of one phase
@@ -73,18 +80,25 @@ class PlanProblem:
     """The permutation problem of one round: score of the plan a job order yields (Eq. 1).
 
     ``commit`` keeps a plan's snapshots so that evaluating an order that agrees with it up to
-    ``first_changed`` replays only the suffix.
+    ``first_changed`` replays only the suffix (see ``evaluate``).
     """
 
     def __init__(self, profile: AvailabilityProfile, jobs: list[Job], now: float, alpha: float,
                  stride: int | None = None):
-        self.jobs = jobs
+        self.jobs = list(jobs)
         self.now = now
         self.alpha = alpha
         n = len(jobs)
         self.stride = stride or max(1, int(math.sqrt(n)))
         self.base = profile.copy()            # never mutated: snapshot 0 of every plan
+        # node masks and burst-buffer bytes are integers: the profile after a set of
+        # reservations does not depend on their order (float counters might, by an ulp)
+        self.order_free = not (profile.counter_names and any(any(profile.counter_vector(j.request))
+                                                             for j in self.jobs))
         self.accepted: Plan | None = None
+        # order -> the partial score that stopped it, or its full score (see evaluate)
+        self.seen: dict[tuple[int, ...], float] = {}
+        self._stopped_at = 0.0
         self.evaluations = 0
         self.placements = 0
 
@@ -93,10 +107,30 @@ class PlanProblem:
 
     def evaluate(self, order: list[int], first_changed: int = 0, bound: float = INF) -> Plan | None:
         """The plan of ``order``; None as soon as its score cannot be below ``bound`` (the
-        partial score only grows, so a rejected annealing move stops early)."""
+        partial score only grows, so a rejected annealing move stops early).
+
+        With an accepted plan and ``first_changed`` (the first position where ``order``
+        differs from it), positions before ``first_changed`` reuse its placements; if the
+        positions up to the last differing one ``j`` got the same placements as in the accepted
+        plan (as a set), the profile after ``j`` is the accepted one, and so are the placements
+        after ``j``: they are reused too. Decisions are those of a full replay."""
         self.evaluations += 1
+        # an order met before in this round: a lower bound of its score is known (the partial
+        # score that stopped it, or its full score); a bound at or below it rejects it at once
+        key = tuple(order)
+        if self.seen.get(key, -INF) >= bound:
+            return None
+        plan = self._evaluate(order, first_changed, bound)
+        if plan is None:
+            self.seen[key] = self._stopped_at
+        elif any(a is not None for a in plan.allocs):
+            self.seen[key] = plan.score       # else no partial score is ever checked: keep none
+        return plan
+
+    def _evaluate(self, order: list[int], first_changed: int, bound: float) -> Plan | None:
         acc = self.accepted
         n = len(order)
+        keep = 0
         if acc is None or first_changed <= 0:
             b = 0
             snaps = {0: self.base}
@@ -109,17 +143,33 @@ class PlanProblem:
                 b -= self.stride
             snaps = {p: s for p, s in acc.snapshots.items() if p <= b}
             starts, allocs, prefix = acc.starts[:b], acc.allocs[:b], acc.prefix[:b + 1]
+            if first_changed < n and len(acc.order) == n and order[b:first_changed] == acc.order[b:first_changed]:
+                keep = first_changed
         profile = snaps[b].copy()
-        now, jobs, stride = self.now, self.jobs, self.stride
+        now, jobs, stride, alpha = self.now, self.jobs, self.stride, self.alpha
         total = prefix[-1]
         last = n - 1
+        placed = 0
+        converge = -1                          # the last position where order differs from acc's
+        if keep and self.order_free:
+            ao = acc.order
+            converge = last
+            while converge >= keep and order[converge] == ao[converge]:
+                converge -= 1
+            if converge < keep or converge == last:
+                converge = -1
         for pos in range(b, n):
             if pos != b and pos % stride == 0:
                 snaps[pos] = profile.copy()
             job = jobs[order[pos]]
             req = job.request
-            found = profile.earliest_start(req, req.walltime, now)
-            self.placements += 1
+            if pos < keep:
+                # the accepted plan's job on the same profile: its placement is reused
+                t = acc.starts[pos]
+                found = None if t == INF else (t, acc.allocs[pos])
+            else:
+                found = profile.earliest_start(req, req.walltime, now)
+                placed += 1
             if found is None:
                 starts.append(INF)
                 allocs.append(None)
@@ -127,16 +177,55 @@ class PlanProblem:
                 t, alloc = found
                 starts.append(t)
                 allocs.append(alloc)
-                total += self._cost(t - job.subtime)
+                wait = t - job.subtime
+                if wait > 0:
+                    total += wait ** alpha        # _cost, inline (hot loop)
+                else:
+                    total += 0.0
                 if total >= bound:
+                    self.placements += placed
+                    self._stopped_at = total
                     return None
-                if pos != last:               # the last job's reservation is never read
-                    profile.reserve(t, t + req.walltime, alloc, tag=job.id)
+            prefix.append(total)
+            if pos == converge and _same_placements(order, starts, allocs, acc, keep, pos):
+                self.placements += placed
+                return self._reuse_tail(order, pos + 1, acc, total, bound, starts, allocs, prefix, snaps)
+            if found is not None and pos != last:  # the last job's reservation is never read
+                profile.reserve_fitted(t, t + req.walltime, alloc)
+        self.placements += placed
+        return Plan(list(order), total, starts, allocs, prefix, snaps)
+
+    def _reuse_tail(self, order, start, acc, total, bound, starts, allocs, prefix, snaps) -> Plan | None:
+        """Positions ``start..`` placed as in ``acc`` (same jobs on the same profiles)."""
+        jobs, cost = self.jobs, self._cost
+        a_starts, a_allocs, a_snaps = acc.starts, acc.allocs, acc.snapshots
+        for pos in range(start, len(order)):
+            snap = a_snaps.get(pos)
+            if snap is not None:
+                snaps[pos] = snap             # same content; snapshots are never mutated
+            t = a_starts[pos]
+            starts.append(t)
+            allocs.append(a_allocs[pos])
+            if t != INF:
+                total += cost(t - jobs[order[pos]].subtime)
+                if total >= bound:
+                    self._stopped_at = total
+                    return None
             prefix.append(total)
         return Plan(list(order), total, starts, allocs, prefix, snaps)
 
     def commit(self, plan: Plan) -> None:
         self.accepted = plan
+
+
+def _same_placements(order: list[int], starts: list[float], allocs: list, acc: Plan, lo: int, hi: int) -> bool:
+    """Whether positions ``lo..hi`` reserve the same windows and resources as in ``acc``."""
+    def key(o, st, al, p):
+        a = al[p]
+        return o[p], st[p], (a.nodes, a.bb) if a is not None else None
+
+    mine = {key(order, starts, allocs, p) for p in range(lo, hi + 1)}
+    return mine == {key(acc.order, acc.starts, acc.allocs, p) for p in range(lo, hi + 1)}
 
 
 def _bb_per_proc(job: Job) -> float:
@@ -203,7 +292,7 @@ def exhaustive_plan(profile: AvailabilityProfile, jobs: list[Job], now: float,
             child = prof
             if alloc is not None and depth < n - 1:
                 child = prof.copy()
-                child.reserve(t, t + req.walltime, alloc, tag=job.id)
+                child.reserve_fitted(t, t + req.walltime, alloc)
             used[i] = True
             order.append(i)
             starts.append(t)

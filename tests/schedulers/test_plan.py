@@ -206,3 +206,142 @@ def test_registry_names_and_knobs():
     sched = make_scheduler("plan", {"alpha": "1", "steps": "10"})
     assert sched.policy.alpha == 1.0 and sched.policy.steps == 10
 
+
+
+# -- speed-ups of the plan search must not change any result (issue 4) -------------------------
+
+def _loaded_profile(seed: int, nodes: int = 12, storages: int = 3) -> tuple[AvailabilityProfile, list[Job]]:
+    """A profile with running jobs' windows (random nodes / burst buffer) and a random queue."""
+    rng = np.random.default_rng(seed)
+    cl = Cluster.simple(nodes, bb_capacity=[int(rng.integers(4, 12)) * GB for _ in range(storages)])
+    prof = AvailabilityProfile(cl, 50.0)
+    for k in range(int(rng.integers(2, 8))):
+        req = Request(nodes=int(rng.integers(1, nodes // 2)), walltime=float(rng.integers(1, 60) * 10),
+                      bb_per_node=int(rng.integers(0, 3)) * GB)
+        req = Request(nodes=req.nodes, walltime=req.walltime, bb_per_node=req.bb_per_node,
+                      bb_total=req.bb_per_node * req.nodes)
+        found = prof.earliest_start(req, req.walltime, 50.0 + float(rng.integers(0, 200)))
+        if found is not None:
+            prof.reserve(found[0], found[0] + req.walltime, found[1], tag=f"r{k}")
+    return prof, random_jobs(int(rng.integers(6, 16)), seed + 1000, nodes=nodes)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_reserve_fitted_leaves_the_profile_exactly_as_reserve(seed):
+    prof, jobs = _loaded_profile(seed)
+    a, b = prof.copy(), prof.copy()
+    for jb in jobs:
+        req = jb.request
+        found = a.earliest_start(req, req.walltime, 50.0)
+        assert found == b.earliest_start(req, req.walltime, 50.0)
+        if found is None:
+            continue
+        t, alloc = found
+        a.reserve(t, t + req.walltime, alloc, tag=jb.id)
+        b.reserve_fitted(t, t + req.walltime, alloc)
+        # every attribute (slices, prefix cache, version, release log) is the same
+        assert vars(a) == vars(b)
+    assert len(a) > len(prof)      # the reservations did split slices
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_memoised_burst_buffer_placement_equals_a_fresh_one(seed):
+    prof, jobs = _loaded_profile(seed, nodes=10, storages=4)
+    warm = prof.copy()
+    asked = 0
+    for _ in range(3):                        # the same questions again: answered from the memo
+        for jb in jobs:
+            req = jb.request
+            for not_before in (50.0, 120.0, 400.0):
+                fresh = prof.copy()
+                fresh._place_memo = {}        # an empty memo: computed by the placer
+                got, want = warm.earliest_start(req, req.walltime, not_before), \
+                    fresh.earliest_start(req, req.walltime, not_before)
+                asked += 1
+                assert got == want            # start, nodes, bytes per storage, placement
+    memo = warm._place_memo
+    assert memo is prof._place_memo           # shared by the copies of one profile
+    assert 0 < len(memo) < asked
+
+
+def test_a_copy_keeps_a_valid_prefix_cache():
+    prof, jobs = _loaded_profile(3)
+    prof.earliest_start(jobs[0].request, 1e6, 50.0)          # fills the prefix cache far ahead
+    assert prof._pre
+    clone = prof.copy()
+    bare = prof.copy()
+    bare._pre = []
+    assert [clone._prefix(k) for k in range(len(prof))] == [bare._prefix(k) for k in range(len(prof))]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_reused_prefix_and_tail_give_the_plans_of_a_full_replay(seed, monkeypatch):
+    """Annealing-like walk: each swap is evaluated incrementally (accepted plan's placements
+    before the first change, and after the last change when the swapped segment reserved the
+    same windows) and compared with a from-scratch evaluation of the same order."""
+    tails = []
+    reuse_tail = PlanProblem._reuse_tail
+    monkeypatch.setattr(PlanProblem, "_reuse_tail", lambda self, *a: tails.append(a[1]) or reuse_tail(self, *a))
+    prof, jobs = _loaded_profile(seed, nodes=16)
+    n = len(jobs)
+    problem = PlanProblem(prof, jobs, 50.0, alpha=2, stride=2)
+    fresh = PlanProblem(prof, jobs, 50.0, alpha=2)
+    rng = np.random.default_rng(seed)
+    current = problem.evaluate(list(range(n)))
+    problem.commit(current)
+    for _ in range(60):
+        order = list(current.order)
+        i, j = sorted(int(x) for x in rng.choice(n, size=2, replace=False))
+        order[i], order[j] = order[j], order[i]
+        cand = problem.evaluate(order, i)
+        full = fresh.evaluate(order)
+        assert cand.starts == full.starts and cand.allocs == full.allocs
+        assert cand.score == full.score and cand.prefix == full.prefix
+        # its snapshots are the profiles a full replay passes through
+        for p, snap in cand.snapshots.items():
+            ref = fresh.base.copy()
+            for q in range(p):
+                if full.allocs[q] is not None:
+                    w = jobs[order[q]].request.walltime
+                    ref.reserve(full.starts[q], full.starts[q] + w, full.allocs[q])
+            assert (snap.times, snap.nodes, snap.bb) == (ref.times, ref.nodes, ref.bb)
+        if rng.random() < 0.7:
+            problem.commit(cand)
+            current = cand
+    assert problem.placements < fresh.placements
+    assert tails                               # the reused tail was exercised
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_an_order_met_again_gets_the_answer_of_a_fresh_evaluation(seed):
+    """The round's memo of evaluated orders (the full score, or the partial score that stopped
+    a rejected one) answers exactly as evaluating again: same plan, same None for a bound."""
+    prof, jobs = _loaded_profile(seed + 20, nodes=10)
+    n = len(jobs)
+    problem = PlanProblem(prof, jobs, 50.0, alpha=1)
+    rng = np.random.default_rng(seed)
+    orders = [list(rng.permutation(n)) for _ in range(4)]
+    scores = [PlanProblem(prof, jobs, 50.0, alpha=1).evaluate(o).score for o in orders]
+    answered = fresh_placements = 0
+    for _ in range(80):
+        k = int(rng.integers(len(orders)))
+        bound = scores[k] * float(rng.choice([0.3, 0.9, 1.0, 1.1, 3.0])) + float(rng.integers(0, 2))
+        got = problem.evaluate(orders[k], 0, bound)
+        fresh = PlanProblem(prof, jobs, 50.0, alpha=1)
+        want = fresh.evaluate(orders[k], 0, bound)
+        fresh_placements += fresh.placements
+        assert (got is None) == (want is None)
+        if got is not None:
+            assert got.starts == want.starts and got.allocs == want.allocs and got.score == want.score
+        answered += 1
+    assert problem.evaluations == answered and problem.placements < fresh_placements
+
+
+def test_a_plan_placing_no_job_is_accepted_even_at_a_zero_bound():
+    # nothing ever fits (a job larger than the machine): no partial score is ever checked
+    cl = Cluster.simple(2)
+    jobs = [job("big", 4, 10), job("huge", 3, 10)]
+    problem = PlanProblem(AvailabilityProfile(cl), jobs, 0.0, alpha=2)
+    for _ in range(2):                        # the second answer comes from the memo
+        plan = problem.evaluate([0, 1], 0, bound=0.0)
+        assert plan is not None and plan.score == 0 and plan.allocs == [None, None]
