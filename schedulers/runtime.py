@@ -8,6 +8,7 @@ the ``alloc-only`` job model (one Batsim job per job, ``alloc`` = its compute no
 
 from __future__ import annotations
 
+import heapq
 import logging
 import math
 from dataclasses import dataclass
@@ -26,6 +27,9 @@ from mrsched.schedulers.policies.base import Policy, SchedulingContext, WaitingQ
 logger = logging.getLogger(__name__)
 
 INF = math.inf
+#: How long (s) a job still running at or past its reservation's end (its walltime kill or
+#: last phase not yet reported) is held in the profile beyond ``now`` during a round.
+OVERRUN_HOLD = 1.0
 #: Tolerance when deciding whether ``now`` is on a scheduling tick (Batsim's clock drifts by a
 #: few tens of microseconds per round-trip, see PROTOCOL.md).
 TICK_TOLERANCE = 1e-3
@@ -64,6 +68,8 @@ class PolicyRuntime:
         self.ended: list[str] = []
         self.pending: list[Decision] = []              # rejections decided at submission
         self._infeasible: dict = {}                    # request shape -> infeasible_reason
+        self._ends: list[tuple[float, str]] = []       # heap: reservation end, running job id
+        self._overrun: dict[str, RunningJob] = {}      # running at or past their reservation's end
         self.period = float(getattr(self.policy, "period", 0.0) or 0.0)
         self.next_tick: float | None = None
         self.policy.setup(cluster)
@@ -104,6 +110,7 @@ class PolicyRuntime:
             return  # a job we never started (e.g. rejected): nothing to free
         self.profile.advance(max(now, self.profile.now))
         self.profile.release(run.reservation, from_time=now)
+        self._overrun.pop(job_id, None)
         self.busy &= ~run.allocation.nodes
         for s, b in enumerate(run.allocation.bb):
             self.bb_used[s] -= b
@@ -134,11 +141,23 @@ class PolicyRuntime:
 
     def decide(self, now: float) -> list[Decision]:
         self.profile.advance(now)
+        ends = self._ends
+        while ends and ends[0][0] <= now:
+            jid = heapq.heappop(ends)[1]
+            if jid in self.running:
+                self._overrun[jid] = self.running[jid]
+        held = self._hold_overrun(now) if self._overrun else []
+        if held is None:   # a policy's own plan counts on the overrun resources: wait for them
+            return []
         queue = WaitingQueue(self.queue)      # no copy: O(1) however long the queue
         ctx = SchedulingContext(now, self.cluster, self.profile, queue, self.running,
                                 self.submitted, self.ended)
         self.submitted, self.ended = [], []
-        decisions = self.policy.schedule(ctx) or []
+        try:
+            decisions = self.policy.schedule(ctx) or []
+        finally:
+            for r in held:
+                self.profile.release(r)
         checked = []
         for d in decisions:
             if type(d) is Start:
@@ -151,6 +170,21 @@ class PolicyRuntime:
             else:
                 raise SimulationError(f"policy '{self.policy.policy_name()}' returned {d!r}, not a decision")
         return checked
+
+    def _hold_overrun(self, now: float) -> list[Reservation] | None:
+        """Reservations keeping the jobs that reached their reservation's end but have not
+        ended yet (a walltime kill or an I/O phase reported in a later message at the same
+        time) out of the policy's reach for this round; None when the profile already gives
+        their resources to a planned job (a plan-keeping policy), so no round can be safe."""
+        held = []
+        for jid, run in self._overrun.items():
+            try:
+                held.append(self.profile.reserve(now, now + OVERRUN_HOLD, run.allocation, tag=jid))
+            except SimulationError:
+                for r in held:
+                    self.profile.release(r)
+                return None
+        return held
 
     def _fail(self, job_id: str, message: str) -> None:
         raise SimulationError(f"policy '{self.policy.policy_name()}' {message}", job=job_id)
@@ -203,6 +237,8 @@ class PolicyRuntime:
             self.bb_used[s] += b
         del self.queue[d.job_id]
         self.running[d.job_id] = RunningJob(job, now, alloc, reservation)
+        if reservation.end != INF:
+            heapq.heappush(self._ends, (reservation.end, d.job_id))
         return d if d.allocation is not None else Start(d.job_id, d.nodes, d.bb, alloc)
 
     def _apply_reject(self, d: Reject) -> None:

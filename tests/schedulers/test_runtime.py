@@ -205,3 +205,22 @@ def test_named_counters_from_sched_config_limit_concurrency():
     assert sorted(res["start"].values()) == [0, 10, 20]
     too_many = [{"id": 9, "subtime": 0, "res": 1, "walltime": 10, "runtime": 10, "licenses": 4}]
     assert simulate(make_scheduler("fcfs", {}), data, too_many)["rejected"] == {"w0!9"}
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "sjf-bb", "filler", "plan-2", "conservative-bb"])
+def test_a_job_past_its_walltime_not_yet_reported_ended_keeps_its_nodes(policy):
+    """At its walltime a job's reservation ends, but its end (Batsim's kill, or the last I/O
+    phase) may come in a later message at the same time: a round in between must not start a
+    job on its nodes (seen on seed 001 part 9: 'starts the job on busy nodes')."""
+    sched = make_scheduler(policy, {})
+    sched.handle_message(msg(0, ("SIMULATION_BEGINS", begins_data(2))))
+    r = sched.handle_message(msg(0, submitted("w0!1", res=2, walltime=10)))
+    assert [e["data"]["job_id"] for e in r["events"] if e["type"] == "EXECUTE_JOB"] == ["w0!1"]
+    r = sched.handle_message(msg(5, submitted("w0!2", res=1, walltime=10, subtime=5)))
+    assert not [e for e in r["events"] if e["type"] == "EXECUTE_JOB"]
+    # t = 10: w0!1's window is over, its completion is not in this message
+    r = sched.handle_message(msg(10, ("NOTIFY", {"type": "no_more_static_job_to_submit"})))
+    assert not [e for e in r["events"] if e["type"] == "EXECUTE_JOB"]
+    r = sched.handle_message(msg(10, ("JOB_COMPLETED", {"job_id": "w0!1", "job_state": "COMPLETED_WALLTIME_REACHED",
+                                                        "return_code": -1, "alloc": "0-1"})))
+    assert [e["data"]["job_id"] for e in r["events"] if e["type"] == "EXECUTE_JOB"] == ["w0!2"]
