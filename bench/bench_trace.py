@@ -84,6 +84,19 @@ takes 1.6 s. Targets still missed: sjf-bb whole run ~11 s (engine ~4-5 s + sched
 delay fcfs ~7,300 jobs/cpu-s. What is left in sjf-bb is one EASY pass per message (~27 queued
 jobs sorted by walltime, ~4 fits_now checks, the head's reserve/release, ~100 us); in fcfs the
 per-message protocol work (event dataclasses, Job/Request construction, interval text).
+
+Fourth round (this session; the machine was shared with long experiment runs, so wall and CPU
+times swing by 20-30% between identical runs; instruction counts from ``valgrind
+--tool=callgrind`` on a replay of the first 8,000 recorded messages are the steady measure).
+Node ids and Batsim ranges of a start are read per run of set bits (was: per node, the largest
+single cost of the fcfs replay), Requests shared per job shape, repeated interval texts parsed
+once, fcfs skips a round whose blocked head and profile are unchanged, EASY reserves a blocked
+job only when a later job reaches the window check, well-formed events parsed inline: fcfs
+replay 115,500 -> 99,600 instructions per message (-14%), every reply identical. Whole runs
+(engines paused around the measurement): delay fcfs 4.3-4.9 s (5,700-6,500 jobs/s; engine +
+bench FCFS 1.8-2.2 s), KTH sjf-bb 10.2-12.8 s (engine + bench FCFS 3.3-3.7 s, sched-only 6.0 s).
+Both targets are still missed: the scheduler side of fcfs costs ~50 us a job where the 10,000
+jobs/s target leaves it ~30 us after the engine's share.
 """
 
 from __future__ import annotations
