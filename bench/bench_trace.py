@@ -95,7 +95,7 @@ job only when a later job reaches the window check, well-formed events parsed in
 replay 115,500 -> 99,600 instructions per message (-14%), every reply identical. Whole runs
 (engines paused around the measurement): delay fcfs 4.3-4.9 s (5,700-6,500 jobs/s; engine +
 bench FCFS 1.8-2.2 s), KTH sjf-bb 10.2-12.8 s (engine + bench FCFS 3.3-3.7 s, sched-only 6.0 s).
-Both targets are still missed: the scheduler side of fcfs costs ~50 us a job where the 10,000
+Both targets are still missed: the scheduler side of fcfs costs 60-100 us a job where the 10,000
 jobs/s target leaves it ~30 us after the engine's share.
 """
 
