@@ -17,16 +17,22 @@ from mrsched.workloads.platform_info import read_platform_info
 from mrsched.workloads.synthetic import generate_synthetic
 
 
-@pytest.fixture()
-def bb_inputs(tmp_path: Path) -> dict[str, Path]:
+def write_bb_inputs(tmp_path: Path, *, jobs: int, seed: int, mean_interarrival: float,
+                    max_runtime: float) -> dict[str, Path]:
+    """An 8-node cluster with two burst-buffer storage nodes and an I/O-phased synthetic workload."""
     platform = tmp_path / "platform.xml"
     platform.write_text(generate_cluster(nodes=8, storage=2, bb_capacity="20GB").xml)
-    wl = generate_synthetic(jobs=8, platform=read_platform_info(platform), seed=2,
-                            mean_interarrival=30.0, max_runtime=600.0, model="burst-buffer",
-                            variant="io-phased")
+    wl = generate_synthetic(jobs=jobs, platform=read_platform_info(platform), seed=seed,
+                            mean_interarrival=mean_interarrival, max_runtime=max_runtime,
+                            model="burst-buffer", variant="io-phased")
     workload = tmp_path / "workload.json"
     write_workload(workload, wl)
     return {"platform": platform, "workload": workload}
+
+
+@pytest.fixture()
+def bb_inputs(tmp_path: Path) -> dict[str, Path]:
+    return write_bb_inputs(tmp_path, jobs=8, seed=2, mean_interarrival=30.0, max_runtime=600.0)
 
 
 def rows(run_dir: Path) -> list[dict]:
@@ -71,13 +77,8 @@ def test_the_same_io_phased_campaign_twice_gives_identical_jobs_csv(tmp_path, en
     seed), plan search included, writes the same bytes twice."""
     from mrsched.expe.launch import run_campaign
 
-    platform = tmp_path / "platform.xml"
-    platform.write_text(generate_cluster(nodes=8, storage=2, bb_capacity="20GB").xml)
-    wl = generate_synthetic(jobs=30, platform=read_platform_info(platform), seed=5,
-                            mean_interarrival=20.0, max_runtime=900.0, model="burst-buffer",
-                            variant="io-phased")
-    workload = tmp_path / "workload.json"
-    write_workload(workload, wl)
+    inputs = write_bb_inputs(tmp_path, jobs=30, seed=5, mean_interarrival=20.0, max_runtime=900.0)
+    platform, workload = inputs["platform"], inputs["workload"]
     outputs = []
     for name in ("first", "second"):
         camp = tmp_path / f"{name}.yaml"
