@@ -54,6 +54,7 @@ class Cluster:
         ids = self.compute_ids
         # first id when ids are consecutive (runs of the node mask are then id ranges)
         self._id_base = ids[0] if ids and all(b - a == 1 for a, b in zip(ids, ids[1:])) else None
+        self._runs_memo: tuple[int, list[tuple[int, int]] | None] = (-1, None)
 
     @property
     def nb_nodes(self) -> int:
@@ -76,6 +77,12 @@ class Cluster:
 
     def ids_of(self, mask: int) -> list[int]:
         """Batsim resource ids of a node bitmask, ascending index order."""
+        base = self._id_base
+        if base is not None:   # consecutive ids: the runs (kept for the start's runs_of)
+            out = []
+            for lo, hi in self.runs_of(mask):
+                out.extend(range(lo, hi + 1))
+            return out
         cid = self.compute_ids
         out: list[int] = []
         # one slice per run of set bits (a few big-int operations a run, not a step a node)
@@ -93,13 +100,18 @@ class Cluster:
         base = self._id_base
         if base is None:
             return None
+        memo = self._runs_memo
+        if memo[0] == mask:   # a start asks twice (its node ids, then its Batsim text)
+            return memo[1].copy()
         out = []
-        while mask > 0:
-            low = mask & -mask
-            above = mask + low
+        m = mask
+        while m > 0:
+            low = m & -m
+            above = m + low
             top = above & -above
             out.append((base + low.bit_length() - 1, base + top.bit_length() - 2))
-            mask &= ~(top - 1)
+            m &= ~(top - 1)
+        self._runs_memo = (mask, out.copy())
         return out
 
     @classmethod

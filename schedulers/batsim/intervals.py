@@ -9,12 +9,14 @@ form is sorted with maximal ranges. Parsing is on the protocol's hot path (every
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from procset import ProcInt, ProcSet
 
 from mrsched.errors import ProtocolError
 
-__all__ = ["parse_intervals", "format_intervals", "procset_of_ids", "procset_of_runs"]
+__all__ = ["parse_intervals", "format_intervals", "is_known_intervals", "procset_of_ids", "procset_of_runs",
+           "text_of_runs"]
 
 # Fast construction: when the parsed intervals are already canonical (the only form Batsim and
 # our schedulers emit) we hand the list to the ProcSet directly instead of merging one by one.
@@ -93,6 +95,25 @@ def parse_intervals(text: str, *, field: str | None = None) -> ProcSet:
     return ProcSet(*itvs)
 
 
+#: canonical texts written by ``text_of_runs`` (a scheduler's EXECUTE_JOB allocs), bounded
+_SENT: set[str] = set()
+
+
+def is_known_intervals(text: Any) -> bool:
+    """Whether ``text`` is a canonical interval text parsed or written earlier (so valid)."""
+    return type(text) is str and (text in _SENT or text in _PARSED)
+
+
+def text_of_runs(runs: list[tuple[int, int]]) -> str:
+    """Canonical text of closed ranges already sorted, disjoint and non-adjacent (the runs of
+    a node bitmask, ``Cluster.runs_of``), remembered for ``is_known_intervals``."""
+    text = " ".join([f"{lo}-{hi}" if lo != hi else str(lo) for lo, hi in runs])
+    if len(_SENT) >= _PARSED_MAX:
+        _SENT.clear()
+    _SENT.add(text)
+    return text
+
+
 def procset_of_ids(ids: Iterable[int]) -> ProcSet:
     """ProcSet of resource ids without a text round-trip (a scheduler's start: ids ascending).
 
@@ -128,8 +149,16 @@ def format_intervals(ids: ProcSet | Iterable[int]) -> str:
     """
     if isinstance(ids, ProcSet):
         # one EXECUTE_JOB each: read the interval list directly, join a list (not a generator)
-        itvs = ids._itvs if _FAST_BUILD else ids.intervals()
-        return " ".join([f"{lo}-{hi}" if lo != hi else str(lo) for lo, hi in itvs])
+        if not _FAST_BUILD:
+            return " ".join([f"{lo}-{hi}" if lo != hi else str(lo) for lo, hi in ids.intervals()])
+        itvs = ids._itvs
+        text = " ".join([f"{lo}-{hi}" if lo != hi else str(lo) for lo, hi in itvs])
+        # the set comes back in this text (JOB_COMPLETED of an EXECUTE_JOB): parse it for free
+        if text not in _PARSED:
+            if len(_PARSED) >= _PARSED_MAX:
+                _PARSED.clear()
+            _PARSED[text] = itvs.copy()
+        return text
     if isinstance(ids, str):
         raise ProtocolError(f"format_intervals() takes ids, not the string {ids!r}",
                             hint="use parse_intervals() for text")

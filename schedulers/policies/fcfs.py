@@ -13,7 +13,7 @@ Examples
 from __future__ import annotations
 
 from mrsched.schedulers.decisions import Decision
-from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext, order_queue
+from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext, WaitingQueue, order_queue
 
 
 class FCFS(Policy):
@@ -35,10 +35,9 @@ class FCFS(Policy):
             # the head that did not fit is still the head and the profile has not changed
             # since (no release, no breakpoint passed): its window only got longer, so it still
             # does not fit, and nothing behind it may start (a submission costs O(1))
-            for job in ctx.queue:
-                if job.id == blocked[1]:
-                    return ctx.decisions
-                break
+            head = ctx.queue.head() if type(ctx.queue) is WaitingQueue else next(iter(ctx.queue), None)
+            if head is not None and head.id == blocked[1]:
+                return ctx.decisions
         self._blocked = None
         for job in order_queue(ctx.queue, self.order):
             alloc = profile.fits_now(job.request)
