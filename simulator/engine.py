@@ -315,6 +315,7 @@ class Engine:
         self.dyn_profiles: dict[str, dict[str, dict]] = {}
         self._profile_users: dict[tuple[str, str], int] = {}
         self._steps_cache: dict[tuple[int, str], list] = {}
+        self._alloc_cache: dict[str, tuple[list[int], str]] = {}   # alloc text -> ids, canonical text
         for w in workloads:
             for j in w.jobs:
                 self._check_job_fits(j, w.path)
@@ -834,7 +835,15 @@ class Engine:
         if js.state != SUBMITTED or js.final_state:
             raise SimulationError(f"cannot execute a job that is {self._state_text(js)}",
                                   event=etype, job=jid)
-        alloc = parse_alloc(data["alloc"], job=jid)
+        text = data["alloc"]
+        cached = self._alloc_cache.get(text) if type(text) is str else None
+        if cached is None:
+            alloc = parse_alloc(text, job=jid)
+            cached = (alloc, format_alloc(alloc))
+            if len(self._alloc_cache) >= 4096:
+                self._alloc_cache.clear()
+            self._alloc_cache[text] = cached
+        alloc, alloc_text = cached     # shared: read-only from here on
         nres = len(self.resources)
         if alloc[-1] >= nres:
             raise SimulationError(f"alloc {data['alloc']!r} names resource {alloc[-1]}, the "
@@ -898,7 +907,7 @@ class Engine:
                              job=jid)
         js.state = RUNNING
         js.alloc = alloc
-        js.alloc_text = format_alloc(alloc)
+        js.alloc_text = alloc_text
         js.start = self.now
         self.nb_running += 1
         last = self._last_change

@@ -52,17 +52,20 @@ def g6(x: float) -> str:
 
 def job_row(r: JobRecord) -> str:
     success = 1 if r.final_state == "COMPLETED_SUCCESSFULLY" else 0
-    head = [r.local_id, r.workload, r.profile, f6(r.submission_time), str(r.res),
-            f6(r.walltime), str(success), r.final_state]
     meta = '"' + r.metadata + '"'
     if r.starting_time is None or r.finish_time is None:
+        head = [r.local_id, r.workload, r.profile, f6(r.submission_time), str(r.res),
+                f6(r.walltime), str(success), r.final_state]
         return ",".join(head + ["", "", "", "", "", "", "", "-1.000000", meta])
-    execution = r.finish_time - r.starting_time
-    waiting = r.starting_time - r.submission_time
-    turnaround = r.finish_time - r.submission_time
+    start, finish, sub = r.starting_time, r.finish_time, r.submission_time
+    execution = finish - start
+    waiting = start - sub
+    turnaround = finish - sub
     stretch = turnaround / execution if execution > 0 else 0.0
-    return ",".join(head + [f6(r.starting_time), f6(execution), f6(r.finish_time), f6(waiting),
-                            f6(turnaround), f6(stretch), r.alloc, "-1.000000", meta])
+    # one format per row (the head above, spelled out: a row per job of whole traces)
+    return (f"{r.local_id},{r.workload},{r.profile},{sub:.6f},{r.res},{r.walltime:.6f},{success},"
+            f"{r.final_state},{start:.6f},{execution:.6f},{finish:.6f},{waiting:.6f},"
+            f"{turnaround:.6f},{stretch:.6f},{r.alloc},-1.000000,{meta}")
 
 
 @dataclass

@@ -18,6 +18,8 @@ from typing import Any
 from mrsched.errors import WorkloadError
 from mrsched.simulator.profiles import check_profile
 
+INF = math.inf
+
 
 @dataclass
 class Job:
@@ -67,6 +69,23 @@ def parse_job(obj: Any, workload: str, profiles: dict[str, dict], *, file: str,
               index: int | None = None, dynamic: bool = False,
               full_id: str | None = None) -> Job:
     """A workload job object -> Job, with Batsim's checks and clear errors."""
+    if type(obj) is dict and full_id is None:
+        # hot path (every job of a trace): plain well-typed fields, else the checks below
+        raw_id, subtime, res = obj.get("id"), obj.get("subtime"), obj.get("res")
+        walltime, profile = obj.get("walltime", -1), obj.get("profile")
+        ts, tw, ti = type(subtime), type(walltime), type(raw_id)
+        if ((ti is int or ti is str and "!" not in raw_id) and (ts is float or ts is int)
+                and 0 <= subtime < INF and type(res) is int and res >= 1
+                and (tw is float or tw is int) and (walltime > 0 or walltime == -1)
+                and walltime < INF and type(profile) is str and profile in profiles):
+            local = str(raw_id)
+            full_id = f"{workload}!{local}"
+            forwarded = dict(obj)
+            forwarded["id"] = full_id
+            forwarded["subtime"] = round_subtime(subtime)
+            return Job(id=full_id, workload=workload, local_id=local, subtime=float(subtime),
+                       walltime=float(walltime), res=res, profile=profile, json=forwarded,
+                       dynamic=dynamic)
     where = f"#{index}" if index is not None else None
     if not isinstance(obj, dict):
         raise WorkloadError("a job must be a JSON object", file=file, job=where)
