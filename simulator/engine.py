@@ -458,14 +458,16 @@ class Engine:
         wall0 = _time.perf_counter()
         self._begin()
         heap = self._heap
+        ptasks = self._ptasks
+        heappop = heapq.heappop
         while not self.finished:
-            t_heap = heap[0][0] if heap else INF
-            t_pt = INF
-            if self._ptasks:
+            t = heap[0][0] if heap else INF
+            if ptasks:
                 nxt = self._ptask_model.next_completion()
-                if nxt is not None:
-                    t_pt = nxt[0]
-            t = min(t_heap, t_pt, self._transfer_end)
+                if nxt is not None and nxt[0] < t:
+                    t = nxt[0]
+            if self._transfer_end < t:
+                t = self._transfer_end
             if t == INF:
                 self._stalled()
             if t > self.now:
@@ -476,13 +478,13 @@ class Engine:
             # executors' JOB_COMPLETED posts, then actors created in this step (the
             # request-reply actor of a scheduler call).
             horizon = t + TIME_PRECISION
-            if self._ptasks:
+            if ptasks:
                 for p in self._ptask_model.advance(t) or ():
-                    entry = self._ptasks.pop(id(p), None)
+                    entry = ptasks.pop(id(p), None)
                     if entry is not None:
                         entry[1]()
             while heap and heap[0][0] <= horizon:
-                tt, _, timer = heapq.heappop(heap)
+                tt, _, timer = heappop(heap)
                 if timer.alive:
                     if tt > self.now:
                         self.now = tt
