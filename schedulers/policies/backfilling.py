@@ -58,15 +58,18 @@ class EasyBackfilling(Policy):
         queue = ctx.queue
         ordered = (self._sjf_order(queue._jobs) if self.order == "sjf" and type(queue) is WaitingQueue
                    else order_queue(queue, self.order))
-        # A blocked job's reservation is made only when a later job gets as far as the window
-        # check (many rounds of a full machine end before: no reserve/release pair, and the
-        # profile's caches survive); every check still sees it, so the decisions are the same.
+        # A blocked job's reservation is made only when a later job's window check could see it
+        # (the window reaches its start): many rounds end before, with no reserve/release pair
+        # and the profile's caches intact; every check that could see it still does, so the
+        # decisions are the same.
         pending = []
         for job in ordered:
             req = job.request
             # hot path: a quick necessary test on what is free now before the window check
             if req.nodes <= nb_free and req.bb_total <= bb_free:
-                if pending:
+                # a window ending by the reservations' starts cannot touch them (fits_now reads
+                # only the slices starting before the window's end): no need to make them yet
+                if pending and any(p[0] < now + req.walltime for p in pending):
                     held.extend(profile.reserve(*p) for p in pending)
                     pending = []
                 alloc = profile.fits_now(req)

@@ -116,6 +116,63 @@ def test_easy_shortcuts_take_the_decisions_of_a_fresh_policy():
     assert reused > 0   # the shortcut was exercised
 
 
+def textbook_easy(ctx, order: str, with_bb: bool) -> list:
+    """EASY as written in seed 001 Algorithm 1, without any shortcut: jobs in order start while
+    they fit now; the first blocked job with a walltime is reserved at once at its earliest
+    start; later jobs start when they fit beside that reservation."""
+    profile, now = ctx.profile, ctx.now
+    jobs = list(ctx.queue)
+    if order == "sjf":
+        jobs.sort(key=lambda j: j.request.walltime)   # stable: ties in submission order
+    held = None
+    for job in jobs:
+        alloc = profile.fits_now(job.request)
+        if alloc is not None:
+            ctx.start(job, alloc)
+        elif held is None and job.request.has_walltime:
+            found = profile.earliest_start(job.request, None, now, with_bb=with_bb)
+            if found is not None:
+                held = profile.reserve(found[0], found[0] + job.request.walltime, found[1], tag=job.id)
+    if held is not None:
+        profile.release(held)
+    return ctx.decisions
+
+
+def test_easy_takes_the_decisions_of_the_textbook_algorithm():
+    """fcfs-easy, fcfs-bb and sjf-bb (quick tests, lazy head reservation, cached earliest
+    start, incremental order) driven round by round beside the textbook EASY on a copy of the
+    same profile: every round's starts must be the same."""
+    from mrsched.schedulers.job import Job
+    from mrsched.schedulers.policies.base import SchedulingContext, WaitingQueue, infeasible_reason
+    from mrsched.schedulers.registry import make_policy
+
+    for name, seed in (("fcfs-easy", 11), ("fcfs-bb", 12), ("sjf-bb", 13)):
+        rng = np.random.default_rng(seed)
+        cluster = dragonfly()
+        warm = make_policy(name)
+        warm.setup(cluster)
+        profile = AvailabilityProfile(cluster, 0.0)
+        queue, running, now, seq, started = {}, {}, 0.0, 0, 0
+        for _ in range(500):
+            now = next_instant(rng, profile, running, now, early=0.05)
+            for _ in range(int(rng.integers(0, 4))):
+                req = random_request(rng)
+                if infeasible_reason(cluster, req) is None:
+                    seq += 1
+                    queue[f"w!{seq}"] = Job(f"w!{seq}", now, req)
+            ref_ctx = SchedulingContext(now, cluster, profile.copy(), list(queue.values()), running, [], [])
+            ref = [(d.job_id, d.allocation) for d in
+                   textbook_easy(ref_ctx, warm.order, with_bb=warm.reserve == "all")]
+            ctx = SchedulingContext(now, cluster, profile, WaitingQueue(queue), running, [], [])
+            got = [(d.job_id, d.allocation) for d in warm.schedule(ctx)]
+            assert got == ref, (name, now)
+            for jid, _ in got:
+                running[jid] = ctx.reservations[jid]
+                del queue[jid]
+                started += 1
+        assert started > 150, name   # the queue moved
+
+
 def test_fcfs_blocked_head_shortcut_takes_the_decisions_of_a_fresh_policy():
     """fcfs skips a round whose blocked head and profile are unchanged; driven round by round
     beside a fresh policy per round (no memory), every round's starts must be the same."""
