@@ -21,6 +21,7 @@ The scheduler is anything with ``handle_message(dict) -> dict`` (in process) or 
 
 from __future__ import annotations
 
+import gc
 import heapq
 import math
 from operator import lt as _lt
@@ -455,6 +456,18 @@ class Engine:
 
     # -- main loop -------------------------------------------------------------------------
     def run(self) -> SimulationResult:
+        # The inputs (platform, every job of the workloads) live for the whole run: frozen,
+        # the garbage collector's full passes skip them (5-10% of a whole-trace run's CPU)
+        freeze = gc.isenabled() and gc.get_freeze_count() == 0
+        if freeze:
+            gc.freeze()
+        try:
+            return self._run()
+        finally:
+            if freeze:
+                gc.unfreeze()
+
+    def _run(self) -> SimulationResult:
         wall0 = _time.perf_counter()
         self._begin()
         heap = self._heap
