@@ -9,6 +9,7 @@ Run on demand (not a test):
     .venv/bin/python bench/bench_europar.py parts --parts 1-16 # the 16 three-week parts
     .venv/bin/python bench/bench_europar.py full --policies sjf-bb plan-2
     .venv/bin/python bench/bench_europar.py report --from DIR... --out OUT  # figures: mrsched report per set
+    .venv/bin/python bench/bench_europar.py tables --from DIR...  # fill expe/EUROPAR2021.md's tables
 
 Each run prints one row: simulated jobs, scheduler CPU seconds (time spent inside the
 scheduler's ``handle_message``), wall seconds of the whole simulation, and the metrics of
@@ -162,6 +163,127 @@ def report(sources: list[Path], out: Path, tail: int) -> None:
         print(f"{label}: {len(dirs)} runs -> {index}")
 
 
+def collect(sources: list[Path]) -> list[dict]:
+    """Metrics of every run under ``sources`` (first directory wins for a workload and policy):
+    the statistics the report's tables show, from each run's ``out_jobs.csv``."""
+    import numpy as np
+
+    from mrsched.analysis.jobs import job_table
+    from mrsched.analysis.metrics import run_metrics
+
+    rows: dict[tuple[str, str], dict] = {}
+    for src in sources:
+        for run_dir in sorted((src / "runs").glob("*")):
+            for policy in PAPER_POLICIES:
+                stem = run_dir.name[:-len(policy) - 1]
+                if run_dir.name.endswith("-" + policy) and STEM.match(stem):
+                    break
+            else:
+                continue
+            if (stem, policy) in rows or not (run_dir / "out_jobs.csv").is_file():
+                continue
+            jobs = job_table(run_dir / "out_jobs.csv", src / "workloads" / f"{stem}.json")
+            m = run_metrics(jobs, tau=600.0)
+            waits = np.sort(jobs["waiting_time"].to_numpy(float))[::-1]
+            kind = STEM.match(stem)
+            rows[(stem, policy)] = {
+                "stem": stem, "part": int(kind["part"] or 0), "seed": int(kind["seed"]), "policy": policy,
+                "n": m["n_jobs"], "mean": m["mean_waiting_time"], "median": m["median_waiting_time"],
+                "p95": m["p95_waiting_time"], "p99": m["p99_waiting_time"], "max": m["max_waiting_time"],
+                "excl": waits[max(1, len(waits) // 100):].mean(), "bsld": m["mean_bounded_slowdown"],
+                "p99b": m["p99_bounded_slowdown"], "maxb": m["max_bounded_slowdown"],
+                "walltime": m["n_walltime_reached"]}
+    return list(rows.values())
+
+
+def _num(v: float, d: int = 0) -> str:
+    return f"{v:,.{d}f}"
+
+
+def policy_table(rows: list[dict], stem: str) -> str:
+    """One workload's statistics per policy, with means relative to sjf-bb's when it ran."""
+    rs = sorted((r for r in rows if r["stem"] == stem), key=lambda r: PAPER_POLICIES.index(r["policy"]))
+    base = next((r for r in rs if r["policy"] == "sjf-bb"), None)
+    head = ("| policy | mean wait | median | p95 | p99 | max wait | mean wait without the worst 1% | mean BSLD "
+            "| p99 BSLD | max BSLD |")
+    out = [head + (" wait / sjf-bb | BSLD / sjf-bb |" if base else ""),
+           "|---|" + "---|" * (9 + (2 if base else 0))]
+    for r in rs:
+        line = (f"| {r['policy']} | {_num(r['mean'])} | {_num(r['median'])} | {_num(r['p95'])} | {_num(r['p99'])} "
+                f"| {_num(r['max'])} | {_num(r['excl'])} | {_num(r['bsld'], 2)} | {_num(r['p99b'], 1)} "
+                f"| {_num(r['maxb'])} |")
+        if base:
+            line += f" {r['mean'] / base['mean']:.2f} | {r['bsld'] / base['bsld']:.2f} |"
+        out.append(line)
+    return "\n".join(out)
+
+
+def parts_table(rows: list[dict], seed: int = 0) -> str:
+    """Each part's mean wait and mean BSLD divided by sjf-bb's on the same part (Figs. 11-12),
+    and the median over the parts with the number of parts behind it."""
+    import statistics
+
+    parts = [r for r in rows if r["part"] and r["seed"] == seed]
+    pols = [p for p in PAPER_POLICIES if any(r["policy"] == p for r in parts)]
+    by = {(r["part"], r["policy"]): r for r in parts}
+    out = ["| part | jobs | " + " | ".join(f"{p} wait" for p in pols) + " | "
+           + " | ".join(f"{p} BSLD" for p in pols) + " |", "|---|---|" + "---|" * (2 * len(pols))]
+    ratios: dict[tuple[str, str], list[float]] = {}
+    for k in sorted({r["part"] for r in parts}):
+        base = by.get((k, "sjf-bb"))
+        cells = {"mean": [], "bsld": []}
+        for metric in ("mean", "bsld"):
+            for p in pols:
+                r = by.get((k, p))
+                if r is None or base is None:
+                    cells[metric].append("")
+                    continue
+                ratio = r[metric] / base[metric]
+                ratios.setdefault((metric, p), []).append(ratio)
+                cells[metric].append(f"{ratio:.2f}")
+        n = next(r["n"] for r in parts if r["part"] == k)
+        out.append(f"| {k} | {n:,} | " + " | ".join(cells["mean"]) + " | " + " | ".join(cells["bsld"]) + " |")
+    med = {key: statistics.median(v) for key, v in ratios.items()}
+    out.append("| **median (parts)** | | "
+               + " | ".join(f"{med[('mean', p)]:.2f} ({len(ratios[('mean', p)])})" if ("mean", p) in med else ""
+                            for p in pols) + " | "
+               + " | ".join(f"{med[('bsld', p)]:.2f}" if ("bsld", p) in med else "" for p in pols) + " |")
+    return "\n".join(out)
+
+
+#: table names of EUROPAR2021.md -> workload stems
+TABLE_ALIASES = {"first1000": "kth-1000-s0", "whole": "kth-s0", "whole-s1": "kth-s1"}
+
+
+def fill_tables(doc: Path, rows: list[dict]) -> list[str]:
+    """Replace each ``<!-- table:NAME -->`` ... ``<!-- /table -->`` block of ``doc``: NAME is
+    ``parts`` (seed 0), ``parts-s<seed>``, a workload stem (``kth-1000-s0``, ``kth-s1``) or an
+    alias of one (``first1000``, ``whole``, ``whole-s1``); blocks without runs are left alone.
+    Returns the names filled."""
+    text = doc.read_text()
+    filled = []
+
+    def body(name: str) -> str | None:
+        name = TABLE_ALIASES.get(name, name)
+        if name == "parts" or name.startswith("parts-s"):
+            seed = int(name[7:]) if name != "parts" else 0
+            return parts_table(rows, seed) if any(r["part"] and r["seed"] == seed for r in rows) else None
+        return policy_table(rows, name) if any(r["stem"] == name for r in rows) else None
+
+    def sub(m: re.Match) -> str:
+        new = body(m.group(2))
+        if new is None:
+            return m.group(0)
+        filled.append(m.group(2))
+        return f"{m.group(1)}{new}\n{m.group(4)}"
+
+    text = re.sub(r"(<!-- table:([\w-]+) -->\n)(.*?)(<!-- /table -->)", sub, text, flags=re.S)
+    tmp = doc.with_suffix(".tmp")
+    tmp.write_text(text)
+    tmp.replace(doc)
+    return filled
+
+
 COLUMNS = ("workload", "policy", "jobs", "scheduler_cpu_s", "wall_s", "mean_wait_s", "max_wait_s", "mean_bsld",
            "walltime_reached")
 
@@ -183,7 +305,9 @@ def parse_parts(text: str) -> list[int]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("what", choices=("sjf-cpu", "first1000", "parts", "full", "report"))
+    ap.add_argument("what", choices=("sjf-cpu", "first1000", "parts", "full", "report", "tables"))
+    ap.add_argument("--doc", type=Path, default=REPO / "expe" / "EUROPAR2021.md",
+                    help="tables: the page whose <!-- table:NAME --> blocks are filled")
     ap.add_argument("--from", dest="sources", type=Path, nargs="+", default=None,
                     help="report: the --out directories of earlier runs (default: --out)")
     ap.add_argument("--tail", type=int, default=3000, help="report: jobs in the tail plots")
@@ -197,6 +321,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.what == "report":
         report(args.sources or [args.out], args.out / "report", args.tail)
+        return 0
+    if args.what == "tables":
+        filled = fill_tables(args.doc, collect(args.sources or [args.out]))
+        print(f"{args.doc}: filled {', '.join(filled) or 'no table'}")
         return 0
     if not args.trace.exists():
         print(f"trace not found: {args.trace} (give --trace)", file=sys.stderr)
