@@ -10,8 +10,10 @@ first start where a request fits for its whole duration.
 from __future__ import annotations
 
 import math
+import weakref
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from mrsched.errors import SimulationError
 from mrsched.schedulers.cluster import Cluster
@@ -35,7 +37,24 @@ class Allocation:
         return self.nodes.bit_count()
 
 
+class Fit(NamedTuple):
+    """What the plan-based search keeps of an allocation ``earliest_fit`` found: the nodes and
+    burst-buffer bytes per storage index (all that ``reserve_fitted`` needs), without the
+    per-node placement, which ``AvailabilityProfile.allocation(fit)`` builds for the jobs that
+    really start (the placement is a pure function of ``key``)."""
+
+    nodes: int
+    bb: tuple[int, ...]
+    counters: tuple[float, ...]
+    nz: tuple[tuple[int, int], ...]     # (storage index, bytes) of the storages used
+    bbtotal: int
+    key: tuple                          # (chosen nodes, total bytes, nodes, window's free bytes)
+
+
 _PLACE_MEMO_SIZE = 20_000   # entries of the burst-buffer placement memo (cleared when full)
+_NO_ROOM = object()         # earliest_fit's memo: not enough burst buffer in the window
+_ROOM_MEMO: dict = {}       # earliest_fit: (share, nodes, free bytes) -> capacity_fits
+_NZ_MEMO: dict = {}         # reserve_fitted: bytes per storage -> its non-zero entries and sum
 
 
 @dataclass(frozen=True)
@@ -51,6 +70,12 @@ class Reservation:
 
 def lowest_bits(mask: int, n: int) -> int:
     """The ``n`` lowest set bits of ``mask`` (batsched's 'basic' selector: first free ids)."""
+    extra = mask.bit_count() - n
+    if extra < n:
+        # fewer bits to drop than to keep: clear the highest ``extra`` set bits
+        for _ in range(extra):
+            mask ^= 1 << (mask.bit_length() - 1)
+        return mask
     rest = mask
     for _ in range(n):
         rest &= rest - 1      # clears the lowest set bit
@@ -79,6 +104,7 @@ class AvailabilityProfile:
         self._pre: list = []
 
     _place_memo: dict | None = None    # see _placed; shared by copies
+    _alloc_memo: dict | None = None    # see earliest_fit; shared by copies
 
     # -- structure ---------------------------------------------------------------------------
     def copy(self) -> "AvailabilityProfile":
@@ -91,6 +117,10 @@ class AvailabilityProfile:
         if memo is None:
             memo = self._place_memo = {}
         other._place_memo = memo               # placements are pure: shared by every copy
+        amemo = self._alloc_memo
+        if amemo is None:
+            amemo = self._alloc_memo = {}
+        other._alloc_memo = amemo
         other._version, other._pre = 0, self._pre[:]   # same slices: the prefix cache holds
         other._log, other._log_base = [], self._log_base + len(self._log)   # older history unknown there
         return other
@@ -210,15 +240,27 @@ class AvailabilityProfile:
         for k in range(i, j):
             nodes_l[k] &= keep
         bb = allocation.bb
-        if bb and any(bb):
-            nz = [(s, b) for s, b in enumerate(bb) if b]
-            bbtotal = sum(bb)
+        if type(allocation) is Fit:
+            nz, bbtotal = allocation.nz, allocation.bbtotal
+        elif bb:
+            got = _NZ_MEMO.get(bb)
+            if got is None:
+                if len(_NZ_MEMO) >= _PLACE_MEMO_SIZE:
+                    _NZ_MEMO.clear()
+                got = _NZ_MEMO[bb] = (tuple((s, b) for s, b in enumerate(bb) if b), sum(bb))
+            nz, bbtotal = got
+        if bb and nz:
             bb_l, bbsum = self.bb, self.bbsum
+            old = new = None
             for k in range(i, j):
-                row = list(bb_l[k])
-                for s, b in nz:
-                    row[s] -= b
-                bb_l[k] = tuple(row)
+                row = bb_l[k]
+                if row is not old:      # split slices share their row: computed once
+                    old = row
+                    row = list(row)
+                    for s, b in nz:
+                        row[s] -= b
+                    new = tuple(row)
+                bb_l[k] = new
                 bbsum[k] -= bbtotal
         cn = allocation.counters
         if cn:
@@ -424,6 +466,210 @@ class AvailabilityProfile:
             return t, alloc
         return None
 
+    def fit_spec(self, request: Request, duration: float | None = None) -> tuple | None:
+        """The arguments of ``earliest_fit`` for ``request`` over ``duration`` (default: its
+        walltime), or None when ``earliest_fit`` does not serve it (named counters asked, or burst
+        buffer on a machine without any): call ``earliest_start`` then."""
+        if duration is None:
+            duration = request.walltime
+        total = request.bb_total
+        if total and not self.bb[0]:
+            return None
+        if self.counter_names and any(self.counter_vector(request)):
+            return None
+        n = request.nodes
+        elig = self._eligible(request.gpus_per_node)
+        return (n, elig, total, total // n if total else 0, duration)
+
+    def fit_bound(self, spec: tuple, not_before: float) -> float:
+        """A start no later than ``earliest_fit(spec, not_before)`` finds on this profile or on
+        any profile made from it by ``reserve_fitted``, so that ``earliest_fit(spec, bound)``
+        finds the same answer there: the first candidate (``not_before`` or a breakpoint) where
+        the request's necessary conditions hold all along its window — enough eligible nodes
+        free throughout, enough burst buffer in total in every slice. Reservations only take
+        resources away and keep every breakpoint, so every candidate before the bound fails
+        there too, and the bound is itself a candidate there. ``not_before`` when none holds
+        (the request never fits: ``earliest_fit`` says so from anywhere)."""
+        n, elig, total, _, duration = spec
+        times, nodes_l, bbsum = self.times, self.nodes, self.bbsum
+        t0 = not_before if not_before > times[0] else times[0]
+        last = len(times)
+        i = bisect_right(times, t0) - 1
+        while i < last:
+            mask = nodes_l[i] & elig
+            if mask.bit_count() >= n and not (total and bbsum[i] < total):
+                ti = times[i]
+                t = t0 if ti < t0 else ti
+                end = t + duration
+                j = i + 1
+                while j < last and times[j] < end:
+                    mask &= nodes_l[j]
+                    if mask.bit_count() < n or (total and bbsum[j] < total):
+                        break
+                    j += 1
+                else:
+                    return t
+            i += 1
+        return not_before
+
+    def earliest_fit(self, spec: tuple, not_before: float) -> tuple[float, Allocation | Fit] | None:
+        """``earliest_start(request, duration, not_before)`` for ``spec = fit_spec(request,
+        duration)``: the same start, and the same allocation as ``allocation(fit)``, for the
+        plan-based search's hot loop (a request with burst buffer gets a ``Fit``: nodes and
+        bytes per storage node, without the per-node placement).
+
+        Both return the first candidate start (``not_before``, then the next breakpoints) whose
+        window passes the same tests (nodes free all along, burst buffer placed on the minimum
+        free space of the window); only candidates that cannot pass are skipped, so the answer
+        does not depend on how the scan skips. Answers are memoised: equal windows give one
+        shared (immutable) allocation.
+        """
+        n, elig, total, share, duration = spec
+        times, nodes_l = self.times, self.nodes
+        t0 = not_before if not_before > times[0] else times[0]
+        last = len(times)
+        i = bisect_right(times, t0) - 1
+        if total:
+            bb_l, bbsum, cap = self.bb, self.bbsum, self.placer.capacity_fits
+        while i < last:
+            mask = nodes_l[i] & elig
+            if mask.bit_count() < n or (total and bbsum[i] < total):
+                i += 1       # too small on its own: no window through this slice fits
+                continue
+            ti = times[i]
+            t = t0 if ti < t0 else ti
+            end = t + duration
+            j = i + 1
+            fail = -1
+            while j < last and times[j] < end:
+                nj = nodes_l[j]
+                mask &= nj
+                if mask.bit_count() < n:
+                    nj &= elig
+                    if nj.bit_count() < n:
+                        fail = j
+                    else:
+                        # slices k..j together are too small, for the last such k counting
+                        # down from j: every candidate up to k has them all in its window
+                        fail = j - 1
+                        while fail > i:
+                            nj &= nodes_l[fail]
+                            if nj.bit_count() < n:
+                                break
+                            fail -= 1
+                    break
+                if total and bbsum[j] < total:
+                    fail = j
+                    break
+                j += 1
+            if fail >= 0:
+                i = fail + 1
+                continue
+            memo = self._alloc_memo
+            if memo is None:
+                memo = self._alloc_memo = {}
+            if total:
+                bbmin = bb_l[i]
+                for k in range(i + 1, j):
+                    b = bb_l[k]
+                    if b != bbmin:
+                        bbmin = tuple(map(min, bbmin, b))
+                key = (mask, n, total, bbmin)
+            else:
+                key = (mask, n)
+            # memo: the window's free nodes and space -> allocation, None (the shares did not
+            # pack) or _NO_ROOM (not enough space in total)
+            alloc = memo.get(key, memo)
+            if alloc is memo:
+                if total and not cap(share, n, bbmin):
+                    alloc = _NO_ROOM
+                else:
+                    chosen = mask if mask.bit_count() == n else lowest_bits(mask, n)
+                    if total:
+                        alloc = self._fit(chosen, total, n, bbmin)
+                    else:
+                        alloc = Allocation(chosen, (), {}, ())
+                if len(memo) >= _PLACE_MEMO_SIZE:
+                    memo.clear()
+                memo[key] = alloc
+            if alloc is None:    # shares one byte apart did not pack: try later
+                i += 1
+                continue
+            if alloc is _NO_ROOM:
+                # skip to past the first slice whose free space alone is too small (memoised:
+                # the rows are the same tuples in many profiles of one round)
+                k = i
+                while k < j:
+                    ck = (share, n, bb_l[k])
+                    room = _ROOM_MEMO.get(ck)
+                    if room is None:
+                        if len(_ROOM_MEMO) >= _PLACE_MEMO_SIZE:
+                            _ROOM_MEMO.clear()
+                        room = _ROOM_MEMO[ck] = cap(share, n, bb_l[k])
+                    if not room:
+                        break
+                    k += 1
+                i = (k if k < j else i) + 1
+                continue
+            return t, alloc
+        return None
+
+    def _fit(self, chosen: int, total: int, n: int, bbmin: tuple[int, ...]) -> "Fit | Allocation | None":
+        """The ``Fit`` of ``total`` bytes on the ``n`` nodes of ``chosen`` given the window's free
+        bytes ``bbmin`` (None when the shares do not pack): the bytes per storage node of
+        ``_placed``, counted run by run (see ``_place_runs``) without building the per-node
+        placement. A placer other than ``BurstBufferPlacer`` gets a full ``Allocation``."""
+        placer = self.placer
+        if type(placer) is not BurstBufferPlacer:
+            placed = self._placed(chosen, total, n, bbmin)
+            return None if placed is None else Allocation(chosen, placed[0], dict(placed[1]), ())
+        ranges = _ORDER_RANGES.get(placer)
+        if ranges is None:
+            ranges = _ORDER_RANGES[placer] = _order_ranges(placer)
+        base, extra = divmod(total, n)
+        left = list(bbmin)
+        p = 0                                   # nodes placed so far (in index order)
+        for lo, width, order in ranges:
+            cnt = ((chosen >> lo) & width).bit_count()
+            while cnt:
+                if p < extra:
+                    share, run = base + 1, min(cnt, extra - p)
+                else:
+                    share, run = base, cnt
+                p += run
+                cnt -= run
+                if share <= 0:
+                    continue
+                for st in order:
+                    f = left[st]
+                    if f >= share:
+                        c = f // share
+                        if c >= run:
+                            left[st] = f - run * share
+                            run = 0
+                            break
+                        left[st] = f - c * share
+                        run -= c
+                if run:
+                    return None
+            if p >= n:
+                break                           # every chosen node placed: later runs are empty
+        per_storage = tuple([a - b for a, b in zip(bbmin, left)])
+        nz = tuple([(st, b) for st, b in enumerate(per_storage) if b])
+        return Fit(chosen, per_storage, (), nz, total, (chosen, total, n, bbmin))
+
+    def allocation(self, alloc: "Allocation | Fit") -> Allocation:
+        """The full ``Allocation`` (per-node burst-buffer placement included) of an allocation
+        ``earliest_fit`` returned: what ``earliest_start`` returns for the same question."""
+        if type(alloc) is not Fit:
+            return alloc
+        chosen, total, n, bbmin = alloc.key
+        placed = self._placed(chosen, total, n, bbmin)
+        if placed is None or placed[0] != alloc.bb:    # unreachable: both follow place()
+            raise SimulationError("burst-buffer placement differs from the plan's "
+                                  f"(nodes {self.cluster.ids_of(chosen)}, {total} bytes)")
+        return Allocation(chosen, placed[0], dict(placed[1]), alloc.counters)
+
     def _placed(self, chosen: int, total: int, n: int, bbmin: tuple[int, ...]):
         """``(bytes per storage index, placement items)`` of ``total`` bytes over the ``n`` nodes of
         ``chosen`` given the free bytes ``bbmin``, or None when the shares do not pack.
@@ -439,7 +685,11 @@ class AvailabilityProfile:
         hit = memo.get(key, memo)
         if hit is not memo:
             return hit
-        placement = self.placer.place(_indices(chosen), split_shares(total, n), bbmin)
+        placer = self.placer
+        if type(placer) is BurstBufferPlacer:
+            placement = _place_runs(placer, _indices(chosen), total, n, bbmin)
+        else:
+            placement = placer.place(_indices(chosen), split_shares(total, n), bbmin)
         if placement is None:
             result = None
         else:
@@ -496,6 +746,74 @@ class AvailabilityProfile:
         for s, b in placement.values():
             per_storage[s] += b
         return Allocation(chosen, tuple(per_storage), placement, cvec if use_c else ())
+
+
+_ORDER_GROUPS: "weakref.WeakKeyDictionary[BurstBufferPlacer, list[int]]" = weakref.WeakKeyDictionary()
+_ORDER_RANGES: "weakref.WeakKeyDictionary[BurstBufferPlacer, list]" = weakref.WeakKeyDictionary()
+
+
+def _order_ranges(placer: BurstBufferPlacer) -> list[tuple[int, int, tuple[int, ...]]]:
+    """Maximal runs of consecutive compute indices with the same storage order, as
+    ``(first index, mask of the run's width, order)`` in index order."""
+    ranges = []
+    order = placer.order
+    lo = 0
+    for k in range(1, len(order) + 1):
+        if k == len(order) or order[k] != order[lo]:
+            ranges.append((lo, (1 << (k - lo)) - 1, order[lo]))
+            lo = k
+    return ranges
+
+
+def _place_runs(placer: BurstBufferPlacer, nodes: list[int], total: int, n: int,
+                free: tuple[int, ...]) -> dict[int, tuple[int, int]] | None:
+    """``placer.place(nodes, split_shares(total, n), free)``, a run of nodes at a time.
+
+    ``place`` gives each node, in turn, the first storage node of its distance order with room
+    for its share. Consecutive nodes with the same order and the same share therefore fill the
+    first storage node with room as far as it goes, then the next one: a storage node skipped
+    once stays too full for that share. Same result, same insertion order, one step per
+    storage node used instead of one per compute node (tests/schedulers/test_availability_fit.py).
+    """
+    groups = _ORDER_GROUPS.get(placer)
+    if groups is None:
+        ids: dict[tuple[int, ...], int] = {}
+        groups = _ORDER_GROUPS[placer] = [ids.setdefault(o, len(ids)) for o in placer.order]
+    order = placer.order
+    base, extra = divmod(total, n)
+    left = list(free)
+    result: dict[int, tuple[int, int]] = {}
+    m = len(nodes)
+    p = 0
+    while p < m:
+        k = nodes[p]
+        share = base + 1 if p < extra else base
+        end = extra if p < extra else m
+        g = groups[k]
+        q = p + 1
+        while q < end and groups[nodes[q]] == g:
+            q += 1
+        if share <= 0:
+            p = q
+            continue
+        count = q - p
+        for s in order[k]:
+            f = left[s]
+            if f >= share:
+                c = f // share
+                if c > count:
+                    c = count
+                left[s] = f - c * share
+                val = (s, share)
+                for r in range(p, p + c):
+                    result[nodes[r]] = val
+                p += c
+                count -= c
+                if not count:
+                    break
+        if count:
+            return None
+    return result
 
 
 def _indices(mask: int) -> list[int]:

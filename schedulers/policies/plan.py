@@ -34,6 +34,13 @@ bytes and free space). The annealing acceptance draw is made before a move is ev
 (:mod:`mrsched.schedulers.annealing`), so the evaluation stops as soon as the score so far
 cannot be accepted any more — the decisions are those of a full evaluation. A round where no
 queued job fits now on its own returns at once: no plan can start anything then.
+Placements use ``AvailabilityProfile.earliest_fit`` (the answer of ``earliest_start``, with the
+request's checks precomputed once per round by ``fit_spec``): a job with burst buffer gets a
+``Fit`` (nodes and bytes per storage node, counted run by run, memoised), and only the jobs the
+chosen plan starts now get their per-node placement (``AvailabilityProfile.allocation``). Each
+job's scan starts at its ``fit_bound`` on the round's profile: no plan can start it earlier, as
+reservations only take resources away (tests/schedulers/test_availability_fit.py checks each of
+these against the general path).
 
 Decision: the search runs again only when a job was submitted or ended since the last search,
 or a start planned by the last search is reached; otherwise (e.g. the completion of one phase
@@ -56,7 +63,7 @@ import numpy as np
 
 from mrsched.errors import SimulationError
 from mrsched.schedulers.annealing import CoolingSchedule, anneal
-from mrsched.schedulers.availability import Allocation, AvailabilityProfile
+from mrsched.schedulers.availability import Allocation, AvailabilityProfile, Fit
 from mrsched.schedulers.decisions import Decision
 from mrsched.schedulers.job import Job
 from mrsched.schedulers.policies.base import Param, Policy, SchedulingContext
@@ -71,7 +78,7 @@ class Plan:
     order: list[int]
     score: float
     starts: list[float]
-    allocs: list[Allocation | None]
+    allocs: list[Allocation | Fit | None]     # AvailabilityProfile.allocation(fit): the full one
     prefix: list[float]                       # prefix[p] = score of positions < p
     snapshots: dict[int, AvailabilityProfile] = field(default_factory=dict, repr=False)
 
@@ -91,6 +98,10 @@ class PlanProblem:
         n = len(jobs)
         self.stride = stride or max(1, int(math.sqrt(n)))
         self.base = profile.copy()            # never mutated: snapshot 0 of every plan
+        # earliest_fit's precomputed arguments per job (None: earliest_start serves that job)
+        self.specs = [self.base.fit_spec(j.request, j.request.walltime) for j in self.jobs]
+        # per job, where its scan may start in every plan of this round (fit_bound)
+        self.not_before = _fit_bounds(self.base, self.specs, now)
         # node masks and burst-buffer bytes are integers: the profile after a set of
         # reservations does not depend on their order (float counters might, by an ulp)
         self.order_free = not (profile.counter_names and any(any(profile.counter_vector(j.request))
@@ -146,7 +157,8 @@ class PlanProblem:
             if first_changed < n and len(acc.order) == n and order[b:first_changed] == acc.order[b:first_changed]:
                 keep = first_changed
         profile = snaps[b].copy()
-        now, jobs, stride, alpha = self.now, self.jobs, self.stride, self.alpha
+        now, jobs, stride, alpha, specs = self.now, self.jobs, self.stride, self.alpha, self.specs
+        not_before = self.not_before
         total = prefix[-1]
         last = n - 1
         placed = 0
@@ -161,14 +173,17 @@ class PlanProblem:
         for pos in range(b, n):
             if pos != b and pos % stride == 0:
                 snaps[pos] = profile.copy()
-            job = jobs[order[pos]]
+            oi = order[pos]
+            job = jobs[oi]
             req = job.request
             if pos < keep:
                 # the accepted plan's job on the same profile: its placement is reused
                 t = acc.starts[pos]
                 found = None if t == INF else (t, acc.allocs[pos])
             else:
-                found = profile.earliest_start(req, req.walltime, now)
+                spec = specs[oi]
+                found = profile.earliest_fit(spec, not_before[oi]) if spec is not None else \
+                    profile.earliest_start(req, req.walltime, now)
                 placed += 1
             if found is None:
                 starts.append(INF)
@@ -216,6 +231,12 @@ class PlanProblem:
 
     def commit(self, plan: Plan) -> None:
         self.accepted = plan
+
+
+def _fit_bounds(base: AvailabilityProfile, specs: list, now: float) -> list[float]:
+    """``base.fit_bound`` per job (``now`` for jobs that ``earliest_start`` serves): their
+    ``earliest_fit`` on any profile of the round's plans finds the same start from there."""
+    return [now if spec is None else base.fit_bound(spec, now) for spec in specs]
 
 
 def _same_placements(order: list[int], starts: list[float], allocs: list, acc: Plan, lo: int, hi: int) -> bool:
@@ -268,6 +289,9 @@ def exhaustive_plan(profile: AvailabilityProfile, jobs: list[Job], now: float,
     def cost(wait: float) -> float:
         return wait ** alpha if wait > 0 else 0.0
 
+    specs = [profile.fit_spec(j.request, j.request.walltime) for j in jobs]
+    not_before = _fit_bounds(profile, specs, now)
+
     def dfs(prof: AvailabilityProfile, total: float) -> None:
         depth = len(order)
         if depth == n:
@@ -280,7 +304,9 @@ def exhaustive_plan(profile: AvailabilityProfile, jobs: list[Job], now: float,
                 continue
             job = jobs[i]
             req = job.request
-            found = prof.earliest_start(req, req.walltime, now)
+            spec = specs[i]
+            found = prof.earliest_fit(spec, not_before[i]) if spec is not None else \
+                prof.earliest_start(req, req.walltime, now)
             counts[1] += 1
             if found is None:
                 t, alloc, sub = INF, None, total
@@ -413,7 +439,7 @@ class PlanBased(Policy):
         for pos, i in enumerate(plan.order):
             t = plan.starts[pos]
             if t == ctx.now and plan.allocs[pos] is not None:
-                ctx.start(queue[i], plan.allocs[pos])
+                ctx.start(queue[i], profile.allocation(plan.allocs[pos]))
             elif t < later:
                 later = t
         self.replan_at_ = later
