@@ -17,7 +17,9 @@ scheduler's ``handle_message``), wall seconds of the whole simulation, and the m
 the executed user jobs, phases folded); the CSV adds the median, p95 and p99 waits and the
 p99 / max bounded slowdown. ``--out DIR`` also writes ``DIR/<label>.csv`` with every
 row (``<label>-<policies>.csv`` when ``--policies`` is given) and keeps each run's Batsim
-outputs under ``DIR/runs/``; ``total wall time`` is the whole experiment's. The trace defaults to
+outputs under ``DIR/runs/``; ``total wall time`` is the whole experiment's. A run whose
+``manifest.json`` is there (written last) is not run again: a re-run resumes, reporting the
+finished runs' measured cost. The trace defaults to
 ``../shared/data/KTH-SP2-1996-2.1-cln.swf`` (give ``--trace`` elsewhere; ``mrsched workload
 archive`` downloads it). Targets from the brief: sjf-bb scheduler CPU < 5 s on 1,000 jobs;
 all policies on 1,000 jobs < 2 min; full-trace sjf-bb < 10 min and plan-2 < 30 min.
@@ -84,24 +86,44 @@ def run_one(policy: str, workload: Path, out: Path, *, options: dict | None = No
     opts = {"job_model": "io-phased", **(options or {})}
     run_dir = out / "runs" / f"{workload.stem}-{policy}"
     run_dir.mkdir(parents=True, exist_ok=True)
-    sched = TimedScheduler(make_scheduler(policy, opts))
-    t0, c0 = time.perf_counter(), time.process_time()
-    simulate(bundled_path("dragonfly96"), [str(workload)], sched, export_prefix=str(run_dir / "out"),
-             dynamic_jobs=True)
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    done = _finished(run_dir, opts)
+    if done is not None:   # a re-run resumes: the finished run's outputs and its measured cost
+        wall, cpu, sched_cpu = done["wall_time"], done["simulation_cpu_s"], done["scheduler_cpu_s"]
+    else:
+        (run_dir / "manifest.json").unlink(missing_ok=True)   # outputs about to be rewritten
+        sched = TimedScheduler(make_scheduler(policy, opts))
+        t0, c0 = time.perf_counter(), time.process_time()
+        simulate(bundled_path("dragonfly96"), [str(workload)], sched, export_prefix=str(run_dir / "out"),
+                 dynamic_jobs=True)
+        wall, cpu, sched_cpu = time.perf_counter() - t0, time.process_time() - c0, sched.cpu
     jobs = job_table(run_dir / "out_jobs.csv", workload)
     m = run_metrics(jobs, tau=600.0)
-    write_manifest(run_dir, policy, workload, opts, extra={
-        "wall_time": round(wall, 3), "simulation_cpu_s": round(cpu, 2), "scheduler_cpu_s": round(sched.cpu, 2)})
+    if done is None:   # written last, atomically: its presence marks the run finished
+        write_manifest(run_dir, policy, workload, opts, extra={
+            "wall_time": round(wall, 3), "simulation_cpu_s": round(cpu, 2), "scheduler_cpu_s": round(sched_cpu, 2)})
     return {"workload": workload.stem, "policy": policy, "jobs": m["n_jobs"], "executed": m["n_executed"],
             "walltime_reached": m["n_walltime_reached"],
-            "scheduler_cpu_s": round(sched.cpu, 2), "simulation_cpu_s": round(cpu, 2), "wall_s": round(wall, 2),
+            "scheduler_cpu_s": round(sched_cpu, 2), "simulation_cpu_s": round(cpu, 2), "wall_s": round(wall, 2),
             "mean_wait_s": m["mean_waiting_time"], "median_wait_s": m["median_waiting_time"],
             "p95_wait_s": m["p95_waiting_time"], "p99_wait_s": m["p99_waiting_time"],
             "max_wait_s": m["max_waiting_time"],
             "mean_bsld": m["mean_bounded_slowdown"], "p99_bsld": m["p99_bounded_slowdown"],
             "max_bsld": m["max_bounded_slowdown"],
             "makespan_s": m["makespan"]}
+
+
+def _finished(run_dir: Path, options: dict) -> dict | None:
+    """The manifest of a finished run of the same options in ``run_dir`` (outputs written,
+    cost measured), else None."""
+    try:
+        manifest = json.loads((run_dir / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return None
+    keys = ("wall_time", "simulation_cpu_s", "scheduler_cpu_s")
+    if manifest.get("options") != options or any(k not in manifest for k in keys) \
+            or not (run_dir / "out_jobs.csv").is_file():
+        return None
+    return manifest
 
 
 STEM = re.compile(r"^kth(?:-part(?P<part>\d+)of(?P<of>\d+))?(?:-(?P<jobs>\d+))?-s(?P<seed>\d+)$")
