@@ -138,12 +138,17 @@ def _request_general(job_id: str, job: Mapping[str, Any], profile: Mapping[str, 
 def job_from_batsim(job_id: str, job: Mapping[str, Any], profiles: Mapping[str, Any] | None = None,
                     counters: tuple[str, ...] = ()) -> Job:
     """A Job from JOB_SUBMITTED data; ``profiles`` maps profile name -> profile (this workload)."""
-    if "subtime" not in job:
-        raise WorkloadError("missing submission time", job=job_id, field="subtime")
-    subtime = _number(job_id, "subtime", job["subtime"])
+    subtime = job.get("subtime")
+    ts = type(subtime)
+    if (ts is float or ts is int) and 0 <= subtime < INF:   # hot path: a plain number
+        subtime = float(subtime)
+    else:
+        if "subtime" not in job:
+            raise WorkloadError("missing submission time", job=job_id, field="subtime")
+        subtime = _number(job_id, "subtime", job["subtime"])
     profile_name = job.get("profile")
     profile_data = None
-    if profiles is not None and profile_name in profiles:
+    if profiles and profile_name in profiles:
         profile_data = profiles[profile_name]
     request = request_from_fields(job_id, job, profile_data, counters)
     return Job(id=job_id, subtime=subtime, request=request, profile=profile_name,

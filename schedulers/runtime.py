@@ -151,6 +151,8 @@ class PolicyRuntime:
         held = self._hold_overrun(now) if self._overrun else ()
         if held is None:   # a policy's own plan counts on the overrun resources: wait for them
             return []
+        if not held and self.policy.idle_round(self.profile, self.queue):
+            return []
         queue = WaitingQueue(self.queue)      # no copy: O(1) however long the queue
         ctx = SchedulingContext(now, self.cluster, self.profile, queue, self.running,
                                 self.submitted, self.ended)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterator
 
@@ -268,6 +268,12 @@ class Policy:
 
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
         raise NotImplementedError
+
+    def idle_round(self, profile: AvailabilityProfile, queue: Mapping[str, Job]) -> bool:
+        """True when ``schedule`` is known to decide nothing on this profile and queue (waiting
+        jobs by id, submission order): the runtime then skips the round without building its
+        context. Optional and exact: False (the default) always runs the round."""
+        return False
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())

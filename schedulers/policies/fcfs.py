@@ -27,16 +27,22 @@ class FCFS(Policy):
         self.job_model = job_model
         self.period = period
 
+    def idle_round(self, profile, queue) -> bool:
+        """The head that did not fit is still the head and the profile has not changed since
+        (no release, no breakpoint passed): its window only got longer, so it still does not
+        fit, and nothing behind it may start (a submission then costs O(1))."""
+        blocked = getattr(self, "_blocked", None)
+        if blocked is None or blocked[0] is not profile or blocked[2] != profile.version:
+            return False
+        head = next(iter(queue.values()), None)
+        return head is not None and head.id == blocked[1]
+
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
         profile = ctx.profile
         fifo = self.order == "fcfs"
-        blocked = getattr(self, "_blocked", None)
-        if fifo and blocked is not None and blocked[0] is profile and blocked[2] == profile.version:
-            # the head that did not fit is still the head and the profile has not changed
-            # since (no release, no breakpoint passed): its window only got longer, so it still
-            # does not fit, and nothing behind it may start (a submission costs O(1))
-            head = ctx.queue.head() if type(ctx.queue) is WaitingQueue else next(iter(ctx.queue), None)
-            if head is not None and head.id == blocked[1]:
+        if fifo and getattr(self, "_blocked", None) is not None:
+            queue = ctx.queue._jobs if type(ctx.queue) is WaitingQueue else {j.id: j for j in ctx.queue}
+            if self.idle_round(profile, queue):
                 return ctx.decisions
         self._blocked = None
         for job in order_queue(ctx.queue, self.order):
