@@ -620,6 +620,9 @@ class Engine:
 
     def _start_reqrep(self, events: list[dict], reply_now: float) -> None:
         master = self.master
+        if not events and reply_now <= self.now:   # the common empty reply: READY at once
+            self.put(master, self._on_ready, None)
+            return
         it = iter(events)
 
         def nxt():
