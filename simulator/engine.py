@@ -750,6 +750,8 @@ class Engine:
         if rnow < now - 1e-6:  # schedulers echo the 6-decimal now; allow that rounding
             raise SimulationError(f"the reply's now ({rnow!r}) is before Batsim's clock ({now!r})",
                                   field="now")
+        if not events:
+            return events, float(rnow)
         last = -INF
         for ev in events:
             if (type(ev) is not dict or "timestamp" not in ev or "type" not in ev
