@@ -102,6 +102,19 @@ def parse_alloc(text: Any, *, job: str | None, field_name: str = "alloc") -> lis
     return sorted(ids)
 
 
+def _runs(ids: list[int]) -> list[tuple[int, int]]:
+    """Sorted unique ids -> their maximal ``(first, last)`` ranges."""
+    runs = []
+    lo = prev = ids[0]
+    for i in ids[1:]:
+        if i != prev + 1:
+            runs.append((lo, prev))
+            lo = i
+        prev = i
+    runs.append((lo, prev))
+    return runs
+
+
 def format_alloc(ids: list[int]) -> str:
     """Sorted unique ids -> Batsim's canonical ``"0-3 7"``."""
     parts = []
@@ -156,6 +169,7 @@ class JobState:
     alloc: list[int] = field(default_factory=list)
     alloc_text: str = ""
     ncomp: int = 0               # how many of alloc's ids are compute resources
+    comp_runs: list = field(default_factory=list)   # those ids as (first, last) ranges
     start: float = -1.0
     finish: float = -1.0
     final_state: str = ""
@@ -864,11 +878,13 @@ class Engine:
         cached = self._alloc_cache.get(text) if type(text) is str else None
         if cached is None:
             alloc = parse_alloc(text, job=jid)
-            cached = (alloc, format_alloc(alloc))
+            runs = _runs(alloc)
+            canonical = " ".join([f"{lo}-{hi}" if hi != lo else str(lo) for lo, hi in runs])
+            cached = (alloc, text if canonical == text else canonical, runs)
             if len(self._alloc_cache) >= 4096:
                 self._alloc_cache.clear()
             self._alloc_cache[text] = cached
-        alloc, alloc_text = cached     # shared: read-only from here on
+        alloc, alloc_text, runs = cached     # shared: read-only from here on
         nres = len(self.resources)
         if alloc[-1] >= nres:
             raise SimulationError(f"alloc {data['alloc']!r} names resource {alloc[-1]}, the "
@@ -905,12 +921,16 @@ class Engine:
         busy = self.busy
         nc = self.nb_compute
         # hot path: compute ids are below nc, and alloc is sorted
-        comp = alloc if alloc[-1] < nc else [r for r in alloc if r < nc]
-        for r in comp:
-            if busy[r] is not None:
-                raise SimulationError(f"resource {r} ({self.resources[r].name}) is busy with job "
-                                      f"{busy[r]} (no compute sharing)", event=etype, job=jid,
-                                      field="alloc")
+        if alloc[-1] < nc:
+            comp, comp_runs = alloc, runs
+        else:
+            comp = [r for r in alloc if r < nc]
+            comp_runs = [(lo, hi if hi < nc else nc - 1) for lo, hi in runs if lo < nc]
+        if any(map(busy.__getitem__, comp)):   # a busy resource holds its job's id
+            r = next(r for r in comp if busy[r] is not None)
+            raise SimulationError(f"resource {r} ({self.resources[r].name}) is busy with job "
+                                  f"{busy[r]} (no compute sharing)", event=etype, job=jid,
+                                  field="alloc")
         storage_mapping = data.get("storage_mapping")
         if storage_mapping is not None and not isinstance(storage_mapping, dict):
             raise ProtocolError("'storage_mapping' must be an object {label: storage id}",
@@ -938,12 +958,15 @@ class Engine:
         last = self._last_change
         now = self.now
         idle = 0.0
-        for r in comp:
-            busy[r] = jid
-            idle += now - last[r]
-            last[r] = now
+        for lo, hi in comp_runs:   # ascending ids: the same sum as node by node
+            hi += 1
+            for t in last[lo:hi]:
+                idle += now - t
+            last[lo:hi] = [now] * (hi - lo)
+            busy[lo:hi] = [jid] * (hi - lo)
         self.time_idle += idle
         js.ncomp = len(comp)
+        js.comp_runs = comp_runs
         if comp:
             self.tracker.change(now, len(comp))
         key = (id(profiles), js.job.profile)
@@ -967,9 +990,10 @@ class Engine:
         last = self._last_change
         busy = self.busy
         now = self.now
-        for r in js.alloc[:ncomp]:  # alloc is sorted: its compute ids come first
-            busy[r] = None
-            last[r] = now
+        for lo, hi in js.comp_runs:
+            hi += 1
+            busy[lo:hi] = [None] * (hi - lo)
+            last[lo:hi] = [now] * (hi - lo)
         if ncomp:
             self.time_computing += (self.now - js.start) * ncomp
             self.tracker.change(self.now, -ncomp)
