@@ -26,8 +26,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from bench_europar import TimedScheduler  # noqa: E402  (this folder is on sys.path when run)
 
 REPO = Path(__file__).resolve().parents[1]
 FOLDERS = ("mrsched", "schedulers", "simulator", "platforms", "workloads", "analysis")
@@ -50,23 +51,11 @@ def export_revision(rev: str, dest: Path, name: str = BASE_PKG) -> None:
     shutil.rmtree(tmp)
 
 
-class Timed:
-    def __init__(self, scheduler):
-        self.scheduler, self.cpu = scheduler, 0.0
-
-    def handle_message(self, msg: dict) -> dict:
-        t = time.process_time()
-        try:
-            return self.scheduler.handle_message(msg)
-        finally:
-            self.cpu += time.process_time() - t
-
-
 def run(pkg: str, policy: str, workload: Path, prefix: Path) -> float:
     registry = importlib.import_module(pkg + ".schedulers.registry")
     engine = importlib.import_module(pkg + ".simulator.engine")
     bundled = importlib.import_module(pkg + ".platforms.bundled")
-    sched = Timed(registry.make_scheduler(policy, {"job_model": "io-phased"}))
+    sched = TimedScheduler(registry.make_scheduler(policy, {"job_model": "io-phased"}))
     engine.simulate(bundled.bundled_path("dragonfly96"), [str(workload)], sched, export_prefix=str(prefix),
                     dynamic_jobs=True)
     return sched.cpu

@@ -43,6 +43,20 @@ def next_instant(rng, profile: AvailabilityProfile, running: dict, now: float, *
     return now
 
 
+def submit_feasible(rng, cluster: Cluster, queue: dict, now: float, seq: int, *, most: int) -> int:
+    """Submit 0..``most`` random jobs at ``now`` (those the runtime would not reject at once);
+    returns the last job number used."""
+    from mrsched.schedulers.job import Job
+    from mrsched.schedulers.policies.base import infeasible_reason
+
+    for _ in range(int(rng.integers(0, most + 1))):
+        req = random_request(rng)
+        if infeasible_reason(cluster, req) is None:
+            seq += 1
+            queue[f"w!{seq}"] = Job(f"w!{seq}", now, req)
+    return seq
+
+
 def brute_prefix(p: AvailabilityProfile, j: int):
     mask, bb = p.nodes[0], p.bb[0]
     for k in range(1, j + 1):
@@ -142,8 +156,7 @@ def test_easy_takes_the_decisions_of_the_textbook_algorithm():
     """fcfs-easy, fcfs-bb and sjf-bb (quick tests, lazy head reservation, cached earliest
     start, incremental order) driven round by round beside the textbook EASY on a copy of the
     same profile: every round's starts must be the same."""
-    from mrsched.schedulers.job import Job
-    from mrsched.schedulers.policies.base import SchedulingContext, WaitingQueue, infeasible_reason
+    from mrsched.schedulers.policies.base import SchedulingContext, WaitingQueue
     from mrsched.schedulers.registry import make_policy
 
     for name, seed in (("fcfs-easy", 11), ("fcfs-bb", 12), ("sjf-bb", 13)):
@@ -155,11 +168,7 @@ def test_easy_takes_the_decisions_of_the_textbook_algorithm():
         queue, running, now, seq, started = {}, {}, 0.0, 0, 0
         for _ in range(500):
             now = next_instant(rng, profile, running, now, early=0.05)
-            for _ in range(int(rng.integers(0, 4))):
-                req = random_request(rng)
-                if infeasible_reason(cluster, req) is None:
-                    seq += 1
-                    queue[f"w!{seq}"] = Job(f"w!{seq}", now, req)
+            seq = submit_feasible(rng, cluster, queue, now, seq, most=3)
             ref_ctx = SchedulingContext(now, cluster, profile.copy(), list(queue.values()), running, [], [])
             ref = [(d.job_id, d.allocation) for d in
                    textbook_easy(ref_ctx, warm.order, with_bb=warm.reserve == "all")]
@@ -176,8 +185,7 @@ def test_easy_takes_the_decisions_of_the_textbook_algorithm():
 def test_fcfs_blocked_head_shortcut_takes_the_decisions_of_a_fresh_policy():
     """fcfs skips a round whose blocked head and profile are unchanged; driven round by round
     beside a fresh policy per round (no memory), every round's starts must be the same."""
-    from mrsched.schedulers.job import Job
-    from mrsched.schedulers.policies.base import SchedulingContext, WaitingQueue, infeasible_reason
+    from mrsched.schedulers.policies.base import SchedulingContext, WaitingQueue
     from mrsched.schedulers.registry import make_policy
 
     rng = np.random.default_rng(5)
@@ -187,11 +195,7 @@ def test_fcfs_blocked_head_shortcut_takes_the_decisions_of_a_fresh_policy():
     queue, running, now, seq, skipped, started = {}, {}, 0.0, 0, 0, 0
     for _ in range(600):
         now = next_instant(rng, profile, running, now, early=0.03)
-        for _ in range(int(rng.integers(0, 3))):
-            req = random_request(rng)
-            if infeasible_reason(cluster, req) is None:   # the runtime rejects the others
-                seq += 1
-                queue[f"w!{seq}"] = Job(f"w!{seq}", now, req)
+        seq = submit_feasible(rng, cluster, queue, now, seq, most=2)
         blocked = getattr(warm, "_blocked", None)
         head = next(iter(queue), None)
         skipped += blocked is not None and blocked[1] == head and blocked[2] == profile.version
