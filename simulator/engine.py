@@ -115,21 +115,14 @@ def _runs(ids: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
+def _runs_text(runs: list[tuple[int, int]]) -> str:
+    """Maximal ranges -> Batsim's canonical text."""
+    return " ".join([f"{lo}-{hi}" if hi != lo else str(lo) for lo, hi in runs])
+
+
 def format_alloc(ids: list[int]) -> str:
     """Sorted unique ids -> Batsim's canonical ``"0-3 7"``."""
-    parts = []
-    start = prev = None
-    for i in ids:
-        if start is None:
-            start = prev = i
-        elif i == prev + 1:
-            prev = i
-        else:
-            parts.append(f"{start}-{prev}" if prev != start else str(start))
-            start = prev = i
-    if start is not None:
-        parts.append(f"{start}-{prev}" if prev != start else str(start))
-    return " ".join(parts)
+    return _runs_text(_runs(ids)) if ids else ""
 
 
 # --------------------------------------------------------------------------------------------
@@ -335,7 +328,7 @@ class Engine:
         self.dyn_profiles: dict[str, dict[str, dict]] = {}
         self._profile_users: dict[tuple[str, str], int] = {}
         self._steps_cache: dict[tuple[int, str], list] = {}
-        self._alloc_cache: dict[str, tuple[list[int], str]] = {}   # alloc text -> ids, canonical text
+        self._alloc_cache: dict[str, tuple] = {}   # alloc text -> ids, canonical text, ranges
         for w in workloads:
             for j in w.jobs:
                 self._check_job_fits(j, w.path)
@@ -879,7 +872,7 @@ class Engine:
         if cached is None:
             alloc = parse_alloc(text, job=jid)
             runs = _runs(alloc)
-            canonical = " ".join([f"{lo}-{hi}" if hi != lo else str(lo) for lo, hi in runs])
+            canonical = _runs_text(runs)
             cached = (alloc, text if canonical == text else canonical, runs)
             if len(self._alloc_cache) >= 4096:
                 self._alloc_cache.clear()
