@@ -10,7 +10,6 @@ first start where a request fits for its whole duration.
 from __future__ import annotations
 
 import math
-import weakref
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -617,15 +616,13 @@ class AvailabilityProfile:
     def _fit(self, chosen: int, total: int, n: int, bbmin: tuple[int, ...]) -> "Fit | Allocation | None":
         """The ``Fit`` of ``total`` bytes on the ``n`` nodes of ``chosen`` given the window's free
         bytes ``bbmin`` (None when the shares do not pack): the bytes per storage node of
-        ``_placed``, counted run by run (see ``_place_runs``) without building the per-node
+        ``_placed``, counted run by run (see ``BurstBufferPlacer.place_split``) without building the per-node
         placement. A placer other than ``BurstBufferPlacer`` gets a full ``Allocation``."""
         placer = self.placer
         if type(placer) is not BurstBufferPlacer:
             placed = self._placed(chosen, total, n, bbmin)
             return None if placed is None else Allocation(chosen, placed[0], dict(placed[1]), ())
-        ranges = _ORDER_RANGES.get(placer)
-        if ranges is None:
-            ranges = _ORDER_RANGES[placer] = _order_ranges(placer)
+        ranges = placer.order_ranges
         base, extra = divmod(total, n)
         left = list(bbmin)
         p = 0                                   # nodes placed so far (in index order)
@@ -687,7 +684,7 @@ class AvailabilityProfile:
             return hit
         placer = self.placer
         if type(placer) is BurstBufferPlacer:
-            placement = _place_runs(placer, _indices(chosen), total, n, bbmin)
+            placement = placer.place_split(_indices(chosen), total, n, bbmin)
         else:
             placement = placer.place(_indices(chosen), split_shares(total, n), bbmin)
         if placement is None:
@@ -746,74 +743,6 @@ class AvailabilityProfile:
         for s, b in placement.values():
             per_storage[s] += b
         return Allocation(chosen, tuple(per_storage), placement, cvec if use_c else ())
-
-
-_ORDER_GROUPS: "weakref.WeakKeyDictionary[BurstBufferPlacer, list[int]]" = weakref.WeakKeyDictionary()
-_ORDER_RANGES: "weakref.WeakKeyDictionary[BurstBufferPlacer, list]" = weakref.WeakKeyDictionary()
-
-
-def _order_ranges(placer: BurstBufferPlacer) -> list[tuple[int, int, tuple[int, ...]]]:
-    """Maximal runs of consecutive compute indices with the same storage order, as
-    ``(first index, mask of the run's width, order)`` in index order."""
-    ranges = []
-    order = placer.order
-    lo = 0
-    for k in range(1, len(order) + 1):
-        if k == len(order) or order[k] != order[lo]:
-            ranges.append((lo, (1 << (k - lo)) - 1, order[lo]))
-            lo = k
-    return ranges
-
-
-def _place_runs(placer: BurstBufferPlacer, nodes: list[int], total: int, n: int,
-                free: tuple[int, ...]) -> dict[int, tuple[int, int]] | None:
-    """``placer.place(nodes, split_shares(total, n), free)``, a run of nodes at a time.
-
-    ``place`` gives each node, in turn, the first storage node of its distance order with room
-    for its share. Consecutive nodes with the same order and the same share therefore fill the
-    first storage node with room as far as it goes, then the next one: a storage node skipped
-    once stays too full for that share. Same result, same insertion order, one step per
-    storage node used instead of one per compute node (tests/schedulers/test_availability_fit.py).
-    """
-    groups = _ORDER_GROUPS.get(placer)
-    if groups is None:
-        ids: dict[tuple[int, ...], int] = {}
-        groups = _ORDER_GROUPS[placer] = [ids.setdefault(o, len(ids)) for o in placer.order]
-    order = placer.order
-    base, extra = divmod(total, n)
-    left = list(free)
-    result: dict[int, tuple[int, int]] = {}
-    m = len(nodes)
-    p = 0
-    while p < m:
-        k = nodes[p]
-        share = base + 1 if p < extra else base
-        end = extra if p < extra else m
-        g = groups[k]
-        q = p + 1
-        while q < end and groups[nodes[q]] == g:
-            q += 1
-        if share <= 0:
-            p = q
-            continue
-        count = q - p
-        for s in order[k]:
-            f = left[s]
-            if f >= share:
-                c = f // share
-                if c > count:
-                    c = count
-                left[s] = f - c * share
-                val = (s, share)
-                for r in range(p, p + c):
-                    result[nodes[r]] = val
-                p += c
-                count -= c
-                if not count:
-                    break
-        if count:
-            return None
-    return result
 
 
 def _indices(mask: int) -> list[int]:

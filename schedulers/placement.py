@@ -36,6 +36,17 @@ class BurstBufferPlacer:
         self.order = storage_order(cluster)
         # Flat machines (no coordinates) share one order: keep it to skip per-node lookups.
         self._flat = len(set(self.order)) <= 1
+        ids: dict[tuple[int, ...], int] = {}
+        #: per compute index, a number naming its storage order (equal orders, equal numbers)
+        self.order_groups = [ids.setdefault(o, len(ids)) for o in self.order]
+        #: maximal runs of consecutive compute indices with the same storage order, as
+        #: ``(first index, mask of the run's width, order)`` in index order
+        self.order_ranges: list[tuple[int, int, tuple[int, ...]]] = []
+        lo = 0
+        for k in range(1, len(self.order) + 1):
+            if k == len(self.order) or self.order[k] != self.order[lo]:
+                self.order_ranges.append((lo, (1 << (k - lo)) - 1, self.order[lo]))
+                lo = k
 
     def capacity_fits(self, share: int, nodes: int, free: list[int] | tuple[int, ...]) -> bool:
         """Whether ``nodes`` shares of ``share`` bytes fit in the free bytes at all (a quick
@@ -68,6 +79,53 @@ class BurstBufferPlacer:
                     result[k] = (s, share)
                     break
             else:
+                return None
+        return result
+
+    def place_split(self, nodes: list[int], total: int, n: int,
+                    free: list[int] | tuple[int, ...]) -> dict[int, tuple[int, int]] | None:
+        """``place(nodes, split_shares(total, n), free)``, a run of nodes at a time.
+
+        ``place`` gives each node, in turn, the first storage node of its distance order with room
+        for its share. Consecutive nodes with the same order and the same share therefore fill the
+        first storage node with room as far as it goes, then the next one: a storage node skipped
+        once stays too full for that share. Same result, same insertion order, one step per
+        storage node used instead of one per compute node (tests/schedulers/test_availability_fit.py).
+        """
+        groups = self.order_groups
+        order = self.order
+        base, extra = divmod(total, n)
+        left = list(free)
+        result: dict[int, tuple[int, int]] = {}
+        m = len(nodes)
+        p = 0
+        while p < m:
+            k = nodes[p]
+            share = base + 1 if p < extra else base
+            end = extra if p < extra else m
+            g = groups[k]
+            q = p + 1
+            while q < end and groups[nodes[q]] == g:
+                q += 1
+            if share <= 0:
+                p = q
+                continue
+            count = q - p
+            for s in order[k]:
+                f = left[s]
+                if f >= share:
+                    c = f // share
+                    if c > count:
+                        c = count
+                    left[s] = f - c * share
+                    val = (s, share)
+                    for r in range(p, p + c):
+                        result[nodes[r]] = val
+                    p += c
+                    count -= c
+                    if not count:
+                        break
+            if count:
                 return None
         return result
 

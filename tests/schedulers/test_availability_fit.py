@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mrsched.schedulers.availability import (AvailabilityProfile, _place_runs, lowest_bits)
+from mrsched.schedulers.availability import AvailabilityProfile, lowest_bits
 from mrsched.schedulers.cluster import Cluster, StorageNode
 from mrsched.schedulers.job import Request
 from mrsched.schedulers.placement import BurstBufferPlacer, split_shares
@@ -108,7 +108,7 @@ def test_run_wise_placement_equals_the_placer(seed):
         total = int(rng.integers(0, 3 * n)) if rng.random() < 0.2 else int(rng.integers(1, 6 * GB))
         free = tuple(int(rng.integers(0, 3 * GB)) for _ in range(8))
         want = placer.place(nodes, split_shares(total, n), free)
-        got = _place_runs(placer, nodes, total, n, free)
+        got = placer.place_split(nodes, total, n, free)
         assert got == want
         if want is not None:
             assert list(got) == list(want)     # same insertion order (the storage mapping's)
