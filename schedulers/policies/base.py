@@ -108,10 +108,6 @@ class WaitingQueue(Sequence):
     def __iter__(self) -> Iterator[Job]:
         return iter(self._jobs.values() if self._list is None else self._list)
 
-    def head(self) -> Job | None:
-        """The first waiting job (submission order), None when the queue is empty."""
-        return next(iter(self._jobs.values() if self._list is None else self._list), None)
-
     def __getitem__(self, index):
         if self._list is None:
             self._list = list(self._jobs.values())

@@ -13,7 +13,7 @@ Examples
 from __future__ import annotations
 
 from mrsched.schedulers.decisions import Decision
-from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext, WaitingQueue, order_queue
+from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext, order_queue
 
 
 class FCFS(Policy):
@@ -28,22 +28,21 @@ class FCFS(Policy):
         self.period = period
 
     def idle_round(self, profile, queue) -> bool:
+        return self._still_blocked(profile, next(iter(queue.values()), None))
+
+    def _still_blocked(self, profile, head) -> bool:
         """The head that did not fit is still the head and the profile has not changed since
         (no release, no breakpoint passed): its window only got longer, so it still does not
         fit, and nothing behind it may start (a submission then costs O(1))."""
         blocked = getattr(self, "_blocked", None)
-        if blocked is None or blocked[0] is not profile or blocked[2] != profile.version:
-            return False
-        head = next(iter(queue.values()), None)
-        return head is not None and head.id == blocked[1]
+        return (blocked is not None and blocked[0] is profile and blocked[2] == profile.version
+                and head is not None and head.id == blocked[1])
 
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
         profile = ctx.profile
         fifo = self.order == "fcfs"
-        if fifo and getattr(self, "_blocked", None) is not None:
-            queue = ctx.queue._jobs if type(ctx.queue) is WaitingQueue else {j.id: j for j in ctx.queue}
-            if self.idle_round(profile, queue):
-                return ctx.decisions
+        if fifo and self._still_blocked(profile, next(iter(ctx.queue), None)):
+            return ctx.decisions
         self._blocked = None
         for job in order_queue(ctx.queue, self.order):
             alloc = profile.fits_now(job.request)
