@@ -143,11 +143,10 @@ class PolicyRuntime:
     def decide(self, now: float) -> list[Decision]:
         self.profile.advance(now)
         ends = self._ends
-        if ends and ends[0][0] <= now:
-            while ends and ends[0][0] <= now:
-                jid = heapq.heappop(ends)[1]
-                if jid in self.running:
-                    self._overrun[jid] = self.running[jid]
+        while ends and ends[0][0] <= now:
+            jid = heapq.heappop(ends)[1]
+            if jid in self.running:
+                self._overrun[jid] = self.running[jid]
         held = self._hold_overrun(now) if self._overrun else ()
         if held is None:   # a policy's own plan counts on the overrun resources: wait for them
             return []
@@ -157,14 +156,11 @@ class PolicyRuntime:
         ctx = SchedulingContext(now, self.cluster, self.profile, queue, self.running,
                                 self.submitted, self.ended)
         self.submitted, self.ended = [], []
-        if held:
-            try:
-                decisions = self.policy.schedule(ctx) or []
-            finally:
-                for r in held:
-                    self.profile.release(r)
-        else:
+        try:
             decisions = self.policy.schedule(ctx) or []
+        finally:
+            for r in held:
+                self.profile.release(r)
         if not decisions:
             return []
         checked = []
@@ -236,17 +232,15 @@ class PolicyRuntime:
             if given < req.bb_total:
                 self._fail(d.job_id, f"gives {given} bytes of burst buffer to a job asking {req.bb_total}")
         bb_used = self.bb_used
-        if alloc.bb:
-            for s, b in enumerate(alloc.bb):
-                if bb_used[s] + b > self.cluster.storage[s].capacity:
-                    self._fail(d.job_id, f"over-allocates burst buffer on storage {self.cluster.storage[s].name}")
+        for s, b in enumerate(alloc.bb):
+            if bb_used[s] + b > self.cluster.storage[s].capacity:
+                self._fail(d.job_id, f"over-allocates burst buffer on storage {self.cluster.storage[s].name}")
         reservation = ctx.reservations.get(d.job_id)
         if reservation is None:   # a policy that did not go through ctx.start
             reservation = self.profile.reserve(now, now + req.walltime, alloc, tag=d.job_id)
         self.busy |= alloc.nodes
-        if alloc.bb:
-            for s, b in enumerate(alloc.bb):
-                bb_used[s] += b
+        for s, b in enumerate(alloc.bb):
+            bb_used[s] += b
         del self.queue[d.job_id]
         self.running[d.job_id] = RunningJob(job, now, alloc, reservation)
         if reservation.end != INF:
