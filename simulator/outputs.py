@@ -52,20 +52,19 @@ def g6(x: float) -> str:
 
 def job_row(r: JobRecord) -> str:
     success = 1 if r.final_state == "COMPLETED_SUCCESSFULLY" else 0
+    # one format per row (a row per job of whole traces): f"{x:.6f}" is f6(x)
+    head = (f"{r.local_id},{r.workload},{r.profile},{r.submission_time:.6f},{r.res},{r.walltime:.6f},"
+            f"{success},{r.final_state}")
     meta = '"' + r.metadata + '"'
     if r.starting_time is None or r.finish_time is None:
-        head = [r.local_id, r.workload, r.profile, f6(r.submission_time), str(r.res),
-                f6(r.walltime), str(success), r.final_state]
-        return ",".join(head + ["", "", "", "", "", "", "", "-1.000000", meta])
+        return f"{head},,,,,,,,-1.000000,{meta}"
     start, finish, sub = r.starting_time, r.finish_time, r.submission_time
     execution = finish - start
     waiting = start - sub
     turnaround = finish - sub
     stretch = turnaround / execution if execution > 0 else 0.0
-    # one format per row (the head above, spelled out: a row per job of whole traces)
-    return (f"{r.local_id},{r.workload},{r.profile},{sub:.6f},{r.res},{r.walltime:.6f},{success},"
-            f"{r.final_state},{start:.6f},{execution:.6f},{finish:.6f},{waiting:.6f},"
-            f"{turnaround:.6f},{stretch:.6f},{r.alloc},-1.000000,{meta}")
+    return (f"{head},{start:.6f},{execution:.6f},{finish:.6f},{waiting:.6f},{turnaround:.6f},"
+            f"{stretch:.6f},{r.alloc},-1.000000,{meta}")
 
 
 @dataclass

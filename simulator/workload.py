@@ -79,13 +79,8 @@ def parse_job(obj: Any, workload: str, profiles: dict[str, dict], *, file: str,
                 and (tw is float or tw is int) and (walltime > 0 or walltime == -1)
                 and walltime < INF and type(profile) is str and profile in profiles):
             local = str(raw_id)
-            full_id = f"{workload}!{local}"
-            forwarded = dict(obj)
-            forwarded["id"] = full_id
-            forwarded["subtime"] = round_subtime(subtime)
-            return Job(id=full_id, workload=workload, local_id=local, subtime=float(subtime),
-                       walltime=float(walltime), res=res, profile=profile, json=forwarded,
-                       dynamic=dynamic)
+            return _job(obj, workload, f"{workload}!{local}", local, subtime, walltime, res, profile,
+                        dynamic)
     where = f"#{index}" if index is not None else None
     if not isinstance(obj, dict):
         raise WorkloadError("a job must be a JSON object", file=file, job=where)
@@ -127,17 +122,18 @@ def parse_job(obj: Any, workload: str, profiles: dict[str, dict], *, file: str,
         from mrsched.errors import suggest
         raise WorkloadError(f"unknown profile '{profile}'", file=file, job=full_id,
                             field="profile", hint=suggest(profile, profiles))
-    forwarded = {}
-    for key, value in obj.items():
-        if key == "id":
-            forwarded["id"] = full_id
-        elif key == "subtime":
-            forwarded["subtime"] = round_subtime(value)
-        else:
-            forwarded[key] = value
-    return Job(id=full_id, workload=workload, local_id=local,
-               subtime=float(subtime), walltime=float(walltime), res=int(res),
-               profile=profile, json=forwarded, dynamic=dynamic)
+    return _job(obj, workload, full_id, local, subtime, walltime, int(res), profile, dynamic)
+
+
+def _job(obj: dict, workload: str, full_id: str, local: str, subtime: float, walltime: float,
+         res: int, profile: str, dynamic: bool) -> Job:
+    """A checked job object -> Job; forwarded as Batsim does: the full id, the subtime with 6
+    decimals, every other field as given (same key order)."""
+    forwarded = dict(obj)
+    forwarded["id"] = full_id
+    forwarded["subtime"] = round_subtime(obj["subtime"])
+    return Job(id=full_id, workload=workload, local_id=local, subtime=float(subtime),
+               walltime=float(walltime), res=res, profile=profile, json=forwarded, dynamic=dynamic)
 
 
 def load_workload(path: str | Path, name: str) -> Workload:
