@@ -129,6 +129,16 @@ def _finished(run_dir: Path, options: dict) -> dict | None:
 STEM = re.compile(r"^kth(?:-part(?P<part>\d+)of(?P<of>\d+))?(?:-(?P<jobs>\d+))?-s(?P<seed>\d+)$")
 
 
+def run_of(run_dir: Path) -> tuple[str | None, str | None]:
+    """``(workload stem, policy)`` of a run directory this script names ``<stem>-<policy>``,
+    else ``(None, None)``."""
+    for policy in PAPER_POLICIES:
+        stem = run_dir.name[:-len(policy) - 1]
+        if run_dir.name.endswith("-" + policy) and STEM.match(stem):
+            return stem, policy
+    return None, None
+
+
 def write_manifest(run_dir: Path, policy: str, workload: Path, options: dict, *, extra: dict | None = None) -> None:
     """A ``manifest.json`` as the campaign runner writes (``mrsched.analysis`` reads it): policy,
     inputs, workload set and part, so that ``mrsched report`` compares these runs."""
@@ -159,10 +169,7 @@ def report(sources: list[Path], out: Path, tail: int) -> None:
         for run_dir in sorted((src / "runs").iterdir()):
             if not (run_dir / "out_jobs.csv").is_file():
                 continue
-            stem, policy = None, None
-            for p in PAPER_POLICIES:   # run dir = <workload stem>-<policy>
-                if run_dir.name.endswith("-" + p) and STEM.match(run_dir.name[:-len(p) - 1]):
-                    stem, policy = run_dir.name[:-len(p) - 1], p
+            stem, policy = run_of(run_dir)
             if stem is None:
                 continue
             workload = src / "workloads" / f"{stem}.json"
@@ -196,13 +203,8 @@ def collect(sources: list[Path]) -> list[dict]:
     rows: dict[tuple[str, str], dict] = {}
     for src in sources:
         for run_dir in sorted((src / "runs").glob("*")):
-            for policy in PAPER_POLICIES:
-                stem = run_dir.name[:-len(policy) - 1]
-                if run_dir.name.endswith("-" + policy) and STEM.match(stem):
-                    break
-            else:
-                continue
-            if (stem, policy) in rows or not (run_dir / "out_jobs.csv").is_file():
+            stem, policy = run_of(run_dir)
+            if stem is None or (stem, policy) in rows or not (run_dir / "out_jobs.csv").is_file():
                 continue
             jobs = job_table(run_dir / "out_jobs.csv", src / "workloads" / f"{stem}.json")
             m = run_metrics(jobs, tau=600.0)
