@@ -469,7 +469,7 @@ class Engine:
     # -- main loop -------------------------------------------------------------------------
     def run(self) -> SimulationResult:
         # The inputs (platform, every job of the workloads) live for the whole run: frozen,
-        # the garbage collector's full passes skip them (5-10% of a whole-trace run's CPU)
+        # the garbage collector's full passes skip them
         freeze = gc.isenabled() and gc.get_freeze_count() == 0
         if freeze:
             gc.freeze()
