@@ -47,6 +47,7 @@ import json
 import tempfile
 import threading
 import time
+from collections import deque
 from pathlib import Path
 
 import numpy as np
@@ -96,7 +97,7 @@ class FCFS:
 
     def __init__(self):
         self.free: list[int] = []
-        self.queue: list[tuple[str, int]] = []
+        self.queue: deque[tuple[str, int]] = deque()   # popped from the front: O(1)
 
     def handle_message(self, msg: dict) -> dict:
         for e in msg["events"]:
@@ -112,7 +113,7 @@ class FCFS:
                 self.free = list(range(d["nb_compute_resources"]))
         out = []
         while self.queue and self.queue[0][1] <= len(self.free):
-            jid, res = self.queue.pop(0)
+            jid, res = self.queue.popleft()
             ids, self.free = self.free[:res], self.free[res:]
             out.append({"timestamp": msg["now"], "type": "EXECUTE_JOB",
                         "data": {"job_id": jid, "alloc": " ".join(map(str, ids))}})

@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 import logging
 import math
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -61,7 +62,10 @@ class PolicyRuntime:
         self.cluster = cluster
         self.profiles = dict(profiles or {})          # workload -> {profile name -> profile}
         self.profile = AvailabilityProfile(cluster, now, placer=BurstBufferPlacer(cluster))
-        self.queue: dict[str, Job] = {}               # waiting, submission order
+        # waiting, submission order. Not a plain dict: a dict keeps a hole per removed entry
+        # until it grows again and iteration walks the holes, so reading the head of a long
+        # FIFO queue (every round) cost O(jobs started so far); OrderedDict unlinks instead.
+        self.queue: dict[str, Job] = OrderedDict()
         self.running: dict[str, RunningJob] = {}
         self.busy = 0                                  # node mask, independent of the profile
         self.bb_used = [0] * len(cluster.storage)
