@@ -224,20 +224,22 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench_trace_"))
     rows = []   # name, jobs, wall, cpu, sched-only cpu, same, baseline cpu
 
-    def best(platform, workload, make, prefix):
-        """Wall and CPU seconds of the run with the least CPU of ``--repeat`` (the machine's
-        other load only ever adds time: the least is the closest to the code's own cost)."""
-        times = []
+    def best_pair(platform, workload, policy):
+        """Wall and CPU seconds of the bench FCFS and of ``policy``, each the run with the
+        least CPU of ``--repeat``; the two alternate (baseline, policy, baseline, ...) so a
+        process that slows down as it ages weighs on both alike (the machine's other load
+        only ever adds time: the least is the closest to the code's own cost)."""
+        base, runs = [], []
         for _ in range(args.repeat):
-            _, w, c = run(platform, workload, make(), prefix)
-            times.append((c, w))
-        c, w = min(times)
-        return w, c
+            _, w, c = run(platform, workload, bs.FCFS(), tmp / "base")
+            base.append((c, w))
+            _, w, c = run(platform, workload, make_scheduler(policy, {}), tmp / policy)
+            runs.append((c, w))
+        return min(base), min(runs)
 
     def case(name, platform, workload, jobs, policy):
-        bw, bc = best(platform, workload, bs.FCFS, tmp / "base")
+        (bc, bw), (c, w) = best_pair(platform, workload, policy)
         rows.append((f"{name}, bench FCFS (baseline)", jobs, bw, bc, None, None, bc))
-        w, c = best(platform, workload, lambda: make_scheduler(policy, {}), tmp / policy)
         # a second, recorded run feeds the replay (recording is kept out of the timed run)
         res, _, _ = run(platform, workload, make_scheduler(policy, {}), None, record=True)
         so, same = scheduler_only(policy, res.transcript)

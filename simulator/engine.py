@@ -40,6 +40,7 @@ from mrsched.simulator.workload import Job, Workload, load_workloads, parse_job,
 INF = math.inf
 MESSAGE_SIZE = 1.0  # bytes of one Batsim inter-actor message (ipp.cpp)
 TIME_PRECISION = 1e-9  # SimGrid's surf/precision: events closer than this share one step
+RUN_GC_THRESHOLD = (20_000, 20, 20)  # gc thresholds during a run (see Engine.run)
 
 # every event type a scheduler may send (Engine._event_handlers maps each to its handler)
 SCHEDULER_EVENTS = ("EXECUTE_JOB", "REJECT_JOB", "KILL_JOB", "CALL_ME_LATER", "REGISTER_JOB",
@@ -469,14 +470,22 @@ class Engine:
     # -- main loop -------------------------------------------------------------------------
     def run(self) -> SimulationResult:
         # The inputs (platform, every job of the workloads) live for the whole run: frozen,
-        # the garbage collector's full passes skip them
+        # the garbage collector's full passes skip them. What the run allocates is mostly
+        # messages freed by reference counting, or jobs and records that live to the end;
+        # cycles are rare (a job's executor link is cut when it ends). So the collector runs
+        # ~30x less often: the default's frequent passes over the young queued jobs cost
+        # ~6% of a 28,000-job delay run's CPU time (interleaved fresh-process runs).
         freeze = gc.isenabled() and gc.get_freeze_count() == 0
+        threshold = gc.get_threshold()
         if freeze:
             gc.freeze()
+            gc.set_threshold(max(threshold[0], RUN_GC_THRESHOLD[0]), *(
+                max(a, b) for a, b in zip(threshold[1:], RUN_GC_THRESHOLD[1:])))
         try:
             return self._run()
         finally:
             if freeze:
+                gc.set_threshold(*threshold)
                 gc.unfreeze()
 
     def _run(self) -> SimulationResult:

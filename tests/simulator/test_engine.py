@@ -429,3 +429,18 @@ def test_pfs_io_kill_and_additional_io_job(tmp_path, make_workload, scripted):
     assert prog["profile_name"] == "w" and prog["progress"] == pytest.approx(0.25, rel=1e-3)
     # compute 1 s and 2 GB through the PFS link (4 s) in one ptask: the slower part rules
     assert float(r["extra"]["execution_time"]) == pytest.approx(4.0, rel=1e-3)
+
+
+def test_run_leaves_the_garbage_collector_as_it_found_it(platform_file, make_workload, fcfs,
+                                                         scripted):
+    """The engine tunes the collector for its run only: a library must not change the
+    caller's process, neither after a run nor after a failed one."""
+    import gc
+
+    before = gc.get_threshold()
+    wl = make_workload([{"id": i, "subtime": i, "res": 2, "profile": "d10"} for i in range(3)])
+    simulate(platform_file, [wl], fcfs(), export_prefix=None)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0 and gc.isenabled()
+    with pytest.raises(SimulationError):
+        simulate(platform_file, [wl], scripted(None), export_prefix=None)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0 and gc.isenabled()
