@@ -61,12 +61,31 @@ class AnnealingResult:
 def swap_move(order: list[int], rng: np.random.Generator) -> tuple[list[int], int]:
     """Swap two distinct random positions; returns the new order and the first changed index."""
     n = len(order)
-    i, j = (int(x) for x in rng.choice(n, size=2, replace=False))
+    i, j = swap_pair(n, rng)
     if i > j:
         i, j = j, i
     new = list(order)
     new[i], new[j] = new[j], new[i]
     return new, i
+
+
+def swap_pair(n: int, rng: np.random.Generator) -> tuple[int, int]:
+    """``rng.choice(n, size=2, replace=False)`` as two ints, drawing exactly what it draws.
+
+    ``Generator.choice`` without replacement and without ``p`` samples by Floyd's algorithm
+    (two bounded draws: in ``[0, n-2]``, then in ``[0, n-1]``, which becomes ``n-1`` if equal
+    to the first) and then shuffles the two (one more bounded draw in ``[0, 1]``). The same
+    bounded draws through ``integers`` (same generator routine) cost half the time;
+    tests/schedulers/test_plan_lists.py compares both streams draw by draw (a numpy whose
+    ``choice`` samples otherwise fails it)."""
+    integers = rng.integers
+    a = int(integers(n - 1))
+    b = int(integers(n))
+    if b == a:
+        b = n - 1
+    if integers(2):          # choice's shuffle of the pair: slot 1 swaps with slot (draw)
+        return a, b
+    return b, a
 
 
 def anneal(problem: PermutationProblem, start: Candidate, t0: float, rng: np.random.Generator,

@@ -50,9 +50,10 @@ class Fit(NamedTuple):
     key: tuple                          # (chosen nodes, total bytes, nodes, window's free bytes)
 
 
+_tuple_new = tuple.__new__  # builds a Fit without NamedTuple's Python-level __new__ (hot path)
 _PLACE_MEMO_SIZE = 20_000   # entries of the burst-buffer placement memo (cleared when full)
 _NO_ROOM = object()         # earliest_fit's memo: not enough burst buffer in the window
-_ROOM_MEMO: dict = {}       # earliest_fit: (share, nodes, free bytes) -> capacity_fits
+_ROOM_MEMO: dict = {}       # _room: (id(row), share, nodes) -> (row, capacity_fits)
 _NZ_MEMO: dict = {}         # reserve_fitted: bytes per storage -> its non-zero entries and sum
 
 
@@ -523,95 +524,11 @@ class AvailabilityProfile:
         does not depend on how the scan skips. Answers are memoised: equal windows give one
         shared (immutable) allocation.
         """
-        n, elig, total, share, duration = spec
-        times, nodes_l = self.times, self.nodes
-        t0 = not_before if not_before > times[0] else times[0]
-        last = len(times)
-        i = bisect_right(times, t0) - 1
-        if total:
-            bb_l, bbsum, cap = self.bb, self.bbsum, self.placer.capacity_fits
-        while i < last:
-            mask = nodes_l[i] & elig
-            if mask.bit_count() < n or (total and bbsum[i] < total):
-                i += 1       # too small on its own: no window through this slice fits
-                continue
-            ti = times[i]
-            t = t0 if ti < t0 else ti
-            end = t + duration
-            j = i + 1
-            fail = -1
-            while j < last and times[j] < end:
-                nj = nodes_l[j]
-                mask &= nj
-                if mask.bit_count() < n:
-                    nj &= elig
-                    if nj.bit_count() < n:
-                        fail = j
-                    else:
-                        # slices k..j together are too small, for the last such k counting
-                        # down from j: every candidate up to k has them all in its window
-                        fail = j - 1
-                        while fail > i:
-                            nj &= nodes_l[fail]
-                            if nj.bit_count() < n:
-                                break
-                            fail -= 1
-                    break
-                if total and bbsum[j] < total:
-                    fail = j
-                    break
-                j += 1
-            if fail >= 0:
-                i = fail + 1
-                continue
-            memo = self._alloc_memo
-            if memo is None:
-                memo = self._alloc_memo = {}
-            if total:
-                bbmin = bb_l[i]
-                for k in range(i + 1, j):
-                    b = bb_l[k]
-                    if b != bbmin:
-                        bbmin = tuple(map(min, bbmin, b))
-                key = (mask, n, total, bbmin)
-            else:
-                key = (mask, n)
-            # memo: the window's free nodes and space -> allocation, None (the shares did not
-            # pack) or _NO_ROOM (not enough space in total)
-            alloc = memo.get(key, memo)
-            if alloc is memo:
-                if total and not cap(share, n, bbmin):
-                    alloc = _NO_ROOM
-                else:
-                    chosen = mask if mask.bit_count() == n else lowest_bits(mask, n)
-                    if total:
-                        alloc = self._fit(chosen, total, n, bbmin)
-                    else:
-                        alloc = Allocation(chosen, (), {}, ())
-                if len(memo) >= _PLACE_MEMO_SIZE:
-                    memo.clear()
-                memo[key] = alloc
-            if alloc is None:    # shares one byte apart did not pack: try later
-                i += 1
-                continue
-            if alloc is _NO_ROOM:
-                # skip to past the first slice whose free space alone is too small (memoised:
-                # the rows are the same tuples in many profiles of one round)
-                k = i
-                while k < j:
-                    ck = (share, n, bb_l[k])
-                    room = _ROOM_MEMO.get(ck)
-                    if room is None:
-                        if len(_ROOM_MEMO) >= _PLACE_MEMO_SIZE:
-                            _ROOM_MEMO.clear()
-                        room = _ROOM_MEMO[ck] = cap(share, n, bb_l[k])
-                    if not room:
-                        break
-                    k += 1
-                i = (k if k < j else i) + 1
-                continue
-            return t, alloc
-        return None
+        memo = self._alloc_memo
+        if memo is None:
+            memo = self._alloc_memo = {}
+        return fit_in_slices(self.times, self.nodes, self.bb, self.bbsum, spec, not_before, memo,
+                             self.placer.capacity_fits, self._fit)
 
     def _fit(self, chosen: int, total: int, n: int, bbmin: tuple[int, ...]) -> "Fit | Allocation | None":
         """The ``Fit`` of ``total`` bytes on the ``n`` nodes of ``chosen`` given the window's free
@@ -651,9 +568,9 @@ class AvailabilityProfile:
                     return None
             if p >= n:
                 break                           # every chosen node placed: later runs are empty
-        per_storage = tuple([a - b for a, b in zip(bbmin, left)])
+        per_storage = tuple(map(int.__sub__, bbmin, left))
         nz = tuple([(st, b) for st, b in enumerate(per_storage) if b])
-        return Fit(chosen, per_storage, (), nz, total, (chosen, total, n, bbmin))
+        return _tuple_new(Fit, (chosen, per_storage, (), nz, total, (chosen, total, n, bbmin)))
 
     def allocation(self, alloc: "Allocation | Fit") -> Allocation:
         """The full ``Allocation`` (per-node burst-buffer placement included) of an allocation
@@ -743,6 +660,118 @@ class AvailabilityProfile:
         for s, b in placement.values():
             per_storage[s] += b
         return Allocation(chosen, tuple(per_storage), placement, cvec if use_c else ())
+
+
+def _room(row: tuple[int, ...], share: int, n: int, cap) -> bool:
+    """``cap(share, n, row)``, memoised per row object: the rows are the same tuples in many
+    profiles of one round. The memo keeps the row alive with its answer, so its ``id`` names
+    no other row while the entry exists."""
+    key = (id(row), share, n)
+    got = _ROOM_MEMO.get(key)
+    if got is not None and got[0] is row:
+        return got[1]
+    if len(_ROOM_MEMO) >= _PLACE_MEMO_SIZE:
+        _ROOM_MEMO.clear()
+    room = cap(share, n, row)
+    _ROOM_MEMO[key] = (row, room)
+    return room
+
+
+def fit_in_slices(times: list[float], nodes_l: list[int], bb_l: list[tuple[int, ...]], bbsum: list[int],
+                  spec: tuple, not_before: float, memo: dict, cap, fit,
+                  packfail: list | None = None) -> tuple[float, Allocation | Fit] | None:
+    """``AvailabilityProfile.earliest_fit`` on a profile's slice lists (``times``, ``nodes``,
+    ``bb``, ``bbsum``), with its answer memo ``memo``, ``cap = placer.capacity_fits`` and
+    ``fit = profile._fit``: the plan-based search runs it on plan-local copies of the lists.
+    ``packfail``: a one-item list that gets the first candidate start where the shares passed
+    every other test but did not pack (the only failure that more free resources do not
+    imply; left as is when none)."""
+    n, elig, total, share, duration = spec
+    t0 = not_before if not_before > times[0] else times[0]
+    last = len(times)
+    i = bisect_right(times, t0) - 1
+    while i < last:
+        mask = nodes_l[i] & elig
+        if mask.bit_count() < n or (total and bbsum[i] < total):
+            i += 1       # too small on its own: no window through this slice fits
+            continue
+        ti = times[i]
+        t = t0 if ti < t0 else ti
+        end = t + duration
+        j = i + 1
+        fail = -1
+        while j < last and times[j] < end:
+            nj = nodes_l[j]
+            mask &= nj
+            if mask.bit_count() < n:
+                nj &= elig
+                if nj.bit_count() < n:
+                    fail = j
+                else:
+                    # slices k..j together are too small, for the last such k counting
+                    # down from j: every candidate up to k has them all in its window
+                    fail = j - 1
+                    while fail > i:
+                        nj &= nodes_l[fail]
+                        if nj.bit_count() < n:
+                            break
+                        fail -= 1
+                break
+            if total and bbsum[j] < total:
+                fail = j
+                break
+            j += 1
+        if fail >= 0:
+            i = fail + 1
+            continue
+        if total:
+            # the window's minimum free bytes per storage: one pass over its distinct rows
+            # (split slices share their row object)
+            prev = bbmin = bb_l[i]
+            rows = None
+            for k in range(i + 1, j):
+                b = bb_l[k]
+                if b is not prev:
+                    if rows is None:
+                        rows = [bbmin]
+                    rows.append(b)
+                    prev = b
+            if rows is not None:
+                bbmin = tuple(map(min, *rows))
+            key = (mask, n, total, bbmin)
+        else:
+            key = (mask, n)
+        # memo: the window's free nodes and space -> allocation, None (the shares did not
+        # pack) or _NO_ROOM (not enough space in total)
+        alloc = memo.get(key, memo)
+        if alloc is memo:
+            if total and not cap(share, n, bbmin):
+                alloc = _NO_ROOM
+            else:
+                chosen = mask if mask.bit_count() == n else lowest_bits(mask, n)
+                if total:
+                    alloc = fit(chosen, total, n, bbmin)
+                else:
+                    alloc = Allocation(chosen, (), {}, ())
+            if len(memo) >= _PLACE_MEMO_SIZE:
+                memo.clear()
+            memo[key] = alloc
+        if alloc is None:    # shares one byte apart did not pack: try later
+            if packfail is not None and t < packfail[0]:
+                packfail[0] = t
+            i += 1
+            continue
+        if alloc is _NO_ROOM:
+            # skip to past the first slice whose free space alone is too small (memoised per
+            # row: the rows are the same tuples in many profiles of one round)
+            k = i
+            while k < j and _room(bb_l[k], share, n, cap):
+                k += 1
+            i = (k if k < j else i) + 1
+            continue
+        return t, alloc
+    return None
+
 
 
 def _indices(mask: int) -> list[int]:

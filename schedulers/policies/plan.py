@@ -42,6 +42,12 @@ job's scan starts at its ``fit_bound`` on the round's profile: no plan can start
 reservations only take resources away (tests/schedulers/test_availability_fit.py checks each of
 these against the general path).
 
+The search keeps the profile as plain slice lists (``_evaluate_lists``: no profile objects)
+and, after a move, reuses the accepted plan's answer of a job whose scan met only slices that
+the move left as they were, or starts its scan past candidates that are known to fail (see
+``PlanProblem._evaluate_lists``); ``swap_pair`` draws the move's positions as
+``Generator.choice`` would, at half the cost.
+
 Decision: the search runs again only when a job was submitted or ended since the last search,
 or a start planned by the last search is reached; otherwise (e.g. the completion of one phase
 of an I/O-phased job, which frees nothing) the last plan stands and nothing starts.
@@ -56,6 +62,7 @@ Examples
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -63,7 +70,7 @@ import numpy as np
 
 from mrsched.errors import SimulationError
 from mrsched.schedulers.annealing import CoolingSchedule, anneal
-from mrsched.schedulers.availability import Allocation, AvailabilityProfile, Fit
+from mrsched.schedulers.availability import Allocation, AvailabilityProfile, Fit, fit_in_slices
 from mrsched.schedulers.decisions import Decision
 from mrsched.schedulers.job import Job
 from mrsched.schedulers.policies.base import Param, Policy, SchedulingContext
@@ -81,6 +88,10 @@ class Plan:
     allocs: list[Allocation | Fit | None]     # AvailabilityProfile.allocation(fit): the full one
     prefix: list[float]                       # prefix[p] = score of positions < p
     snapshots: dict[int, AvailabilityProfile] = field(default_factory=dict, repr=False)
+    pos_of: list[int] | None = field(default=None, repr=False)   # job index -> its position
+    # per position, the first candidate start where the burst-buffer shares did not pack in
+    # its scan (INF: none); PlanProblem._evaluate_lists only
+    packfail: list[float] | None = field(default=None, repr=False)
 
 
 class PlanProblem:
@@ -106,6 +117,15 @@ class PlanProblem:
         # reservations does not depend on their order (float counters might, by an ulp)
         self.order_free = not (profile.counter_names and any(any(profile.counter_vector(j.request))
                                                              for j in self.jobs))
+        # plain slice lists (times, nodes, bb, bbsum) stand for the profile when every job is
+        # served by earliest_fit (see _evaluate_lists): no counters to carry
+        self.lists = all(spec is not None for spec in self.specs)
+        if self.lists:
+            base = self.base
+            if base._alloc_memo is None:
+                base._alloc_memo = {}
+            self._fit_args = (base._alloc_memo, base.placer.capacity_fits, base._fit)
+            self.base_slices = (base.times, base.nodes, base.bb, base.bbsum)
         self.accepted: Plan | None = None
         # order -> the partial score that stopped it, or its full score (see evaluate)
         self.seen: dict[tuple[int, ...], float] = {}
@@ -131,7 +151,10 @@ class PlanProblem:
         key = tuple(order)
         if self.seen.get(key, -INF) >= bound:
             return None
-        plan = self._evaluate(order, first_changed, bound)
+        if self.lists:
+            plan = self._evaluate_lists(order, first_changed, bound)
+        else:
+            plan = self._evaluate(order, first_changed, bound)
         if plan is None:
             self.seen[key] = self._stopped_at
         elif any(a is not None for a in plan.allocs):
@@ -210,7 +233,217 @@ class PlanProblem:
         self.placements += placed
         return Plan(list(order), total, starts, allocs, prefix, snaps)
 
-    def _reuse_tail(self, order, start, acc, total, bound, starts, allocs, prefix, snaps) -> Plan | None:
+    def _evaluate_lists(self, order: list[int], first_changed: int, bound: float) -> Plan | None:
+        """``_evaluate`` with the profile as four plain lists (times, free nodes, free bytes per
+        storage, their sum) updated in place: the same scan (``fit_in_slices``, the body of
+        ``AvailabilityProfile.earliest_fit``) and the same slice updates as ``reserve_fitted``
+        (``_reserve_in_slices``), without profile objects; snapshots are tuples of the four
+        lists.
+
+        From ``first_changed`` on, each job's answer in the accepted plan (at its position
+        there) is used, exactly:
+
+        * the two profiles differ only from ``u``, the earliest start of a reservation one plan
+          holds and the other does not (among those still running at the scan's first
+          candidate ``t0``; positions placed alike in both cancel out). A scan that ended by
+          ``u`` (its answer's window too) met the same slices and breakpoints: its answer is
+          reused. Otherwise the candidates whose window ends by ``u`` failed there and fail
+          here: the scan starts after them.
+        * the candidates before the accepted answer failed there, on nodes or burst buffer
+          (free nodes, bytes per slice, room for the shares in the window's minimum), unless
+          their shares did not pack (``Plan.packfail``: the first such candidate). Those before
+          that one whose window ends by ``f``, the earliest start of a reservation the accepted
+          plan holds and this one does not, fail here too: here the window holds no more (the
+          other differences only take resources away, and a breakpoint only here lies in a
+          slice of a failed candidate whose window it extends). The scan starts after them.
+
+        The scans' answers do not depend on where they start among failing candidates, so the
+        placements, scores and decisions are those of ``_evaluate``
+        (tests/schedulers/test_plan_lists.py)."""
+        acc = self.accepted
+        n = len(order)
+        keep = 0
+        if acc is None or first_changed <= 0:
+            b = 0
+            snaps = {0: self.base_slices}
+            starts: list[float] = []
+            allocs: list = []
+            prefix = [0.0]
+            pfs: list[float] = []
+        else:
+            b = (min(first_changed, n - 1) // self.stride) * self.stride
+            while b not in acc.snapshots:     # every stride multiple is kept; guard anyway
+                b -= self.stride
+            snaps = {p: s for p, s in acc.snapshots.items() if p <= b}
+            starts, allocs, prefix = acc.starts[:b], acc.allocs[:b], acc.prefix[:b + 1]
+            pfs = acc.packfail[:b]
+            if first_changed < n and len(acc.order) == n and order[b:first_changed] == acc.order[b:first_changed]:
+                keep = first_changed
+        T, N, B, S = snaps[b]
+        T, N, B, S = T[:], N[:], B[:], S[:]
+        now = T[0]                             # the scans' earliest start (never split before)
+        memo, cap, fit = self._fit_args
+        jobs, stride, alpha, specs = self.jobs, self.stride, self.alpha, self.specs
+        not_before = self.not_before
+        total = prefix[-1]
+        last = n - 1
+        placed = 0
+        converge = -1                          # the last position where order differs from acc's
+        if keep and self.order_free:
+            ao = acc.order
+            converge = last
+            while converge >= keep and order[converge] == ao[converge]:
+                converge -= 1
+            if converge < keep or converge == last:
+                converge = -1
+        if keep:
+            ao, a_starts, a_allocs, a_pf = acc.order, acc.starts, acc.allocs, acc.packfail
+            apos = acc.pos_of
+            if apos is None:
+                apos = acc.pos_of = [0] * n
+                for p, q in enumerate(ao):
+                    apos[q] = p
+            # windows [start, end) of the positions in [keep, pos) placed differently from acc
+            dwin: list[tuple[float, float]] = []
+            dcount = [0]                       # dcount[r - keep]: len(dwin) at position r
+        for pos in range(b, n):
+            if pos != b and pos % stride == 0:
+                snaps[pos] = (T[:], N[:], B[:], S[:])
+            oi = order[pos]
+            if pos < keep:
+                # the accepted plan's job on the same profile: its placement is reused
+                t = acc.starts[pos]
+                alloc = acc.allocs[pos]
+                pf = a_pf[pos]
+            elif keep:
+                # the job's answer in the accepted plan (position ap there) holds here up to the
+                # earliest start u of a reservation one plan has and the other has not, among
+                # those still running at the scan's start t0 (see _evaluate_lists' docstring):
+                # reused if its scan ended before u, else the scan starts at the first
+                # breakpoint whose window reaches u
+                spec = specs[oi]
+                d = spec[4]
+                ap = apos[oi]
+                nb = not_before[oi]
+                t0 = nb if nb > now else now
+                u = INF
+                if ap == pos:
+                    for s, e, _ in dwin:
+                        if e > t0 and s < u:
+                            u = s
+                else:
+                    m = pos if pos < ap else ap
+                    for w in range(dcount[m - keep]):
+                        s, e, _ = dwin[w]
+                        if e > t0 and s < u:
+                            u = s
+                    for r in range(m, pos):
+                        s = starts[r]
+                        if s < u and s + specs[order[r]][4] > t0:
+                            u = s
+                    for r in range(m, ap):
+                        s = a_starts[r]
+                        if s < u and s + specs[ao[r]][4] > t0:
+                            u = s
+                ta = a_starts[ap]
+                if ta + d <= u if ta != INF else u == INF:
+                    t, alloc = ta, a_allocs[ap]
+                    pf = a_pf[ap]
+                else:
+                    # candidates whose window ends by u: same answer as in acc, where they
+                    # failed (they are before ta)
+                    k = 0
+                    if t0 + d <= u:
+                        k = _first_reaching(T, d, u)
+                    # candidates before acc's first packing failure and before ta whose window
+                    # ends by f, the earliest start of a reservation acc holds and this plan
+                    # does not: they failed in acc on nodes or space, so they fail here, where
+                    # the other differences only take resources away
+                    lim = a_pf[ap]
+                    if ta < lim:
+                        lim = ta
+                    if t0 < lim:
+                        f = INF
+                        if ap == pos:
+                            for s, e, freed in dwin:
+                                if freed and e > t0 and s < f:
+                                    f = s
+                        else:
+                            for w in range(dcount[m - keep]):
+                                s, e, freed = dwin[w]
+                                if freed and e > t0 and s < f:
+                                    f = s
+                            for r in range(m, ap):
+                                s = a_starts[r]
+                                if s < f and s + specs[ao[r]][4] > t0:
+                                    f = s
+                        if t0 + d <= f:
+                            k2 = _first_reaching(T, d, f)
+                            k3 = bisect_left(T, lim)
+                            if k3 < k2:
+                                k2 = k3
+                            if k2 > k:
+                                k = k2
+                    # the first packing failure among the skipped candidates: acc's, if it is
+                    # one of those whose window ends by u (the others failed on nodes or space)
+                    pfl = [INF]
+                    if k:
+                        nb = T[k] if k < len(T) else INF
+                        c = a_pf[ap]
+                        if c < nb and c + d <= u:
+                            pfl[0] = c
+                    found = fit_in_slices(T, N, B, S, spec, nb, memo, cap, fit, pfl) if nb != INF else None
+                    pf = pfl[0]
+                    placed += 1
+                    if found is None:
+                        t, alloc = INF, None
+                    else:
+                        t, alloc = found
+                a = a_allocs[pos]
+                ta = a_starts[pos]
+                if not (oi == ao[pos] and t == ta and
+                        (alloc is a or (alloc is not None and a is not None and alloc.nodes == a.nodes
+                                        and alloc.bb == a.bb))):
+                    if t != INF:
+                        dwin.append((t, t + d, False))
+                    if ta != INF:
+                        dwin.append((ta, ta + specs[ao[pos]][4], True))
+                dcount.append(len(dwin))
+            else:
+                spec = specs[oi]
+                pfl = [INF]
+                found = fit_in_slices(T, N, B, S, spec, not_before[oi], memo, cap, fit, pfl)
+                pf = pfl[0]
+                placed += 1
+                if found is None:
+                    t, alloc = INF, None
+                else:
+                    t, alloc = found
+            starts.append(t)
+            allocs.append(alloc)
+            pfs.append(pf)
+            if alloc is not None:
+                wait = t - jobs[oi].subtime
+                if wait > 0:
+                    total += wait ** alpha        # _cost, inline (hot loop)
+                else:
+                    total += 0.0
+                if total >= bound:
+                    self.placements += placed
+                    self._stopped_at = total
+                    return None
+            prefix.append(total)
+            if pos == converge and _same_placements(order, starts, allocs, acc, keep, pos):
+                self.placements += placed
+                pfs.extend(acc.packfail[pos + 1:])
+                return self._reuse_tail(order, pos + 1, acc, total, bound, starts, allocs, prefix, snaps, pfs)
+            if alloc is not None and pos != last:  # the last job's reservation is never read
+                _reserve_in_slices(T, N, B, S, t, t + specs[oi][4], alloc)
+        self.placements += placed
+        return Plan(list(order), total, starts, allocs, prefix, snaps, packfail=pfs)
+
+    def _reuse_tail(self, order, start, acc, total, bound, starts, allocs, prefix, snaps,
+                    packfail=None) -> Plan | None:
         """Positions ``start..`` placed as in ``acc`` (same jobs on the same profiles)."""
         jobs, cost = self.jobs, self._cost
         a_starts, a_allocs, a_snaps = acc.starts, acc.allocs, acc.snapshots
@@ -227,10 +460,72 @@ class PlanProblem:
                     self._stopped_at = total
                     return None
             prefix.append(total)
-        return Plan(list(order), total, starts, allocs, prefix, snaps)
+        return Plan(list(order), total, starts, allocs, prefix, snaps, packfail=packfail)
 
     def commit(self, plan: Plan) -> None:
         self.accepted = plan
+
+
+def _first_reaching(T: list[float], d: float, u: float) -> int:
+    """The first index ``k`` with ``T[k] + d > u`` (``len(T)`` if none): the windows of the
+    candidates before it end by ``u``, with ``end = start + d`` computed as the scan does."""
+    k = bisect_right(T, u - d)
+    while k and T[k - 1] + d > u:
+        k -= 1
+    while k < len(T) and T[k] + d <= u:
+        k += 1
+    return k
+
+
+def _reserve_in_slices(T: list[float], N: list[int], B: list, S: list[int], start: float, end: float,
+                       alloc: Allocation | Fit) -> None:
+    """``AvailabilityProfile.reserve_fitted`` on slice lists (no counters: every job of a round
+    planned on lists asks none): the same splits (``AvailabilityProfile._split``) and updates."""
+    if start < T[0]:
+        start = T[0]
+    if end <= start:
+        return
+    i = bisect_right(T, start) - 1
+    if T[i] != start:
+        T.insert(i + 1, start)
+        N.insert(i + 1, N[i])
+        B.insert(i + 1, B[i])
+        S.insert(i + 1, S[i])
+        i += 1
+    if end == INF:
+        j = len(T)
+    else:
+        j = bisect_right(T, end, i) - 1
+        if T[j] != end:
+            T.insert(j + 1, end)
+            N.insert(j + 1, N[j])
+            B.insert(j + 1, B[j])
+            S.insert(j + 1, S[j])
+            j += 1      # the slice starting at end: slices i..j-1 make the window
+    keep = ~alloc.nodes
+    if type(alloc) is Fit:
+        nz, bbtotal = alloc.nz, alloc.bbtotal
+    elif alloc.bb:
+        nz = tuple((s, b) for s, b in enumerate(alloc.bb) if b)
+        bbtotal = sum(alloc.bb)
+    else:
+        nz = ()
+    if not nz:
+        for k in range(i, j):
+            N[k] &= keep
+        return
+    old = new = None
+    for k in range(i, j):
+        N[k] &= keep
+        row = B[k]
+        if row is not old:      # split slices share their row: computed once
+            old = row
+            row = list(row)
+            for s, b in nz:
+                row[s] -= b
+            new = tuple(row)
+        B[k] = new
+        S[k] -= bbtotal
 
 
 def _fit_bounds(base: AvailabilityProfile, specs: list, now: float) -> list[float]:
