@@ -292,6 +292,35 @@ class _Executor:
         self.e.job_ended(self.js, state, code, notify=True)
 
 
+class _ReplyActor:
+    """Batsim's request-reply actor for one scheduler reply: hands its events to the server one
+    at a time, then READY (at the reply's ``now`` when that is ahead). An object, not a closure
+    that names itself: that made a garbage cycle per reply for the collector to find."""
+
+    __slots__ = ("e", "it", "reply_now")
+
+    def __init__(self, engine: "Engine", events: list[dict], reply_now: float):
+        self.e, self.it, self.reply_now = engine, iter(events), reply_now
+
+    def next(self) -> None:
+        e = self.e
+        ev = next(self.it, None)
+        if ev is None:
+            if self.reply_now > e.now:
+                e.at(self.reply_now, self.ready)
+            else:
+                e.put(e.master, e._on_ready, None)
+            return
+        ts = ev["timestamp"]
+        if ts > e.now:
+            e.at(ts, lambda: e.put(e.master, e._on_event, ev, self.next))
+        else:
+            e.put(e.master, e._on_event, ev, self.next)
+
+    def ready(self) -> None:
+        self.e.put(self.e.master, self.e._on_ready, None)
+
+
 class Engine:
     """One simulation run (see the module docstring for the time model)."""
 
@@ -472,7 +501,8 @@ class Engine:
         # The inputs (platform, every job of the workloads) live for the whole run: frozen,
         # the garbage collector's full passes skip them. What the run allocates is mostly
         # messages freed by reference counting, or jobs and records that live to the end;
-        # cycles are rare (a job's executor link is cut when it ends). So the collector runs
+        # cycles are rare (a job's executor link is cut when it ends, a reply's actor is a plain
+        # object: a 28,000-job delay run leaves 15 cyclic objects). So the collector runs
         # ~30x less often: the default's frequent passes over the young queued jobs cost
         # ~6% of a 28,000-job delay run's CPU time (interleaved fresh-process runs).
         freeze = gc.isenabled() and gc.get_freeze_count() == 0
@@ -639,23 +669,7 @@ class Engine:
         if not events and reply_now <= self.now:   # the common empty reply: READY at once
             self.put(master, self._on_ready, None)
             return
-        it = iter(events)
-
-        def nxt():
-            ev = next(it, None)
-            if ev is None:
-                if reply_now > self.now:
-                    self.at(reply_now, lambda: self.put(master, self._on_ready, None))
-                else:
-                    self.put(master, self._on_ready, None)
-                return
-            ts = ev["timestamp"]
-            if ts > self.now:
-                self.at(ts, lambda: self.put(master, self._on_event, ev, nxt))
-            else:
-                self.put(master, self._on_event, ev, nxt)
-
-        nxt()
+        _ReplyActor(self, events, reply_now).next()
 
     # -- server ----------------------------------------------------------------------------
     def _append(self, etype: str, data: dict) -> None:
