@@ -3,7 +3,8 @@ resource ids (one rectangle per contiguous id range), from start to finish.
 
 Our own rather than evalys': evalys 4.0.7's ``JobSet.gantt(ax=...)`` fails on its own
 ``bulksetattr`` (no ``ax`` attribute) and it knows nothing of I/O phases; here the phases of
-one user job share its colour and are hatched by phase kind.
+one user job share its colour and are hatched by phase kind (drawn lighter instead on charts
+too dense for hatching to show).
 """
 
 from __future__ import annotations
@@ -22,16 +23,26 @@ def _ranges(text: str) -> list[tuple[int, int]]:
     return out
 
 
+#: above this many rectangles a chart is drawn without hatching or outlines: at that density
+#: they are sub-pixel noise, and Agg rasterising hatched patches took minutes per report
+DENSE_RECTANGLES = 3000
+_LIGHTER = 0.45   # dense charts: an I/O phase is its job's colour this much closer to white
+
+
 def plot_gantt(phases: pd.DataFrame, *, ax=None, title: str = "Gantt chart",
-               label_jobs: bool | None = None, max_labels: int = 80):
+               label_jobs: bool | None = None, max_labels: int = 80,
+               dense_limit: int = DENSE_RECTANGLES):
     """Draw the executed rows of ``phase_table`` (or any job table with ``starting_time``,
-    ``finish_time``, ``allocated_resources``) on ``ax``; return the Figure."""
+    ``finish_time``, ``allocated_resources``) on ``ax``; return the Figure. Phases of one job
+    share its colour; I/O phases are hatched by kind, or, above ``dense_limit`` rectangles,
+    drawn lighter (compute phases keep the full colour)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.collections import PatchCollection
-    from matplotlib.patches import Patch, Rectangle
+    from matplotlib.collections import PolyCollection
+    from matplotlib.colors import to_rgba
+    from matplotlib.patches import Patch
 
     if ax is None:
         fig, ax = plt.subplots(figsize=(10, 5), dpi=100)
@@ -44,13 +55,10 @@ def plot_gantt(phases: pd.DataFrame, *, ax=None, title: str = "Gantt chart",
     cmap = plt.get_cmap("tab20")
     colour_of = {p: cmap(i % 20) for i, p in enumerate(parents)}
     kind_list = sorted(set(kinds) - {""})
-    hatch_of = {k: _HATCHES[(i + 1) % len(_HATCHES)] for i, k in enumerate(kind_list)}
-    hatch_of[""] = ""
     if label_jobs is None:
         label_jobs = len(parents) <= max_labels
 
-    patches_by_hatch: dict[str, list] = {}
-    colours_by_hatch: dict[str, list] = {}
+    boxes: list[tuple[float, int, float, int, object, str]] = []   # x, y, width, height, job, kind
     max_id = -1
     label_at: dict = {}  # parent -> (area, x, y): labels go on a job's largest rectangle
     for start, finish, alloc, par, kind in zip(rows["starting_time"], rows["finish_time"],
@@ -58,18 +66,30 @@ def plot_gantt(phases: pd.DataFrame, *, ax=None, title: str = "Gantt chart",
         width = float(finish) - float(start)
         for lo, hi in _ranges(alloc):
             max_id = max(max_id, hi)
-            rect = Rectangle((float(start), lo), width, hi - lo + 1)
-            patches_by_hatch.setdefault(hatch_of[kind], []).append(rect)
-            colours_by_hatch.setdefault(hatch_of[kind], []).append(colour_of[par])
+            boxes.append((float(start), lo, width, hi - lo + 1, par, kind))
             area = width * (hi - lo + 1)
             if label_jobs and area > label_at.get(par, (0.0,))[0]:
                 label_at[par] = (area, float(start) + width / 2, lo + (hi - lo + 1) / 2)
+    dense = len(boxes) > dense_limit
     for par, (_, x, y) in label_at.items():
         ax.text(x, y, str(par), ha="center", va="center", fontsize=7, clip_on=True,
                 bbox={"facecolor": "white", "alpha": 0.7, "pad": 1, "edgecolor": "none"})
-    for hatch, patches in patches_by_hatch.items():
-        coll = PatchCollection(patches, facecolors=colours_by_hatch[hatch], edgecolors="black",
-                               linewidths=0.4, hatch=hatch or None)
+    hatch_of = {k: _HATCHES[(i + 1) % len(_HATCHES)] for i, k in enumerate(kind_list)}
+    hatch_of[""] = ""
+    groups: dict[str, list] = {}
+    for box in boxes:
+        groups.setdefault("" if dense else hatch_of[box[5]], []).append(box)
+    for hatch, group in groups.items():
+        x, y, w, h = (np.array(col, dtype=float) for col in list(zip(*group))[:4])
+        verts = np.stack([np.column_stack(c) for c in ((x, y), (x + w, y), (x + w, y + h), (x, y + h))],
+                         axis=1)   # (rectangles, 4 corners, xy): one array, no Patch objects
+        if dense:
+            colours = [_lighter(colour_of[par]) if _is_io(kind) else colour_of[par]
+                       for *_, par, kind in group]
+            coll = PolyCollection(verts, facecolors=colours, edgecolors="none", linewidths=0)
+        else:
+            coll = PolyCollection(verts, facecolors=[colour_of[b[4]] for b in group],
+                                  edgecolors="black", linewidths=0.4, hatch=hatch or None)
         ax.add_collection(coll)
     if len(rows):
         t0, t1 = float(rows["starting_time"].min()), float(rows["finish_time"].max())
@@ -80,11 +100,26 @@ def plot_gantt(phases: pd.DataFrame, *, ax=None, title: str = "Gantt chart",
     ax.set_ylabel("resource id")
     ax.set_title(title)
     if kind_list:
-        ax.legend(handles=[Patch(facecolor="white", edgecolor="black", hatch=hatch_of[k], label=k)
-                           for k in kind_list], loc="upper left", bbox_to_anchor=(1.0, 1.0),
-                  fontsize=7, title="phase")
+        grey = to_rgba("0.45")
+        if dense:
+            handles = [Patch(facecolor=_lighter(grey) if _is_io(k) else grey, edgecolor="none",
+                             label=k) for k in kind_list]
+        else:
+            handles = [Patch(facecolor="white", edgecolor="black", hatch=hatch_of[k], label=k)
+                       for k in kind_list]
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7,
+                  title="phase")
     if max_id >= 0 and max_id < 40:
         ax.set_yticks(np.arange(0, max_id + 1) + 0.5, [str(i) for i in range(max_id + 1)],
                       fontsize=7)
     fig.tight_layout()
     return fig
+
+
+def _is_io(kind: str) -> bool:
+    return bool(kind) and kind != "compute"
+
+
+def _lighter(rgba) -> tuple[float, float, float, float]:
+    r, g, b, a = rgba
+    return (r + (1 - r) * _LIGHTER, g + (1 - g) * _LIGHTER, b + (1 - b) * _LIGHTER, a)

@@ -133,7 +133,7 @@ def _run_figures(run: Run, figures: _Figures, index: int) -> str:
     parts = [f"<h3>{html.escape(run.run_id)} — {html.escape(run.variant)}</h3>"]
     parts.append(figures.add(f"gantt_{index:03d}", plot_gantt(run.phases, title=f"Gantt: {run.run_id}"),
                              f"Gantt chart of run {run.run_id} (executed Batsim jobs over "
-                             "resource ids; hatching marks I/O phases)."))
+                             "resource ids; I/O phases hatched, or lighter on dense charts)."))
     series = {}
     for resource, capacity in run.capacities.items():
         if resource != "nodes" and resource not in run.jobs.columns:
