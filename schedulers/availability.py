@@ -239,29 +239,7 @@ class AvailabilityProfile:
         nodes_l = self.nodes
         for k in range(i, j):
             nodes_l[k] &= keep
-        bb = allocation.bb
-        if type(allocation) is Fit:
-            nz, bbtotal = allocation.nz, allocation.bbtotal
-        elif bb:
-            got = _NZ_MEMO.get(bb)
-            if got is None:
-                if len(_NZ_MEMO) >= _PLACE_MEMO_SIZE:
-                    _NZ_MEMO.clear()
-                got = _NZ_MEMO[bb] = (tuple((s, b) for s, b in enumerate(bb) if b), sum(bb))
-            nz, bbtotal = got
-        if bb and nz:
-            bb_l, bbsum = self.bb, self.bbsum
-            old = new = None
-            for k in range(i, j):
-                row = bb_l[k]
-                if row is not old:      # split slices share their row: computed once
-                    old = row
-                    row = list(row)
-                    for s, b in nz:
-                        row[s] -= b
-                    new = tuple(row)
-                bb_l[k] = new
-                bbsum[k] -= bbtotal
+        take_bytes(self.bb, self.bbsum, i, j, allocation)
         cn = allocation.counters
         if cn:
             cnt_l = self.cnt
@@ -675,6 +653,38 @@ def _room(row: tuple[int, ...], share: int, n: int, cap) -> bool:
     room = cap(share, n, row)
     _ROOM_MEMO[key] = (row, room)
     return room
+
+
+def take_bytes(bb_l: list[tuple[int, ...]], bbsum: list[int], i: int, j: int,
+               allocation: "Allocation | Fit") -> None:
+    """Take ``allocation``'s burst-buffer bytes from the slice rows ``i..j-1`` (free bytes per
+    storage node, ``bb_l``, and their sums, ``bbsum``): the burst-buffer part of
+    ``reserve_fitted``, shared with the plan search's slice lists."""
+    if type(allocation) is Fit:
+        nz, bbtotal = allocation.nz, allocation.bbtotal
+    else:
+        bb = allocation.bb
+        if not bb:
+            return
+        got = _NZ_MEMO.get(bb)
+        if got is None:
+            if len(_NZ_MEMO) >= _PLACE_MEMO_SIZE:
+                _NZ_MEMO.clear()
+            got = _NZ_MEMO[bb] = (tuple((s, b) for s, b in enumerate(bb) if b), sum(bb))
+        nz, bbtotal = got
+    if not nz:
+        return
+    old = new = None
+    for k in range(i, j):
+        row = bb_l[k]
+        if row is not old:      # split slices share their row: computed once
+            old = row
+            row = list(row)
+            for s, b in nz:
+                row[s] -= b
+            new = tuple(row)
+        bb_l[k] = new
+        bbsum[k] -= bbtotal
 
 
 def fit_in_slices(times: list[float], nodes_l: list[int], bb_l: list[tuple[int, ...]], bbsum: list[int],

@@ -70,7 +70,7 @@ import numpy as np
 
 from mrsched.errors import SimulationError
 from mrsched.schedulers.annealing import CoolingSchedule, anneal
-from mrsched.schedulers.availability import Allocation, AvailabilityProfile, Fit, fit_in_slices
+from mrsched.schedulers.availability import Allocation, AvailabilityProfile, Fit, fit_in_slices, take_bytes
 from mrsched.schedulers.decisions import Decision
 from mrsched.schedulers.job import Job
 from mrsched.schedulers.policies.base import Param, Policy, SchedulingContext
@@ -161,38 +161,48 @@ class PlanProblem:
             self.seen[key] = plan.score       # else no partial score is ever checked: keep none
         return plan
 
+    def _resume(self, order: list[int], first_changed: int, base_snapshot):
+        """Where an evaluation of ``order`` starts: position ``b`` (the last snapshot of the
+        accepted plan at or before ``first_changed``), the snapshots up to it, the accepted
+        plan's starts, allocations, prefix scores and packing failures before it, and ``keep``:
+        ``first_changed`` when positions before it are the accepted plan's, else 0."""
+        acc = self.accepted
+        n = len(order)
+        if acc is None or first_changed <= 0:
+            return 0, {0: base_snapshot}, [], [], [0.0], [], 0
+        b = (min(first_changed, n - 1) // self.stride) * self.stride
+        while b not in acc.snapshots:     # every stride multiple is kept; guard anyway
+            b -= self.stride
+        snaps = {p: s for p, s in acc.snapshots.items() if p <= b}
+        keep = 0
+        if first_changed < n and len(acc.order) == n and order[b:first_changed] == acc.order[b:first_changed]:
+            keep = first_changed
+        packfail = acc.packfail[:b] if acc.packfail is not None else []
+        return b, snaps, acc.starts[:b], acc.allocs[:b], acc.prefix[:b + 1], packfail, keep
+
+    def _converge(self, order: list[int], keep: int) -> int:
+        """The last position where ``order`` differs from the accepted plan's, when it lies
+        after ``keep`` and before the end (the tail after it may be the accepted one), else -1."""
+        if not keep or not self.order_free:
+            return -1
+        ao = self.accepted.order
+        last = len(order) - 1
+        converge = last
+        while converge >= keep and order[converge] == ao[converge]:
+            converge -= 1
+        return -1 if converge < keep or converge == last else converge
+
     def _evaluate(self, order: list[int], first_changed: int, bound: float) -> Plan | None:
         acc = self.accepted
         n = len(order)
-        keep = 0
-        if acc is None or first_changed <= 0:
-            b = 0
-            snaps = {0: self.base}
-            starts: list[float] = []
-            allocs: list[Allocation | None] = []
-            prefix = [0.0]
-        else:
-            b = (min(first_changed, n - 1) // self.stride) * self.stride
-            while b not in acc.snapshots:     # every stride multiple is kept; guard anyway
-                b -= self.stride
-            snaps = {p: s for p, s in acc.snapshots.items() if p <= b}
-            starts, allocs, prefix = acc.starts[:b], acc.allocs[:b], acc.prefix[:b + 1]
-            if first_changed < n and len(acc.order) == n and order[b:first_changed] == acc.order[b:first_changed]:
-                keep = first_changed
+        b, snaps, starts, allocs, prefix, _, keep = self._resume(order, first_changed, self.base)
         profile = snaps[b].copy()
         now, jobs, stride, alpha, specs = self.now, self.jobs, self.stride, self.alpha, self.specs
         not_before = self.not_before
         total = prefix[-1]
         last = n - 1
         placed = 0
-        converge = -1                          # the last position where order differs from acc's
-        if keep and self.order_free:
-            ao = acc.order
-            converge = last
-            while converge >= keep and order[converge] == ao[converge]:
-                converge -= 1
-            if converge < keep or converge == last:
-                converge = -1
+        converge = self._converge(order, keep)
         for pos in range(b, n):
             if pos != b and pos % stride == 0:
                 snaps[pos] = profile.copy()
@@ -262,23 +272,7 @@ class PlanProblem:
         (tests/schedulers/test_plan_lists.py)."""
         acc = self.accepted
         n = len(order)
-        keep = 0
-        if acc is None or first_changed <= 0:
-            b = 0
-            snaps = {0: self.base_slices}
-            starts: list[float] = []
-            allocs: list = []
-            prefix = [0.0]
-            pfs: list[float] = []
-        else:
-            b = (min(first_changed, n - 1) // self.stride) * self.stride
-            while b not in acc.snapshots:     # every stride multiple is kept; guard anyway
-                b -= self.stride
-            snaps = {p: s for p, s in acc.snapshots.items() if p <= b}
-            starts, allocs, prefix = acc.starts[:b], acc.allocs[:b], acc.prefix[:b + 1]
-            pfs = acc.packfail[:b]
-            if first_changed < n and len(acc.order) == n and order[b:first_changed] == acc.order[b:first_changed]:
-                keep = first_changed
+        b, snaps, starts, allocs, prefix, pfs, keep = self._resume(order, first_changed, self.base_slices)
         T, N, B, S = snaps[b]
         T, N, B, S = T[:], N[:], B[:], S[:]
         now = T[0]                             # the scans' earliest start (never split before)
@@ -288,14 +282,7 @@ class PlanProblem:
         total = prefix[-1]
         last = n - 1
         placed = 0
-        converge = -1                          # the last position where order differs from acc's
-        if keep and self.order_free:
-            ao = acc.order
-            converge = last
-            while converge >= keep and order[converge] == ao[converge]:
-                converge -= 1
-            if converge < keep or converge == last:
-                converge = -1
+        converge = self._converge(order, keep)
         if keep:
             ao, a_starts, a_allocs, a_pf = acc.order, acc.starts, acc.allocs, acc.packfail
             apos = acc.pos_of
@@ -503,29 +490,9 @@ def _reserve_in_slices(T: list[float], N: list[int], B: list, S: list[int], star
             S.insert(j + 1, S[j])
             j += 1      # the slice starting at end: slices i..j-1 make the window
     keep = ~alloc.nodes
-    if type(alloc) is Fit:
-        nz, bbtotal = alloc.nz, alloc.bbtotal
-    elif alloc.bb:
-        nz = tuple((s, b) for s, b in enumerate(alloc.bb) if b)
-        bbtotal = sum(alloc.bb)
-    else:
-        nz = ()
-    if not nz:
-        for k in range(i, j):
-            N[k] &= keep
-        return
-    old = new = None
     for k in range(i, j):
         N[k] &= keep
-        row = B[k]
-        if row is not old:      # split slices share their row: computed once
-            old = row
-            row = list(row)
-            for s, b in nz:
-                row[s] -= b
-            new = tuple(row)
-        B[k] = new
-        S[k] -= bbtotal
+    take_bytes(B, S, i, j, alloc)
 
 
 def _fit_bounds(base: AvailabilityProfile, specs: list, now: float) -> list[float]:
