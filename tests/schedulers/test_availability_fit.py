@@ -146,15 +146,20 @@ def test_reserve_fitted_leaves_the_profile_exactly_as_reserve_with_coordinates(s
     assert done
 
 
-def test_shares_one_byte_apart_that_do_not_pack_move_the_start_later():
+def shares_one_byte_apart() -> tuple[AvailabilityProfile, Request]:
+    """A profile with 2S + 1 bytes free until t=100 (3S + 1 after) and a request whose shares
+    are S+1 and S: enough in total, the smallest share fits twice, but they do not pack."""
     S = GB
     cl = Cluster.simple(4, bb_capacity=[3 * S, 1])
     prof = AvailabilityProfile(cl)
     first = prof.earliest_start(Request(nodes=1, walltime=100.0, bb_per_node=S, bb_total=S))
-    prof.reserve(0.0, 100.0, first[1])              # 2S + 1 byte free until t=100, 3S + 1 after
-    req = Request(nodes=2, walltime=10.0, bb_per_node=S + 1, bb_total=2 * S + 1)   # shares S+1 and S
-    # enough in total, and the smallest share fits twice, but S+1 then S do not pack: not
-    # before the release
+    prof.reserve(0.0, 100.0, first[1])
+    return prof, Request(nodes=2, walltime=10.0, bb_per_node=S + 1, bb_total=2 * S + 1)
+
+
+def test_shares_one_byte_apart_that_do_not_pack_move_the_start_later():
+    prof, req = shares_one_byte_apart()
+    # not before the release
     want = prof.earliest_start(req, 10.0, 0.0)
     assert want is not None and want[0] == 100.0
     for _ in range(2):                                         # computed, then from the memo

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_availability_fit import coord_cluster, loaded, random_request
+from test_availability_fit import coord_cluster, loaded, random_request, shares_one_byte_apart
 from test_plan_fast import random_jobs
 
 from mrsched.schedulers.annealing import CoolingSchedule, swap_move, swap_pair
@@ -185,12 +185,7 @@ def check_packing_report(seed):
 
 
 def test_packing_failure_report_on_shares_one_byte_apart():
-    S = GB
-    cl = Cluster.simple(4, bb_capacity=[3 * S, 1])
-    prof = AvailabilityProfile(cl)
-    first = prof.earliest_start(Request(nodes=1, walltime=100.0, bb_per_node=S, bb_total=S))
-    prof.reserve(0.0, 100.0, first[1])              # 2S + 1 byte free until t=100
-    req = Request(nodes=2, walltime=10.0, bb_per_node=S + 1, bb_total=2 * S + 1)   # S+1 and S
+    prof, req = shares_one_byte_apart()
     pf = [float("inf")]
     found = fit_in_slices(prof.times, prof.nodes, prof.bb, prof.bbsum, prof.fit_spec(req), 5.0, {},
                           prof.placer.capacity_fits, prof._fit, pf)
