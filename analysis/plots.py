@@ -80,23 +80,95 @@ def tail_plot(jobs_by_variant: dict[str, pd.DataFrame], metric: str, *, n: int =
     return fig
 
 
-def ci_plot(summary: pd.DataFrame, *, label: str = "variant", title: str | None = None):
+#: a bar chart's y axis ends this far above its tallest bar or run value: an interval
+#: reaching further (2 seeds: t = 12.7) is cut there and its bound written at the cut
+CI_HEADROOM = 1.3
+
+
+#: below this many runs a bar's whisker is the runs' range, not the t-interval (2 runs:
+#: t = 12.7, an interval ~9x wider than the two runs are apart)
+MIN_RUNS_FOR_T = 4
+
+
+def ci_plot(summary: pd.DataFrame, *, label: str = "variant", title: str | None = None,
+            points: dict[str, np.ndarray] | None = None, min_runs_for_t: int = MIN_RUNS_FOR_T):
     """Mean per policy with its confidence interval as error bars — seed 001 Fig. 5-6.
-    ``summary`` is ``campaign.summarise`` output (NaN bounds: no bar)."""
+    ``summary`` is ``campaign.summarise`` output (NaN bounds: no bar); ``points`` (label ->
+    the runs' values) are drawn as dots, and a group of fewer than ``min_runs_for_t`` runs
+    gets their range as whisker instead of the t-interval. The axis is scaled to the bars and
+    dots, not to the whiskers: one reaching further ends in an arrow with its bound beside it."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(max(5, 1.1 * len(summary) + 2), 4.5))
     x = np.arange(len(summary))
+    names = [str(v) for v in summary[label]]
     mean = summary["mean"].to_numpy(float)
-    low = np.nan_to_num(mean - summary["ci_low"].to_numpy(float), nan=0.0)
-    high = np.nan_to_num(summary["ci_high"].to_numpy(float) - mean, nan=0.0)
+    low_b = summary["ci_low"].to_numpy(float).copy()
+    high_b = summary["ci_high"].to_numpy(float).copy()
     ax.bar(x, mean, color="tab:blue", alpha=0.7)
-    ax.errorbar(x, mean, yerr=np.vstack([low, high]), fmt="none", ecolor="black", capsize=4)
-    ax.set_xticks(x, [str(v) for v in summary[label]], rotation=20, ha="right")
+    dots = [np.asarray(points.get(n, []), dtype=float) for n in names] if points else []
+    tallest = max([np.nanmax(mean, initial=0.0)] + [np.nanmax(d, initial=0.0) for d in dots])
+    top = CI_HEADROOM * tallest if tallest > 0 else None
+    ranged = False
+    for i, d in enumerate(dots):
+        d = d[np.isfinite(d)]
+        if 1 < d.size < min_runs_for_t:
+            low_b[i], high_b[i], ranged = float(d.min()), float(d.max()), True
+    floor = min(0.0, np.nanmin(low_b, initial=0.0))
+    for i, (m, lo, hi) in enumerate(zip(mean, low_b, high_b)):
+        if not (np.isfinite(lo) and np.isfinite(hi) and np.isfinite(m)):
+            continue
+        cut = top is not None and hi > top
+        end = top if cut else hi
+        ax.plot([i, i], [lo, end], color="black", linewidth=1.2)
+        ax.plot([i - 0.12, i + 0.12], [lo, lo], color="black", linewidth=1.2)
+        if cut:
+            ax.plot([i], [end], marker="^", color="black", markersize=7, clip_on=False)
+            ax.annotate(f"{_short(hi)}", (i, end), xytext=(6, -4), textcoords="offset points",
+                        ha="left", va="top", fontsize=7)
+        else:
+            ax.plot([i - 0.12, i + 0.12], [hi, hi], color="black", linewidth=1.2)
+    labelled = False
+    for i, d in enumerate(dots):
+        d = d[np.isfinite(d)]
+        if d.size:
+            jitter = np.linspace(-0.2, 0.2, d.size) if d.size > 1 else np.zeros(1)
+            ax.plot(i + jitter, d, linestyle="none", marker="o", markersize=4,
+                    markerfacecolor="white", markeredgecolor="tab:red",
+                    label=None if labelled else "one run")
+            labelled = True
+    if top is not None:
+        ax.set_ylim(floor, top)
+    _thousands(ax.yaxis)
+    ax.set_xticks(x, names, rotation=20, ha="right")
     metric = str(summary["metric"].iloc[0]) if len(summary) else ""
-    ax.set_ylabel(metric.replace("_", " "))
-    ax.set_title(title or f"{metric.replace('_', ' ')}: mean and 95% CI over runs")
+    ax.set_ylabel(metric.replace("_", " ") + _unit(metric))
+    ax.set_title(title or (f"{metric.replace('_', ' ')}: mean and "
+                           + ("range of runs" if ranged else "95% CI over runs")))
+    if labelled:
+        ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
     return fig
+
+
+def _thousands(axis) -> None:
+    """Tick labels with thousands separators (40,000, not 40000)."""
+    from matplotlib.ticker import FuncFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if abs(v) >= 1000 else f"{v:g}"))
+
+
+def _unit(metric: str) -> str:
+    return " (s)" if metric.endswith("_time") or metric == "makespan" else ""
+
+
+def _short(v: float) -> str:
+    """A bound written beside an arrow: 73,184 -> 73.2k."""
+    a = abs(v)
+    if a >= 1e6:
+        return f"{v / 1e6:.3g}M"
+    if a >= 1e4:
+        return f"{v / 1e3:.3g}k"
+    return f"{v:.3g}"
 
 
 def normalised_plot(norm: pd.DataFrame, metric: str, baseline: str, *, by: str = "part",

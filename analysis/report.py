@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from mrsched.analysis.campaign import (
     baseline_variant, bootstrap_interval, load_campaign, match_columns,
@@ -18,6 +19,7 @@ from mrsched.analysis.campaign import (
 from mrsched.analysis.gantt import plot_gantt
 from mrsched.analysis.metrics import add_job_metrics, resource_usage, usage_over_time
 from mrsched.analysis.runs import Run
+from mrsched.analysis.tables import Interval, frame_html, summary_html
 from mrsched.errors import ConfigError
 
 SUMMARY_METRICS = ("mean_waiting_time", "mean_turnaround_time", "mean_slowdown",
@@ -37,7 +39,9 @@ _RUN_COLUMNS = ("run_id", "variant", "workload", "seed", "status", "n_jobs", "n_
 _CSS = """body{font-family:sans-serif;margin:2em;max-width:1200px}
 table{border-collapse:collapse;font-size:0.85em;margin:0.5em 0 1.5em}
 td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}
-th{background:#eee}td:first-child,th:first-child{text-align:left}
+th{background:#eee;vertical-align:bottom}td:first-child,th:first-child{text-align:left}
+td{white-space:nowrap;font-variant-numeric:tabular-nums}td:first-child{white-space:normal}
+.ci{color:#555;font-size:0.85em}
 img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}
 .failed{color:#a00}.note{color:#555;font-size:0.9em}"""
 
@@ -70,8 +74,16 @@ def _fmt(v) -> str:
 
 
 def _table(df: pd.DataFrame) -> str:
-    return df.to_html(index=False, escape=True, na_rep="", formatters={
-        c: _fmt for c in df.columns}, border=0)
+    return frame_html(df)
+
+
+def _short_workloads(metrics: pd.DataFrame) -> pd.Series:
+    """The workload column of the per-run table: its campaign name, else its file name (the
+    full paths stay in metrics.csv)."""
+    names = metrics["workload_name"].fillna("").astype(str) if "workload_name" in metrics else None
+    files = metrics["workload"].fillna("").astype(str).map(
+        lambda v: ";".join(Path(p).name for p in v.split(";") if p))
+    return names.where(names != "", files) if names is not None else files
 
 
 def _jobs_by_variant(runs: list[Run], tau: float) -> dict[str, pd.DataFrame]:
@@ -86,9 +98,10 @@ def _jobs_by_variant(runs: list[Run], tau: float) -> dict[str, pd.DataFrame]:
 
 
 def _summary_table(metrics: pd.DataFrame, runs: list[Run], tau: float,
-                   by: list[str]) -> tuple[pd.DataFrame, list[str]]:
-    """Per group (``by``): "mean [low, high]" per metric; t over runs, or bootstrap over jobs
-    when a group has a single run (marked *)."""
+                   by: list[str]) -> tuple[str, list[str]]:
+    """Per group (``by``): the HTML summary (mean, and below it the interval, per metric) and
+    its notes; t over runs clipped to the metric's domain (``‡`` where a bound was), or a
+    bootstrap over jobs when a group has a single run (``*``)."""
     ok = metrics[metrics["status"] == "ok"]
     run_of = {r.run_id: r for r in runs}
     rows: dict[tuple, dict] = {}
@@ -96,27 +109,33 @@ def _summary_table(metrics: pd.DataFrame, runs: list[Run], tau: float,
         key = key if isinstance(key, tuple) else (key,)
         rows[key] = {**dict(zip(by, key)), "runs": int(len(group)),
                      "_single": run_of.get(group["run_id"].iloc[0]) if len(group) == 1 else None}
+    shown, any_clipped, min_runs = [], False, min((r["runs"] for r in rows.values()), default=0)
     for metric in SUMMARY_METRICS:
         if metric not in ok.columns or not np.isfinite(ok[metric].astype(float)).any():
             continue
+        shown.append(metric)
         for rec in summarise(ok, metric, by=tuple(by)).to_dict("records"):
             row = rows[tuple(rec[c] for c in by)]
-            mean, low, high, mark = rec["mean"], rec["ci_low"], rec["ci_high"], ""
+            cell = Interval(rec["mean"], rec["ci_low"], rec["ci_high"], "‡" if rec["clipped"] else "")
+            any_clipped |= bool(rec["clipped"])
             single = row["_single"]
             if single is not None and single.jobs is not None and metric in _PER_JOB:
                 jobs = add_job_metrics(single.jobs, tau=tau)
-                mean, low, high = bootstrap_interval(jobs.loc[~jobs["rejected"], _PER_JOB[metric]], seed=0)
-                mark = "*"
-            text = _fmt(mean)
-            if np.isfinite(low) and np.isfinite(high):
-                text += f" [{_fmt(low)}, {_fmt(high)}]{mark}"
-            row[metric] = text
-    notes = ["[low, high]: 95% Student-t interval of the mean over runs (seeds / workload parts)."]
+                cell = Interval(*bootstrap_interval(jobs.loc[~jobs["rejected"], _PER_JOB[metric]],
+                                                    seed=0), mark="*")
+            row[metric] = cell
+    notes = ["Each cell: the mean, and below it its 95% interval: a Student-t interval of the "
+             "mean over runs (seeds / workload parts), clipped to the metric's domain (times "
+             "and counts >= 0, slowdowns >= 1, utilisations 0-100%)."]
+    if any_clipped:
+        notes.append("‡: the t-interval crossed the domain and was clipped there."
+                     + (f" With {min_runs} runs per policy, t = {stats.t.ppf(0.975, min_runs - 1):.1f}: "
+                        "such an interval says the runs disagree, run more seeds to narrow it."
+                        if 1 < min_runs < 5 else ""))
     if any(r["_single"] is not None for r in rows.values()):
         notes.append("*: a single run, so a 95% percentile bootstrap of the mean over its jobs "
-                     "(2000 resamples, seed 0).")
-    table = pd.DataFrame([{k: v for k, v in r.items() if k != "_single"} for r in rows.values()])
-    return table, notes
+                     "(2000 resamples, seed 0; it stays inside the jobs' range).")
+    return summary_html(list(rows.values()), shown, ["variant", *by[1:], "runs"]), notes
 
 
 def group_columns(metrics: pd.DataFrame) -> list[str]:
@@ -188,11 +207,12 @@ def write_report(dir: str | Path, out: str | Path | None = None, baseline: str |
         by = group_columns(ok)
         summary, notes = _summary_table(metrics, runs, tau, by)
         body.append("<h2>Summary per policy</h2>")
-        body.append(_table(summary))
+        body.append(summary)
         body.extend(f'<p class="note">{html.escape(n)}</p>' for n in notes)
     body.append("<h2>Metrics per run</h2>")
     cols = [c for c in _RUN_COLUMNS if c in metrics.columns]
-    body.append(_table(metrics[cols]))
+    per_run = metrics[cols].assign(workload=_short_workloads(metrics)) if "workload" in cols else metrics[cols]
+    body.append(_table(per_run.dropna(axis=1, how="all")))
     body.append('<p class="note">All columns are in metrics.csv.</p>')
 
     if variants:
@@ -201,8 +221,14 @@ def write_report(dir: str | Path, out: str | Path | None = None, baseline: str |
         for metric in ("mean_waiting_time", "mean_bounded_slowdown"):
             summ = summarise(ok, metric, by=tuple(by))
             summ["group"] = summ[by].astype(str).agg(" / ".join, axis=1)
-            body.append(figures.add(f"ci_{metric}", plots.ci_plot(summ, label="group"),
-                                    f"{metric}: mean over runs with 95% t-interval (no bar: one run)."))
+            groups = ok[by].astype(str).agg(" / ".join, axis=1)
+            points = {g: ok.loc[groups == g, metric].to_numpy(float) for g in summ["group"]}
+            body.append(figures.add(
+                f"ci_{metric}", plots.ci_plot(summ, label="group", points=points),
+                f"{metric}: bars are means over runs, dots the runs; whiskers the 95% t-interval "
+                f"clipped to the metric's domain, or, below {plots.MIN_RUNS_FOR_T} runs, the "
+                "runs' range (the table keeps the t-interval); no whisker: one run; a whisker "
+                "cut by the axis ends in an arrow with its bound."))
         for metric in ("waiting_time", "bounded_slowdown"):
             body.append(figures.add(f"boxen_{metric}", plots.boxen_plot(jobs_by_variant, metric),
                                     f"Distribution of {metric} over all executed jobs, per policy."))

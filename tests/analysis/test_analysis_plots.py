@@ -1,0 +1,67 @@
+"""Comparison plots: what a reader of the report sees on each chart (axis ranges, tick
+labels, whiskers, label placement)."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from mrsched.analysis import plots  # noqa: E402
+from mrsched.analysis.campaign import summarise  # noqa: E402
+
+
+def _summary(values_by_policy: dict[str, list[float]], metric="mean_waiting_time"):
+    rows = [{"run_id": f"{p}-{i}", "variant": p, "status": "ok", metric: v}
+            for p, vs in values_by_policy.items() for i, v in enumerate(vs)]
+    s = summarise(pd.DataFrame(rows), metric)
+    s["group"] = s["variant"]
+    return s, {p: np.asarray(v, float) for p, v in values_by_policy.items()}
+
+
+def _whiskers(ax):
+    """(x, low, high) of every vertical black segment."""
+    out = []
+    for line in ax.get_lines():
+        x, y = line.get_xdata(), line.get_ydata()
+        if len(x) == 2 and x[0] == x[1] and line.get_color() == "black":
+            out.append((float(x[0]), float(min(y)), float(max(y))))
+    return sorted(out)
+
+
+def test_two_runs_whiskers_are_their_range_not_a_t_interval():
+    """2 seeds: t = 12.7 made the whiskers of the quickstart's bars 3-9x the bars; the
+    whisker is now the two runs' range, the axis ends near the tallest run."""
+    s, points = _summary({"fcfs": [31000, 23800], "sjf-bb": [5400, 2800]})
+    fig = plots.ci_plot(s, label="group", points=points)
+    ax = fig.axes[0]
+    assert _whiskers(ax) == [(0.0, 23800.0, 31000.0), (1.0, 2800.0, 5400.0)]
+    assert ax.get_ylim() == pytest.approx((0.0, plots.CI_HEADROOM * 31000))
+    assert "range of runs" in ax.get_title()
+
+
+def test_a_long_t_whisker_is_cut_at_the_axis_with_its_bound_written():
+    """Without the runs' values the axis follows the bars: a whisker reaching past it ends in
+    an arrow, its bound written beside it."""
+    s, _ = _summary({"a": [100, 110, 120, 130], "b": [10, 20, 30, 900]})
+    high_b = float(s.set_index("variant").loc["b", "ci_high"])
+    assert high_b > plots.CI_HEADROOM * 120      # the t-interval reaches past the axis
+    fig = plots.ci_plot(s, label="group")
+    ax = fig.axes[0]
+    top = ax.get_ylim()[1]
+    assert top == pytest.approx(plots.CI_HEADROOM * 240)    # the tallest bar: b's mean
+    assert all(low >= 0 and high <= top + 1e-9 for _, low, high in _whiskers(ax))
+    assert [t.get_text() for t in ax.texts] == [plots._short(high_b)]
+    assert "CI" in ax.get_title()
+
+
+def test_bar_chart_ticks_have_thousands_separators():
+    s, points = _summary({"fcfs": [31000, 23800], "sjf-bb": [5400, 2800]})
+    fig = plots.ci_plot(s, label="group", points=points)
+    fig.canvas.draw()
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert "20,000" in labels and "20000" not in labels
