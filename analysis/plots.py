@@ -65,14 +65,18 @@ def tail_plot(jobs_by_variant: dict[str, pd.DataFrame], metric: str, *, n: int =
     starves a tail even with a good mean."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.5))
+    shown = []
     for name, df in jobs_by_variant.items():
         values = np.sort(df[metric].to_numpy(float)[np.isfinite(df[metric].to_numpy(float))])[::-1][:n]
         if values.size:
             ax.plot(np.arange(1, values.size + 1), values, marker=".", label=name)
-    if log:
-        ax.set_yscale("symlog", linthresh=1.0)  # log above 1, linear through 0
+            shown.append(values)
+    if log and shown:
+        _log_y(ax, np.concatenate(shown))
+    else:
+        _thousands(ax.yaxis)
     ax.set_xlabel("rank (1 = worst job)")
-    ax.set_ylabel(metric.replace("_", " "))
+    ax.set_ylabel(metric.replace("_", " ") + _unit(metric))
     ax.set_title(title or f"{n} worst jobs: {metric.replace('_', ' ')}")
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)
@@ -154,7 +158,31 @@ def _thousands(axis) -> None:
     """Tick labels with thousands separators (40,000, not 40000)."""
     from matplotlib.ticker import FuncFormatter
 
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if abs(v) >= 1000 else f"{v:g}"))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"))
+
+
+def _log_y(ax, values: np.ndarray) -> None:
+    """A log axis with labelled ticks at 1, 2 and 5 per decade (a plain log axis labels only
+    powers of 10: a tail between 2e4 and 7e4 s had no label at all); linear, with labels,
+    when the values span less than a decade, and symlog (linear through 0) when some are <= 0."""
+    from matplotlib.ticker import LogLocator, NullFormatter, NullLocator, SymmetricalLogLocator
+
+    axis = ax.yaxis
+    lo, hi = float(np.min(values)), float(np.max(values))
+    if lo > 0 and hi / lo < 10:
+        _thousands(axis)
+        return
+    decades = np.log10(max(hi, 1.0)) - np.log10(max(min(lo, hi), 1.0) if lo > 0 else 1.0)
+    subs = (1.0, 2.0, 5.0) if decades <= 4 else (1.0,)
+    if lo > 0:
+        ax.set_yscale("log")
+        axis.set_major_locator(LogLocator(base=10, subs=subs))
+    else:
+        ax.set_yscale("symlog", linthresh=1.0)   # log above 1, linear through 0
+        axis.set_major_locator(SymmetricalLogLocator(base=10, linthresh=1.0, subs=subs))
+    axis.set_minor_locator(NullLocator())
+    axis.set_minor_formatter(NullFormatter())
+    _thousands(axis)
 
 
 def _unit(metric: str) -> str:

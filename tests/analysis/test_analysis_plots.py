@@ -65,3 +65,27 @@ def test_bar_chart_ticks_have_thousands_separators():
     fig.canvas.draw()
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert "20,000" in labels and "20000" not in labels
+
+
+def _visible_ytick_labels(ax) -> list[str]:
+    ax.figure.canvas.draw()
+    lo, hi = ax.get_ylim()
+    return [t.get_text() for t, v in zip(ax.get_yticklabels(), ax.get_yticks())
+            if t.get_text() and min(lo, hi) <= v <= max(lo, hi)]
+
+
+@pytest.mark.parametrize("waits", [
+    np.linspace(20000, 70000, 50),              # the quickstart's tail: under one decade
+    np.geomspace(5, 50000, 50),                 # four decades, all positive
+    np.concatenate([np.zeros(10), np.geomspace(1, 1e5, 40)]),   # zero waits: symlog
+    np.geomspace(1.5, 9e8, 50),                 # nine decades
+])
+def test_tail_plot_has_y_tick_labels(waits):
+    """The symlog axis labelled only powers of 10: a tail between 2e4 and 7e4 s had none."""
+    jobs = {"a": pd.DataFrame({"waiting_time": waits}),
+            "b": pd.DataFrame({"waiting_time": waits / 2})}
+    ax = plots.tail_plot(jobs, "waiting_time", n=50).axes[0]
+    labels = _visible_ytick_labels(ax)
+    assert len(labels) >= 3, labels
+    assert ax.get_ylabel() == "waiting time (s)"
+    assert all("," in t for t in labels if float(t.replace(",", "")) >= 1000)
