@@ -3,8 +3,8 @@ resource ids (one rectangle per contiguous id range), from start to finish.
 
 Our own rather than evalys': evalys 4.0.7's ``JobSet.gantt(ax=...)`` fails on its own
 ``bulksetattr`` (no ``ax`` attribute) and it knows nothing of I/O phases; here the phases of
-one user job share its colour and are hatched by phase kind (drawn lighter instead on charts
-too dense for hatching to show).
+one user job share its colour, I/O phases are hatched by kind (compute plain), or on charts
+too dense for hatching to show drawn lighter by an amount of their kind.
 """
 
 from __future__ import annotations
@@ -12,7 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-_HATCHES = ("", "//", "..", "xx", "\\\\", "oo", "++", "--", "**", "||")
+#: hatch of each I/O phase kind (seed 001's model, schedulers/iophased.py); compute phases and
+#: jobs that ran as themselves are plain; other kinds take the spare hatches in name order
+_KIND_HATCHES = {"stage_in": "//", "checkpoint": "xx", "drain": "..", "stage_out": "\\\\"}
+_SPARE_HATCHES = ("++", "oo", "--", "||", "**", "OO")
 
 
 def _ranges(text: str) -> list[tuple[int, int]]:
@@ -26,7 +29,9 @@ def _ranges(text: str) -> list[tuple[int, int]]:
 #: above this many rectangles a chart is drawn without hatching or outlines: at that density
 #: they are sub-pixel noise, and Agg rasterising hatched patches took minutes per report
 DENSE_RECTANGLES = 3000
-_LIGHTER = 0.45   # dense charts: an I/O phase is its job's colour this much closer to white
+#: dense charts: an I/O phase is its job's colour this much closer to white, one step per kind
+#: (in kind-name order) so that the legend's swatches differ
+_LIGHTER_STEPS = (0.3, 0.5, 0.65, 0.8)
 
 
 def plot_gantt(phases: pd.DataFrame, *, ax=None, title: str = "Gantt chart",
@@ -35,7 +40,7 @@ def plot_gantt(phases: pd.DataFrame, *, ax=None, title: str = "Gantt chart",
     """Draw the executed rows of ``phase_table`` (or any job table with ``starting_time``,
     ``finish_time``, ``allocated_resources``) on ``ax``; return the Figure. Phases of one job
     share its colour; I/O phases are hatched by kind, or, above ``dense_limit`` rectangles,
-    drawn lighter (compute phases keep the full colour)."""
+    drawn lighter, one lightness per kind (compute phases keep the plain, full colour)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -74,8 +79,11 @@ def plot_gantt(phases: pd.DataFrame, *, ax=None, title: str = "Gantt chart",
     for par, (_, x, y) in label_at.items():
         ax.text(x, y, str(par), ha="center", va="center", fontsize=7, clip_on=True,
                 bbox={"facecolor": "white", "alpha": 0.7, "pad": 1, "edgecolor": "none"})
-    hatch_of = {k: _HATCHES[(i + 1) % len(_HATCHES)] for i, k in enumerate(kind_list)}
-    hatch_of[""] = ""
+    io_kinds = [k for k in kind_list if _is_io(k)]
+    spare = iter(h for h in _SPARE_HATCHES if h not in {_KIND_HATCHES.get(k) for k in io_kinds})
+    hatch_of = {k: _KIND_HATCHES.get(k) or next(spare, "/") for k in io_kinds}
+    hatch_of[""] = hatch_of["compute"] = ""
+    light_of = {k: _LIGHTER_STEPS[min(i, len(_LIGHTER_STEPS) - 1)] for i, k in enumerate(io_kinds)}
     groups: dict[str, list] = {}
     for box in boxes:
         groups.setdefault("" if dense else hatch_of[box[5]], []).append(box)
@@ -84,7 +92,7 @@ def plot_gantt(phases: pd.DataFrame, *, ax=None, title: str = "Gantt chart",
         verts = np.stack([np.column_stack(c) for c in ((x, y), (x + w, y), (x + w, y + h), (x, y + h))],
                          axis=1)   # (rectangles, 4 corners, xy): one array, no Patch objects
         if dense:
-            colours = [_lighter(colour_of[par]) if _is_io(kind) else colour_of[par]
+            colours = [_lighter(colour_of[par], light_of[kind]) if _is_io(kind) else colour_of[par]
                        for *_, par, kind in group]
             coll = PolyCollection(verts, facecolors=colours, edgecolors="none", linewidths=0)
         else:
@@ -102,13 +110,13 @@ def plot_gantt(phases: pd.DataFrame, *, ax=None, title: str = "Gantt chart",
     if kind_list:
         grey = to_rgba("0.45")
         if dense:
-            handles = [Patch(facecolor=_lighter(grey) if _is_io(k) else grey, edgecolor="none",
-                             label=k) for k in kind_list]
+            handles = [Patch(facecolor=_lighter(grey, light_of[k]) if _is_io(k) else grey,
+                             edgecolor="0.3", linewidth=0.5, label=k) for k in kind_list]
         else:
-            handles = [Patch(facecolor="white", edgecolor="black", hatch=hatch_of[k], label=k)
+            handles = [Patch(facecolor="0.8", edgecolor="black", hatch=hatch_of[k] or None, label=k)
                        for k in kind_list]
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7,
-                  title="phase")
+                  title="phase", handlelength=2.6, handleheight=1.6)
     if max_id >= 0 and max_id < 40:
         ax.set_yticks(np.arange(0, max_id + 1) + 0.5, [str(i) for i in range(max_id + 1)],
                       fontsize=7)
@@ -120,6 +128,6 @@ def _is_io(kind: str) -> bool:
     return bool(kind) and kind != "compute"
 
 
-def _lighter(rgba) -> tuple[float, float, float, float]:
+def _lighter(rgba, amount: float) -> tuple[float, float, float, float]:
     r, g, b, a = rgba
-    return (r + (1 - r) * _LIGHTER, g + (1 - g) * _LIGHTER, b + (1 - b) * _LIGHTER, a)
+    return (r + (1 - r) * amount, g + (1 - g) * amount, b + (1 - b) * amount, a)
