@@ -210,3 +210,26 @@ def normalise(metrics: pd.DataFrame, metric: str, baseline: str, *,
     with np.errstate(divide="ignore", invalid="ignore"):
         ok[f"{metric}_norm"] = np.where(denom > 0, ok[metric].astype(float) / denom, np.nan)
     return ok
+
+
+def pair_labels(metrics: pd.DataFrame, match: list[str]) -> tuple[pd.Series, str]:
+    """(label per row, axis title) naming what pairs a run with its baseline run, for people:
+    ``part 3/16``, ``seed 2``; the workload only when the seeds / parts do not already
+    determine it (a campaign generates one workload per seed: its file hash says nothing)."""
+    shown = [c for c in match if c != "workload"]
+    if "workload" in match:
+        others = metrics[shown].astype(str).agg("\x1f".join, axis=1) if shown else None
+        determined = others is not None and (
+            metrics.assign(_k=others).groupby("_k")["workload"].nunique() <= 1).all()
+        if not determined:
+            shown.append("workload")
+    if not shown:
+        return pd.Series("all", index=metrics.index), ""
+
+    def name(col: str, value) -> str:
+        if col == "workload":
+            return Path(str(value).split(";")[0]).stem
+        return f"{col} {value}"
+
+    labels = metrics[shown].apply(lambda r: ", ".join(name(c, r[c]) for c in shown), axis=1)
+    return labels.astype(str), " / ".join("workload" if c == "workload" else c for c in shown)

@@ -4,6 +4,7 @@ Figures on the Agg backend; ``png_bytes`` turns one into a PNG for the report.""
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import numpy as np
@@ -161,7 +162,7 @@ def _thousands(axis) -> None:
     axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"))
 
 
-def _log_y(ax, values: np.ndarray) -> None:
+def _log_y(ax, values: np.ndarray, *, force_log: bool = False) -> None:
     """A log axis with labelled ticks at 1, 2 and 5 per decade (a plain log axis labels only
     powers of 10: a tail between 2e4 and 7e4 s had no label at all); linear, with labels,
     when the values span less than a decade, and symlog (linear through 0) when some are <= 0."""
@@ -169,11 +170,12 @@ def _log_y(ax, values: np.ndarray) -> None:
 
     axis = ax.yaxis
     lo, hi = float(np.min(values)), float(np.max(values))
-    if lo > 0 and hi / lo < 10:
+    if lo > 0 and hi / lo < 10 and not force_log:
         _thousands(axis)
         return
-    decades = np.log10(max(hi, 1.0)) - np.log10(max(min(lo, hi), 1.0) if lo > 0 else 1.0)
-    subs = (1.0, 2.0, 5.0) if decades <= 4 else (1.0,)
+    decades = np.log10(hi / lo) if lo > 0 else np.log10(max(hi, 1.0))
+    subs = (tuple(float(k) for k in range(1, 10)) if decades < 0.7
+            else (1.0, 2.0, 5.0) if decades <= 4 else (1.0,))
     if lo > 0:
         ax.set_yscale("log")
         axis.set_major_locator(LogLocator(base=10, subs=subs))
@@ -199,13 +201,19 @@ def _short(v: float) -> str:
     return f"{v:.3g}"
 
 
+def _natural(text: str) -> list:
+    """Sort key: "seed 2" before "seed 10", "part 3/16" before "part 12/16"."""
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", text)]
+
+
 def normalised_plot(norm: pd.DataFrame, metric: str, baseline: str, *, by: str = "part",
-                    title: str | None = None):
+                    title: str | None = None, xlabel: str | None = None):
     """Per workload part (or seed), each policy's value divided by the baseline's on the
-    same part — seed 001 Fig. 11-12; below 1 beats the baseline."""
+    same part — seed 001 Fig. 11-12; below 1 beats the baseline. ``by`` names the column
+    labelling the pairs (``campaign.pair_labels``), in natural order."""
     plt = _plt()
     col = f"{metric}_norm"
-    keys = sorted(norm[by].astype(str).unique())
+    keys = sorted(norm[by].astype(str).unique(), key=_natural)
     pos = {k: i for i, k in enumerate(keys)}
     fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(keys) + 3), 4.5))
     variants = sorted(norm["variant"].unique())
@@ -216,12 +224,18 @@ def normalised_plot(norm: pd.DataFrame, metric: str, baseline: str, *, by: str =
         ax.plot(xs + offset, sub[col].to_numpy(float), linestyle="none", marker="o", label=variant)
     ax.axhline(1.0, color="grey", linestyle="--", linewidth=1)
     shown = [Path(k).stem if by == "workload" else k for k in keys]
-    ax.set_xticks(np.arange(len(keys)), [k if len(k) < 24 else "…" + k[-22:] for k in shown],
-                  rotation=30, ha="right", fontsize=7)
+    shown = [k if len(k) < 24 else "…" + k[-22:] for k in shown]
+    if max((len(k) for k in shown), default=0) <= 12 and len(keys) <= 16:
+        ax.set_xticks(np.arange(len(keys)), shown, fontsize=9)
+    else:
+        ax.set_xticks(np.arange(len(keys)), shown, rotation=30, ha="right", fontsize=7)
     ax.set_ylabel(f"{metric.replace('_', ' ')} / {baseline}")
-    ax.set_yscale("log")
+    ax.set_xlabel(by if xlabel is None else xlabel)
+    ratios = norm[col].to_numpy(float)
+    ratios = ratios[np.isfinite(ratios) & (ratios > 0)]
+    _log_y(ax, np.append(ratios, 1.0), force_log=True)
     ax.set_title(title or f"{metric.replace('_', ' ')} normalised to {baseline}")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig
 

@@ -14,7 +14,7 @@ from scipy import stats
 
 from mrsched.analysis.campaign import (
     baseline_variant, bootstrap_interval, load_campaign, match_columns,
-    metrics_table, normalise, summarise,
+    metrics_table, normalise, pair_labels, summarise,
 )
 from mrsched.analysis.gantt import plot_gantt
 from mrsched.analysis.metrics import add_job_metrics, resource_usage, usage_over_time
@@ -236,12 +236,15 @@ def write_report(dir: str | Path, out: str | Path | None = None, baseline: str |
                                     f"The {tail_n} worst jobs per policy by {metric}."))
         if len(variants) > 1:
             match = match_columns(ok)
-            by = "part" if "part" in match else (match[0] if match else "workload")
             for metric in ("mean_waiting_time", "mean_bounded_slowdown"):
-                norm = normalise(ok, metric, base)
+                norm = normalise(ok, metric, base, match=match)
+                labels, pair = pair_labels(norm, match)
+                norm = norm.assign(_pair=labels)
+                pair = pair or "run"
                 body.append(figures.add(f"normalised_{metric}",
-                                        plots.normalised_plot(norm, metric, base, by=by),
-                                        f"{metric} per {by}, divided by {base}'s on the same {by}."))
+                                        plots.normalised_plot(norm, metric, base, by="_pair",
+                                                              xlabel=pair),
+                                        f"{metric} per {pair}, divided by {base}'s on the same {pair}."))
             kcols = [c for c in ("mean_waiting_time", "mean_bounded_slowdown", "mean_turnaround_time",
                                  "makespan", "utilisation_nodes", "utilisation_burst_buffer",
                                  "utilisation_gpus")

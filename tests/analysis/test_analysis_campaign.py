@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from mrsched.analysis.campaign import (
-    bootstrap_interval, clip_interval, metric_domain, normalise, summarise, t_interval,
+    bootstrap_interval, clip_interval, match_columns, metric_domain, normalise, pair_labels,
+    summarise, t_interval,
 )
 from mrsched.errors import ConfigError
 
@@ -115,3 +116,36 @@ def test_clip_interval_keeps_nan_and_inner_bounds():
     low, high, clipped = clip_interval("utilisation_nodes", np.nan, np.nan)
     assert np.isnan(low) and np.isnan(high) and not clipped
     assert clip_interval("mean_slowdown", -3.0, 0.5) == (1.0, 1.0, True)
+
+
+def _seeded(workloads_per_seed: int = 1):
+    rows = []
+    for policy in ("fcfs", "sjf"):
+        for seed in (1, 2, 10):
+            for w in range(workloads_per_seed):
+                rows.append({"run_id": f"{policy}-{seed}-{w}", "policy": policy, "variant": policy,
+                             "workload": f"/c/inputs/workload-synth-{seed}{w}a3f9c0d1e2.json",
+                             "part": "", "seed": seed, "status": "ok",
+                             "mean_waiting_time": 100.0 * seed + w + (policy == "sjf")})
+    return pd.DataFrame(rows)
+
+
+def test_pairs_are_labelled_by_seed_when_each_seed_has_its_own_workload():
+    """A campaign generates one workload per seed: the pair is the seed, not the file hash."""
+    df = _seeded()
+    match = match_columns(df)
+    assert match == ["workload", "seed"]
+    labels, axis = pair_labels(df, match)
+    assert axis == "seed" and sorted(set(labels)) == ["seed 1", "seed 10", "seed 2"]
+
+
+def test_pairs_name_the_workload_when_a_seed_has_several():
+    df = _seeded(workloads_per_seed=2)
+    labels, axis = pair_labels(df, match_columns(df))
+    assert axis == "seed / workload"
+    assert labels.iloc[0] == "seed 1, workload-synth-10a3f9c0d1e2"
+
+
+def test_pairs_by_part():
+    labels, axis = pair_labels(_metrics(), match_columns(_metrics()))
+    assert axis == "part" and list(labels[:3]) == ["part 0", "part 1", "part 2"]

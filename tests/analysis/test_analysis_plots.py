@@ -89,3 +89,22 @@ def test_tail_plot_has_y_tick_labels(waits):
     assert len(labels) >= 3, labels
     assert ax.get_ylabel() == "waiting time (s)"
     assert all("," in t for t in labels if float(t.replace(",", "")) >= 1000)
+
+
+def test_normalised_plot_labels_seeds_in_natural_order():
+    from mrsched.analysis.campaign import match_columns, normalise, pair_labels
+
+    rows = [{"run_id": f"{p}-{seed}", "variant": p, "status": "ok", "seed": seed,
+             "workload": f"inputs/workload-synth300-{seed:02d}c9e52784eb9.json",
+             "mean_waiting_time": 1000.0 * seed * (1 if p == "fcfs" else 0.3)}
+            for p in ("fcfs", "sjf-bb") for seed in (1, 2, 10)]
+    metrics = pd.DataFrame(rows)
+    match = match_columns(metrics)
+    norm = normalise(metrics, "mean_waiting_time", "fcfs", match=match)
+    labels, axis = pair_labels(norm, match)
+    fig = plots.normalised_plot(norm.assign(pair=labels), "mean_waiting_time", "fcfs", by="pair",
+                                xlabel=axis)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["seed 1", "seed 2", "seed 10"]
+    assert ax.get_xlabel() == "seed"
+    assert len(_visible_ytick_labels(ax)) >= 2      # 0.3 and 1 both labelled
