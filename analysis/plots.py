@@ -274,19 +274,39 @@ def kiviat_scores(means: pd.DataFrame, lower_is_better) -> pd.DataFrame:
 
 def kiviat_plot(scores: pd.DataFrame, *, title: str = "policies compared (1 = best)"):
     """Radar chart: one polygon per policy (row) over the metrics (columns) of
-    ``kiviat_scores`` — seed 000 Fig. 13."""
+    ``kiviat_scores`` — seed 000 Fig. 13. The first metric points up, the others clockwise;
+    each metric's name is wrapped and anchored away from the circle (left of it on the left,
+    above it at the top...), the radial scale sits between two axes and the legend beside
+    the chart, so that no two labels overlap."""
+    import textwrap
+
     plt = _plt()
     labels = list(scores.columns)
     angles = np.linspace(0, 2 * np.pi, len(labels), endpoint=False)
-    fig = plt.figure(figsize=(6, 6))
-    ax = fig.add_subplot(projection="polar")
+    # inches: 1.2 left of the circle for names, 4.4 of circle, 1.3 right of it for names,
+    # then the legend, as wide as its longest policy name
+    legend_in = 0.7 + 0.075 * max((len(str(n)) for n in scores.index), default=0)
+    width = 6.9 + legend_in
+    fig = plt.figure(figsize=(width, 6))
+    ax = fig.add_axes((1.2 / width, 0.1, 4.4 / width, 0.74), projection="polar")
+    ax.set_theta_offset(np.pi / 2)
+    ax.set_theta_direction(-1)
     for name, row in scores.iterrows():
         vals = np.nan_to_num(row.to_numpy(float), nan=0.0)
         ax.plot(np.append(angles, angles[0]), np.append(vals, vals[0]), label=str(name))
         ax.fill(np.append(angles, angles[0]), np.append(vals, vals[0]), alpha=0.1)
-    ax.set_xticks(angles, [label.replace("_", " ") for label in labels], fontsize=8)
+    ax.set_xticks(angles, [""] * len(labels))
     ax.set_ylim(0, 1)
-    ax.set_title(title)
-    ax.legend(loc="upper right", bbox_to_anchor=(1.3, 1.1), fontsize=8)
-    fig.tight_layout()
+    ax.set_yticks([0.25, 0.5, 0.75, 1.0], ["0.25", "0.5", "0.75", "1"], fontsize=7, color="0.35")
+    if len(labels) > 1:
+        ax.set_rlabel_position(float(np.degrees(angles[1] / 2)))   # between the first two axes
+    for angle, label in zip(angles, labels):
+        x, y = np.sin(angle), np.cos(angle)     # screen direction (clockwise from the top)
+        ha = "left" if x > 0.2 else "right" if x < -0.2 else "center"
+        va = "bottom" if y > 0.2 else "top" if y < -0.2 else "center"
+        ax.text(angle, 1.1, textwrap.fill(label.replace("_", " "), 16), ha=ha, va=va,
+                fontsize=8, clip_on=False)
+    fig.suptitle(title, y=0.97)
+    fig.legend(*ax.get_legend_handles_labels(), loc="center left", bbox_to_anchor=(6.9 / width, 0.5),
+               fontsize=8, frameon=False)
     return fig

@@ -108,3 +108,29 @@ def test_normalised_plot_labels_seeds_in_natural_order():
     assert [t.get_text() for t in ax.get_xticklabels()] == ["seed 1", "seed 2", "seed 10"]
     assert ax.get_xlabel() == "seed"
     assert len(_visible_ytick_labels(ax)) >= 2      # 0.3 and 1 both labelled
+
+
+@pytest.mark.parametrize("n_metrics", [3, 5, 7])
+def test_kiviat_labels_do_not_overlap(n_metrics):
+    """Metric names, radial scale, legend and title each in its own place, inside the figure
+    (the names at 0 and 180 degrees crossed the radial scale, the legend the top names)."""
+    metrics = ["mean_waiting_time", "mean_bounded_slowdown", "mean_turnaround_time", "makespan",
+               "utilisation_nodes", "utilisation_burst_buffer", "utilisation_gpus"][:n_metrics]
+    rng = np.random.default_rng(n_metrics)
+    scores = pd.DataFrame(rng.uniform(0.2, 1.0, (5, n_metrics)), columns=metrics,
+                          index=["fcfs", "fcfs-easy", "conservative-bb(variant=batsched)",
+                                 "sjf-bb", "filler"])
+    fig = plots.kiviat_plot(scores)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    names = [t for t in ax.texts]
+    assert sorted(t.get_text().replace("\n", " ") for t in names) == \
+        sorted(m.replace("_", " ") for m in metrics)
+    boxes = [t.get_window_extent(renderer) for t in names]
+    boxes += [t.get_window_extent(renderer) for t in ax.get_yticklabels() if t.get_text()]
+    boxes += [fig.legends[0].get_window_extent(renderer), fig._suptitle.get_window_extent(renderer)]
+    for i, a in enumerate(boxes):
+        assert fig.bbox.contains(a.x0, a.y0) and fig.bbox.contains(a.x1, a.y1), i
+        for b in boxes[i + 1:]:
+            assert not a.overlaps(b), (a, b)
