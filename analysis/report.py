@@ -169,11 +169,34 @@ def _run_figures(run: Run, figures: _Figures, index: int) -> str:
     return "\n".join(parts)
 
 
+def gantt_selection(runs: list[Run], max_gantt: int) -> list[Run]:
+    """The runs drawn as Gantt charts: none when ``max_gantt`` is 0, else the first run of
+    every policy variant (so the best policy is never left without one, whatever their
+    number), then the other runs in order until ``max_gantt`` charts; grouped by variant."""
+    drawable = [r for r in runs if r.status == "ok" and r.jobs is not None]
+    if max_gantt <= 0:
+        return []
+    first: dict[str, Run] = {}
+    for run in drawable:
+        first.setdefault(run.variant, run)
+    chosen = set(id(r) for r in first.values())
+    room = max_gantt - len(chosen)
+    for run in drawable:
+        if room <= 0:
+            break
+        if id(run) not in chosen:
+            chosen.add(id(run))
+            room -= 1
+    order = {v: i for i, v in enumerate(sorted(first))}
+    return sorted((r for r in drawable if id(r) in chosen), key=lambda r: (order[r.variant], r.run_id))
+
+
 def write_report(dir: str | Path, out: str | Path | None = None, baseline: str | None = None,
                  *, tau: float = 600.0, max_gantt: int = 6, tail_n: int = 50) -> Path:
     """Write ``index.html`` and ``metrics.csv`` for the campaign or run in ``dir`` into
     ``out`` (default ``dir/report``); return the path of ``index.html``. ``baseline``
-    (policy or variant) normalises the comparison figures; default: the first variant."""
+    (policy or variant) normalises the comparison figures; default: the first variant.
+    Gantt charts: ``gantt_selection`` (one per policy at least, unless ``max_gantt`` is 0)."""
     from mrsched.analysis import plots
 
     directory = Path(dir)
@@ -258,12 +281,15 @@ def write_report(dir: str | Path, out: str | Path | None = None, baseline: str |
         body.append(f'<p class="note">Baseline for normalisation: {html.escape(str(base))}'
                     f'{"" if baseline is not None else " (first policy; choose with --baseline)"}.</p>')
 
-    gantt_runs = [r for r in runs if r.status == "ok" and r.jobs is not None][:max_gantt]
+    gantt_runs = gantt_selection(runs, max_gantt)
     if gantt_runs:
         body.append("<h2>Schedules</h2>")
-        omitted = len(ok) - len(gantt_runs)
+        drawable = sum(1 for r in runs if r.status == "ok" and r.jobs is not None)
+        omitted = drawable - len(gantt_runs)
         if omitted > 0:
-            body.append(f'<p class="note">First {len(gantt_runs)} runs shown; {omitted} omitted.</p>')
+            body.append(f'<p class="note">{len(gantt_runs)} runs shown: the first run of every '
+                        f"policy, then further runs up to --max-gantt {max_gantt}; {omitted} "
+                        "omitted.</p>")
         for i, run in enumerate(gantt_runs):
             body.append(_run_figures(run, figures, i))
 
