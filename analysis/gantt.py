@@ -32,15 +32,21 @@ DENSE_RECTANGLES = 3000
 #: dense charts: an I/O phase is its job's colour this much closer to white, one step per kind
 #: (in kind-name order) so that the legend's swatches differ
 _LIGHTER_STEPS = (0.3, 0.5, 0.65, 0.8)
+#: above this many executed Batsim rows a chart is aggregated into an occupancy grid: one
+#: rectangle per row would be sub-pixel (800 px wide) and take minutes and gigabytes at
+#: 1,000,000 jobs
+AGGREGATE_ROWS = 50_000
 
 
 def plot_gantt(phases: pd.DataFrame, *, ax=None, title: str = "Gantt chart",
                label_jobs: bool | None = None, max_labels: int = 80,
-               dense_limit: int = DENSE_RECTANGLES):
+               dense_limit: int = DENSE_RECTANGLES, aggregate_limit: int = AGGREGATE_ROWS):
     """Draw the executed rows of ``phase_table`` (or any job table with ``starting_time``,
     ``finish_time``, ``allocated_resources``) on ``ax``; return the Figure. Phases of one job
     share its colour; I/O phases are hatched by kind, or, above ``dense_limit`` rectangles,
-    drawn lighter, one lightness per kind (compute phases keep the plain, full colour)."""
+    drawn lighter, one lightness per kind (compute phases keep the plain, full colour).
+    Above ``aggregate_limit`` executed rows the chart is the run's occupancy grid instead
+    (``occupancy``: share of each time bin x id group in use), and its title says so."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -54,6 +60,8 @@ def plot_gantt(phases: pd.DataFrame, *, ax=None, title: str = "Gantt chart",
     else:
         fig = ax.figure
     rows = phases[phases["starting_time"].notna() & phases["finish_time"].notna()]
+    if len(rows) > aggregate_limit:
+        return _plot_occupancy(rows, ax, title, aggregate_limit)
     parent = rows["parent"] if "parent" in rows.columns else rows["job_id"]
     kinds = rows["phase"] if "phase" in rows.columns else pd.Series("", index=rows.index)
     parents = list(dict.fromkeys(parent))  # first-appearance order: deterministic colours
@@ -105,6 +113,7 @@ def plot_gantt(phases: pd.DataFrame, *, ax=None, title: str = "Gantt chart",
         ax.set_xlim(t0 - pad, t1 + pad)
         ax.set_ylim(-0.2, max_id + 1.2)
     ax.set_xlabel("time (s)")
+    _thousands(ax.xaxis)
     ax.set_ylabel("resource id")
     ax.set_title(title)
     if kind_list:
@@ -131,3 +140,46 @@ def _is_io(kind: str) -> bool:
 def _lighter(rgba, amount: float) -> tuple[float, float, float, float]:
     r, g, b, a = rgba
     return (r + (1 - r) * amount, g + (1 - g) * amount, b + (1 - b) * amount, a)
+
+
+def _plot_occupancy(rows: pd.DataFrame, ax, title: str, limit: int):
+    """The aggregated chart: ``occupancy`` of every executed row as an image, the title saying
+    what was aggregated and how."""
+    import matplotlib.pyplot as plt
+
+    from mrsched.analysis.occupancy import occupancy
+
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(10, 5), dpi=100)
+    else:
+        fig = ax.figure
+    starts, finishes, lows, highs = [], [], [], []
+    for start, finish, alloc in zip(rows["starting_time"].to_numpy(float),
+                                    rows["finish_time"].to_numpy(float), rows["allocated_resources"]):
+        for lo, hi in _ranges(alloc):
+            starts.append(start)
+            finishes.append(finish)
+            lows.append(lo)
+            highs.append(hi)
+    grid = occupancy(starts, finishes, lows, highs)
+    t1 = grid.t0 + grid.bin_seconds * grid.busy.shape[0]
+    image = ax.imshow(grid.busy.T, origin="lower", aspect="auto", cmap="viridis", vmin=0.0,
+                      vmax=1.0, interpolation="nearest",
+                      extent=(grid.t0, t1, 0, grid.ids_per_row * grid.busy.shape[1]))
+    fig.colorbar(image, ax=ax, label="share in use", pad=0.01)
+    jobs = rows["parent"].nunique() if "parent" in rows.columns else len(rows)
+    group = f"{grid.ids_per_row} resource ids" if grid.ids_per_row > 1 else "resource id"
+    ax.set_title(f"{title}\naggregated: {jobs:,} jobs, {len(rows):,} executed rows (over "
+                 f"{limit:,}); each cell is the share of {group} x {grid.bin_seconds:,.0f} s in use",
+                 fontsize=9)
+    ax.set_xlabel("time (s)")
+    _thousands(ax.xaxis)
+    ax.set_ylabel("resource id")
+    fig.tight_layout()
+    return fig
+
+
+def _thousands(axis) -> None:
+    from matplotlib.ticker import FuncFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if abs(v) >= 1000 else f"{v:g}"))

@@ -16,7 +16,7 @@ from mrsched.analysis.campaign import (
     baseline_variant, bootstrap_interval, load_campaign, match_columns,
     metrics_table, normalise, pair_labels, summarise,
 )
-from mrsched.analysis.gantt import plot_gantt
+from mrsched.analysis.gantt import AGGREGATE_ROWS, plot_gantt
 from mrsched.analysis.metrics import add_job_metrics, resource_usage, usage_over_time
 from mrsched.analysis.runs import Run
 from mrsched.analysis.tables import Interval, frame_html, summary_html
@@ -152,7 +152,9 @@ def _run_figures(run: Run, figures: _Figures, index: int) -> str:
     parts = [f"<h3>{html.escape(run.run_id)} — {html.escape(run.variant)}</h3>"]
     parts.append(figures.add(f"gantt_{index:03d}", plot_gantt(run.phases, title=f"Gantt: {run.run_id}"),
                              f"Gantt chart of run {run.run_id} (executed Batsim jobs over "
-                             "resource ids; I/O phases hatched, or lighter on dense charts)."))
+                             "resource ids; I/O phases hatched, or lighter on dense charts; "
+                             f"beyond {AGGREGATE_ROWS:,} executed rows, the share of each "
+                             "time x resource cell in use)."))
     series = {}
     for resource, capacity in run.capacities.items():
         if resource != "nodes" and resource not in run.jobs.columns:
