@@ -38,9 +38,9 @@ _RUN_COLUMNS = ("run_id", "variant", "workload", "seed", "status", "n_jobs", "n_
 
 _CSS = """body{font-family:sans-serif;margin:2em;max-width:1200px}
 table{border-collapse:collapse;font-size:0.85em;margin:0.5em 0 1.5em}
-td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}
-th{background:#eee;vertical-align:bottom}td:first-child,th:first-child{text-align:left}
-td{white-space:nowrap;font-variant-numeric:tabular-nums}td:first-child{white-space:normal}
+td,th{border:1px solid #bbb;padding:2px 6px;text-align:left}
+th{background:#eee;vertical-align:bottom}.n{text-align:right}
+td.n{white-space:nowrap;font-variant-numeric:tabular-nums}
 .ci{color:#555;font-size:0.85em}
 img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}
 .failed{color:#a00}.note{color:#555;font-size:0.9em}"""

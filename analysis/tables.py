@@ -1,6 +1,7 @@
 """The report's HTML tables: short headers with units, one number format per column (chosen
 from the column's values, with thousands separators), so that a campaign's tables fit a
-1,400-px browser window; the full-precision values stay in ``metrics.csv``."""
+1,400-px browser window; the full-precision values stay in ``metrics.csv``. Number cells
+(class ``n``) do not wrap, text cells do."""
 
 from __future__ import annotations
 
@@ -84,7 +85,8 @@ def _is_numeric(series: pd.Series) -> bool:
 def frame_html(df: pd.DataFrame) -> str:
     """A plain table (one value per cell): numeric columns formatted with one decimal count
     each (integers for counts), text escaped."""
-    head = "".join(f"<th>{html.escape(_header(c))}</th>" for c in df.columns)
+    head = "".join(f'<th class="n">{html.escape(_header(c))}</th>' if _is_numeric(df[c])
+                   else f"<th>{html.escape(_header(c))}</th>" for c in df.columns)
     cells = []
     for name in df.columns:
         series = df[name]
@@ -95,7 +97,9 @@ def frame_html(df: pd.DataFrame) -> str:
             cells.append([format_number(v, digits) for v in values])
         else:
             cells.append([html.escape("" if pd.isna(v) else str(v)) for v in series])
-    rows = ["<tr>" + "".join(f"<td>{col[i]}</td>" for col in cells) + "</tr>"
+    numeric = [_is_numeric(df[name]) for name in df.columns]
+    rows = ["<tr>" + "".join(f'<td class="n">{col[i]}</td>' if num else f"<td>{col[i]}</td>"
+                             for col, num in zip(cells, numeric)) + "</tr>"
             for i in range(len(df))]
     return (f'<table class="data"><thead><tr>{head}</tr></thead><tbody>'
             + "\n".join(rows) + "</tbody></table>")
@@ -116,7 +120,8 @@ def summary_html(rows: list[dict], metrics: list[str], keys: list[str]) -> str:
     """The per-policy summary: ``keys`` columns as text, then per metric the mean on one line
     and its interval below it in small type; every number of a metric column (means and
     bounds) shares that column's format."""
-    head = "".join(f"<th>{html.escape(_header(c))}</th>" for c in [*keys, *metrics])
+    head = ("".join(f"<th>{html.escape(_header(c))}</th>" for c in keys)
+            + "".join(f'<th class="n">{html.escape(_header(c))}</th>' for c in metrics))
     formats = {}
     for metric in metrics:
         col = COLUMNS.get(metric, Column(metric))
@@ -137,6 +142,7 @@ def summary_html(rows: list[dict], metrics: list[str], keys: list[str]) -> str:
             if low and high and not (low == high == text):
                 text += f'<br><span class="ci">{low}\u2009–\u2009{high}{html.escape(cell.mark)}</span>'
             cells.append(text)
-        body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+        body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells[:len(keys)])
+                    + "".join(f'<td class="n">{c}</td>' for c in cells[len(keys):]) + "</tr>")
     return (f'<table class="data summary"><thead><tr>{head}</tr></thead><tbody>'
             + "\n".join(body) + "</tbody></table>")

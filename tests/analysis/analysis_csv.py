@@ -35,8 +35,9 @@ PLATFORM = ("<platform version='4.1'><zone id='r' routing='Full'>"
 
 def make_campaign(root: Path, policies, seeds=(1, 2), n_jobs: int = 12) -> Path:
     """A campaign directory as ``mrsched campaign run`` leaves it: ``runs/<policy>-s<seed>/``
-    with a manifest and an ``out_jobs.csv`` on an 8-node platform; waits grow with the
-    policy's index and the seed (thousands of seconds, so that separators show)."""
+    with a manifest and an ``out_jobs.csv`` on an 8-node platform, jobs one after another;
+    waits grow with the policy's index and the seed (thousands of seconds, so that
+    separators show)."""
     (root / "p.xml").write_text(PLATFORM)
     (root / "inputs").mkdir(exist_ok=True)
     for seed in seeds:
@@ -53,9 +54,10 @@ def make_campaign(root: Path, policies, seeds=(1, 2), n_jobs: int = 12) -> Path:
                 submit = 100.0 * j
                 start = max(t, submit + 1000.0 * (k + 1) * seed + 37.5 * j)
                 res = 1 + (j + k) % 8
-                rows.append(row(str(j), submit, res, start, start + 500.0 + 10 * j,
+                finish = start + 500.0 + 10 * j
+                rows.append(row(str(j), submit, res, start, finish,
                                 f"0-{res - 1}" if res > 1 else "0"))
-                t = start + 50.0
+                t = finish     # one job at a time: a schedule the machine can hold
             write_jobs(d / "out_jobs.csv", rows)
             (d / "manifest.json").write_text(json.dumps({
                 "run_id": run_id, "policy": policy, "options": {}, "status": "ok",

@@ -25,7 +25,8 @@ class _Tables(HTMLParser):
         elif tag == "tr":
             self.tables[-1].append([])
         elif tag in ("td", "th"):
-            self._cell, self._tag = [], tag
+            self._cell = []
+            self._tag = "td.n" if tag == "td" and ("class", "n") in attrs else tag
         elif tag == "br" and self._cell is not None:
             self._cell.append("\n")
 
@@ -40,7 +41,8 @@ class _Tables(HTMLParser):
 
 
 def tables(html: str) -> list[list[list[tuple[str, str]]]]:
-    """Every table: rows of (tag, text) cells; ``<br>`` becomes a newline."""
+    """Every table: rows of (tag, text) cells, tag ``td.n`` for number cells; ``<br>``
+    becomes a newline."""
     parser = _Tables()
     parser.feed(html)
     return parser.tables
@@ -48,17 +50,17 @@ def tables(html: str) -> list[list[list[tuple[str, str]]]]:
 
 def min_width(table) -> float:
     """The narrowest the browser can lay the table out: per column, its longest unbreakable
-    piece (a data cell's line, which does not wrap; a header's longest word or soft-hyphen
-    part) times ``PX_PER_CHAR``, plus padding."""
+    piece (a number cell's line, which does not wrap; a text cell's or header's longest
+    word) times ``PX_PER_CHAR``, plus padding."""
     widths: dict[int, float] = {}
     for row in table:
         for i, (tag, text) in enumerate(row):
             if tag == "th":
                 pieces = re.split(r"[\s\u00ad]+", text)
-            elif i == 0:
-                pieces = re.split(r"(?<=-)|\s+", text)    # the first column wraps at - and spaces
+            elif tag == "td.n":
+                pieces = text.split("\n")                 # number cells do not wrap
             else:
-                pieces = text.split("\n")
+                pieces = re.split(r"(?<=-)|\s+", text)    # text wraps at - and spaces
             chars = max((len(p) for p in pieces), default=0)
             widths[i] = max(widths.get(i, 0.0), chars * PX_PER_CHAR + CELL_EXTRA)
     return sum(widths.values())

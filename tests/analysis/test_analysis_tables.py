@@ -3,6 +3,7 @@ separators, and a width that fits a 1,400-px browser window."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -35,6 +36,11 @@ def test_number_format_per_column():
 def report_html(tmp_path_factory):
     root = make_campaign(tmp_path_factory.mktemp("tables"),
                          ["fcfs", "fcfs-easy", "fcfs-bb", "sjf-bb", "filler"])
+    failed = root / "runs" / "zz-failed-s1"
+    failed.mkdir()
+    (failed / "manifest.json").write_text(json.dumps({
+        "run_id": "zz-failed-s1", "policy": "plan-2", "status": "failed", "seed": 1,
+        "error": "scheduler exited with code 1: " + "a long traceback-free message " * 12}))
     return write_report(root, max_gantt=0).read_text()
 
 
@@ -44,20 +50,20 @@ def _numeric(text: str) -> bool:
 
 def test_report_tables_fit_the_window(report_html):
     found = tables(report_html)
-    assert len(found) >= 2
+    assert len(found) == 3     # failed runs (a long error, wrapped), summary, per run
     for table in found:
         assert min_width(table) <= BODY_PX, [t for _, t in table[0]]
 
 
 def test_report_headers_carry_units(report_html):
-    summary, per_run = tables(report_html)[:2]
+    summary, per_run = tables(report_html)[1:3]
     head = [t.replace("\u00ad", "") for _, t in summary[0]]
     assert {"mean wait (s)", "makespan (s)", "nodes used (%)", "mean bounded slowdown"} <= set(head)
     assert "mean wait (s)" in [t for _, t in per_run[0]]
 
 
 def test_one_number_format_per_column_with_thousands_separators(report_html):
-    for table in tables(report_html)[:2]:
+    for table in tables(report_html)[1:3]:
         head, *rows = table
         for i, (_, name) in enumerate(head):
             lines = [line for r in rows for line in re.split(r"\n|\u2009–\u2009", r[i][1].rstrip("‡*"))]
@@ -72,6 +78,6 @@ def test_one_number_format_per_column_with_thousands_separators(report_html):
 
 
 def test_per_run_table_names_workloads_not_paths(report_html):
-    per_run = tables(report_html)[1]
+    per_run = tables(report_html)[2]
     col = [t for _, t in per_run[0]].index("workload")
-    assert {r[col][1] for r in per_run[1:]} == {"synth12"}
+    assert {r[col][1] for r in per_run[1:]} == {"synth12", ""}   # "": the failed run has none
