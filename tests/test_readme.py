@@ -11,7 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from mrsched.expe.campaign import load_campaign, plan_runs
 
