@@ -11,7 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 from mrsched.expe.campaign import load_campaign, plan_runs
 
 TRACE = "KTH-SP2-1996-2.1-cln"
