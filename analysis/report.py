@@ -40,7 +40,7 @@ _CSS = """body{font-family:sans-serif;margin:2em;max-width:1200px}
 table{border-collapse:collapse;font-size:0.85em;margin:0.5em 0 1.5em}
 td,th{border:1px solid #bbb;padding:2px 6px;text-align:left}
 th{background:#eee;vertical-align:bottom}.n{text-align:right}
-td.n{white-space:nowrap;font-variant-numeric:tabular-nums}
+td.n{white-space:nowrap;font-variant-numeric:tabular-nums}.wide{overflow-x:auto}
 .ci{color:#555;font-size:0.85em}
 img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}
 .failed{color:#a00}.note{color:#555;font-size:0.9em}"""

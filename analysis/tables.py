@@ -1,7 +1,8 @@
 """The report's HTML tables: short headers with units, one number format per column (chosen
 from the column's values, with thousands separators), so that a campaign's tables fit a
 1,400-px browser window; the full-precision values stay in ``metrics.csv``. Number cells
-(class ``n``) do not wrap, text cells do."""
+(class ``n``) do not wrap, text cells do; a table still too wide for the page (many
+policies' long names) scrolls inside its own box rather than widening the page."""
 
 from __future__ import annotations
 
@@ -101,8 +102,8 @@ def frame_html(df: pd.DataFrame) -> str:
     rows = ["<tr>" + "".join(f'<td class="n">{col[i]}</td>' if num else f"<td>{col[i]}</td>"
                              for col, num in zip(cells, numeric)) + "</tr>"
             for i in range(len(df))]
-    return (f'<table class="data"><thead><tr>{head}</tr></thead><tbody>'
-            + "\n".join(rows) + "</tbody></table>")
+    return (f'<div class="wide"><table class="data"><thead><tr>{head}</tr></thead><tbody>'
+            + "\n".join(rows) + "</tbody></table></div>")
 
 
 @dataclass
@@ -144,5 +145,5 @@ def summary_html(rows: list[dict], metrics: list[str], keys: list[str]) -> str:
             cells.append(text)
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells[:len(keys)])
                     + "".join(f'<td class="n">{c}</td>' for c in cells[len(keys):]) + "</tr>")
-    return (f'<table class="data summary"><thead><tr>{head}</tr></thead><tbody>'
-            + "\n".join(body) + "</tbody></table>")
+    return (f'<div class="wide"><table class="data summary"><thead><tr>{head}</tr></thead>'
+            "<tbody>" + "\n".join(body) + "</tbody></table></div>")
