@@ -113,11 +113,11 @@ def ci_plot(summary: pd.DataFrame, *, label: str = "variant", title: str | None 
     dots = [np.asarray(points.get(n, []), dtype=float) for n in names] if points else []
     tallest = max([np.nanmax(mean, initial=0.0)] + [np.nanmax(d, initial=0.0) for d in dots])
     top = CI_HEADROOM * tallest if tallest > 0 else None
-    ranged = False
+    kind = ["95% CI"] * len(summary)      # what each bar's whisker is
     for i, d in enumerate(dots):
         d = d[np.isfinite(d)]
         if 1 < d.size < min_runs_for_t:
-            low_b[i], high_b[i], ranged = float(d.min()), float(d.max()), True
+            low_b[i], high_b[i], kind[i] = float(d.min()), float(d.max()), "range of runs"
     floor = min(0.0, np.nanmin(low_b, initial=0.0))
     for i, (m, lo, hi) in enumerate(zip(mean, low_b, high_b)):
         if not (np.isfinite(lo) and np.isfinite(hi) and np.isfinite(m)):
@@ -147,8 +147,10 @@ def ci_plot(summary: pd.DataFrame, *, label: str = "variant", title: str | None 
     ax.set_xticks(x, names, rotation=20, ha="right")
     metric = str(summary["metric"].iloc[0]) if len(summary) else ""
     ax.set_ylabel(metric.replace("_", " ") + _unit(metric))
-    ax.set_title(title or (f"{metric.replace('_', ' ')}: mean and "
-                           + ("range of runs" if ranged else "95% CI over runs")))
+    drawn = {k for k, lo, hi in zip(kind, low_b, high_b) if np.isfinite(lo) and np.isfinite(hi)}
+    whiskers = [w for w in ("range of runs", "95% CI") if w in drawn]
+    ax.set_title(title or f"{metric.replace('_', ' ')}: mean" + "".join(f", {w}" for w in whiskers),
+                 fontsize=10)
     if labelled:
         ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()

@@ -134,3 +134,11 @@ def test_kiviat_labels_do_not_overlap(n_metrics):
         assert fig.bbox.contains(a.x0, a.y0) and fig.bbox.contains(a.x1, a.y1), i
         for b in boxes[i + 1:]:
             assert not a.overlaps(b), (a, b)
+
+
+def test_bar_chart_title_names_the_whiskers_drawn():
+    one, points = _summary({"a": [100.0], "b": [50.0]})
+    assert plots.ci_plot(one, label="group", points=points).axes[0].get_title() == "mean waiting time: mean"
+    many, points = _summary({"a": [1, 2], "b": [1, 2, 3, 4, 5]})
+    assert plots.ci_plot(many, label="group", points=points).axes[0].get_title() == \
+        "mean waiting time: mean, range of runs, 95% CI"
