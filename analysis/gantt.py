@@ -168,7 +168,7 @@ def _plot_occupancy(rows: pd.DataFrame, ax, title: str, limit: int):
                       extent=(grid.t0, t1, 0, grid.ids_per_row * grid.busy.shape[1]))
     fig.colorbar(image, ax=ax, label="share in use", pad=0.01)
     jobs = rows["parent"].nunique() if "parent" in rows.columns else len(rows)
-    group = f"{grid.ids_per_row} resource ids" if grid.ids_per_row > 1 else "resource id"
+    group = f"{grid.ids_per_row} resource ids" if grid.ids_per_row > 1 else "one resource id"
     ax.set_title(f"{title}\naggregated: {jobs:,} jobs, {len(rows):,} executed rows (over "
                  f"{limit:,}); each cell is the share of {group} x {grid.bin_seconds:,.0f} s in use",
                  fontsize=9)
