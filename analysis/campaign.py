@@ -1,13 +1,17 @@
 """Campaign tables: one metrics row per run, means with 95% confidence intervals per policy,
 and values normalised to a baseline policy (seed 001 Fig. 5-6 and 11-12).
 
-Intervals: over runs (seeds / workload parts) a Student-t interval of the mean; within a
-single run, a percentile bootstrap of the mean over jobs (seeded, so reproducible).
+Intervals: over runs (seeds / workload parts) a Student-t interval of the mean, clipped to
+the metric's domain (``metric_domain``: a waiting time is never negative, a utilisation never
+above 1; with 2 seeds t = 12.7 stretches an interval far past both); within a single run, a
+percentile bootstrap of the mean over jobs (seeded, so reproducible; it stays inside the
+jobs' range, hence inside the domain, by construction).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +38,40 @@ def t_interval(values, confidence: float = 0.95) -> tuple[float, float, float]:
         return (mean, np.nan, np.nan)
     half = float(stats.t.ppf(0.5 + confidence / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size))
     return (mean, mean - half, mean + half)
+
+
+#: run metrics that are fractions of a capacity (``utilisation_<resource>``)
+_FRACTION_PREFIXES = ("utilisation_",)
+#: run metrics >= 1: turnaround >= run time, and bounded slowdown is max(..., 1)
+_SLOWDOWN_NAMES = ("slowdown", "bounded_slowdown")
+#: run metrics >= 0: times, counts, makespan
+_NON_NEGATIVE_NAMES = ("waiting_time", "turnaround_time")
+
+
+def metric_domain(metric: str) -> tuple[float, float]:
+    """The closed range a run metric can take (``run_metrics`` names): utilisations in
+    [0, 1], slowdowns >= 1, times, makespan and counts >= 0; anything else unbounded."""
+    if metric.startswith(_FRACTION_PREFIXES):
+        return (0.0, 1.0)
+    stat, _, name = metric.partition("_")
+    if stat in ("mean", "median", "max") or re.fullmatch(r"p\d+", stat):
+        if name in _SLOWDOWN_NAMES:
+            return (1.0, np.inf)
+        if name in _NON_NEGATIVE_NAMES:
+            return (0.0, np.inf)
+    if metric == "makespan" or metric.startswith("n_"):
+        return (0.0, np.inf)
+    return (-np.inf, np.inf)
+
+
+def clip_interval(metric: str, low: float, high: float) -> tuple[float, float, bool]:
+    """(low, high, clipped): the interval bounds clipped to ``metric_domain(metric)``; NaN
+    bounds stay NaN."""
+    lo, hi = metric_domain(metric)
+    new_low = low if np.isnan(low) else float(min(max(low, lo), hi))
+    new_high = high if np.isnan(high) else float(max(min(high, hi), lo))
+    clipped = (not np.isnan(low) and new_low != low) or (not np.isnan(high) and new_high != high)
+    return new_low, new_high, bool(clipped)
 
 
 def bootstrap_interval(values, *, confidence: float = 0.95, n_resamples: int = 2000,
@@ -105,9 +143,10 @@ def campaign_metrics(campaign_dir: str | Path, *, tau: float = 600.0) -> pd.Data
 
 
 def summarise(metrics: pd.DataFrame, metric: str, *, by=("variant",),
-              confidence: float = 0.95) -> pd.DataFrame:
+              confidence: float = 0.95, clip: bool = True) -> pd.DataFrame:
     """Per group: ``n`` runs, ``mean``, ``std`` and the t-interval ``ci_low`` / ``ci_high``
-    of ``metric`` over its successful runs; groups in sorted order."""
+    of ``metric`` over its successful runs, clipped to ``metric_domain`` unless ``clip`` is
+    False (``clipped`` says whether a bound moved); groups in sorted order."""
     if metric not in metrics.columns:
         raise ConfigError(f"unknown metric '{metric}'", field="metric",
                           hint=suggest(metric, [c for c in metrics.columns if c not in ID_COLUMNS]))
@@ -116,13 +155,17 @@ def summarise(metrics: pd.DataFrame, metric: str, *, by=("variant",),
     for key, group in ok.groupby(list(by), sort=True):
         values = group[metric].to_numpy(float)
         mean, low, high = t_interval(values, confidence)
+        clipped = False
+        if clip:
+            low, high, clipped = clip_interval(metric, low, high)
         key = key if isinstance(key, tuple) else (key,)
         finite = values[np.isfinite(values)]
         rows.append({**dict(zip(by, key)), "metric": metric, "n": int(finite.size), "mean": mean,
                      "std": float(finite.std(ddof=1)) if finite.size > 1 else np.nan,
-                     "ci_low": low, "ci_high": high, "interval": "t over runs"})
+                     "ci_low": low, "ci_high": high, "clipped": clipped,
+                     "interval": "t over runs, clipped to the domain" if clip else "t over runs"})
     return pd.DataFrame(rows, columns=[*by, "metric", "n", "mean", "std", "ci_low", "ci_high",
-                                       "interval"])
+                                       "clipped", "interval"])
 
 
 def baseline_variant(metrics: pd.DataFrame, baseline: str) -> str:
@@ -167,3 +210,26 @@ def normalise(metrics: pd.DataFrame, metric: str, baseline: str, *,
     with np.errstate(divide="ignore", invalid="ignore"):
         ok[f"{metric}_norm"] = np.where(denom > 0, ok[metric].astype(float) / denom, np.nan)
     return ok
+
+
+def pair_labels(metrics: pd.DataFrame, match: list[str]) -> tuple[pd.Series, str]:
+    """(label per row, axis title) naming what pairs a run with its baseline run, for people:
+    ``part 3/16``, ``seed 2``; the workload only when the seeds / parts do not already
+    determine it (a campaign generates one workload per seed: its file hash says nothing)."""
+    shown = [c for c in match if c != "workload"]
+    if "workload" in match:
+        others = metrics[shown].astype(str).agg("\x1f".join, axis=1) if shown else None
+        determined = others is not None and (
+            metrics.assign(_k=others).groupby("_k")["workload"].nunique() <= 1).all()
+        if not determined:
+            shown.append("workload")
+    if not shown:
+        return pd.Series("all", index=metrics.index), ""
+
+    def name(col: str, value) -> str:
+        if col == "workload":
+            return Path(str(value).split(";")[0]).stem
+        return f"{col} {value}"
+
+    labels = metrics[shown].apply(lambda r: ", ".join(name(c, r[c]) for c in shown), axis=1)
+    return labels.astype(str), " / ".join("workload" if c == "workload" else c for c in shown)

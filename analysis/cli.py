@@ -16,7 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", metavar="OUTDIR", default=None,
                         help="where to write index.html and metrics.csv (default DIR/report)")
     parser.add_argument("--max-gantt", type=int, default=6, metavar="N",
-                        help="Gantt charts for the first N runs (default 6)")
+                        help="Gantt charts: the first run of every policy, then further "
+                             "runs up to N in all (default 6; 0: none)")
     parser.add_argument("--tail", type=int, default=50, metavar="N",
                         help="jobs in the tail plots: the N worst per policy (default 50; "
                              "seed 001's Figs. 9-10 show 3000)")

@@ -4,6 +4,7 @@ Figures on the Agg backend; ``png_bytes`` turns one into a PNG for the report.""
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import numpy as np
@@ -65,14 +66,18 @@ def tail_plot(jobs_by_variant: dict[str, pd.DataFrame], metric: str, *, n: int =
     starves a tail even with a good mean."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.5))
+    shown = []
     for name, df in jobs_by_variant.items():
         values = np.sort(df[metric].to_numpy(float)[np.isfinite(df[metric].to_numpy(float))])[::-1][:n]
         if values.size:
             ax.plot(np.arange(1, values.size + 1), values, marker=".", label=name)
-    if log:
-        ax.set_yscale("symlog", linthresh=1.0)  # log above 1, linear through 0
+            shown.append(values)
+    if log and shown:
+        _log_y(ax, np.concatenate(shown))
+    else:
+        _thousands(ax.yaxis)
     ax.set_xlabel("rank (1 = worst job)")
-    ax.set_ylabel(metric.replace("_", " "))
+    ax.set_ylabel(metric.replace("_", " ") + _unit(metric))
     ax.set_title(title or f"{n} worst jobs: {metric.replace('_', ' ')}")
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)
@@ -80,32 +85,137 @@ def tail_plot(jobs_by_variant: dict[str, pd.DataFrame], metric: str, *, n: int =
     return fig
 
 
-def ci_plot(summary: pd.DataFrame, *, label: str = "variant", title: str | None = None):
+#: a bar chart's y axis ends this far above its tallest bar or run value: an interval
+#: reaching further (2 seeds: t = 12.7) is cut there and its bound written at the cut
+CI_HEADROOM = 1.3
+
+
+#: below this many runs a bar's whisker is the runs' range, not the t-interval (2 runs:
+#: t = 12.7, an interval ~9x wider than the two runs are apart)
+MIN_RUNS_FOR_T = 4
+
+
+def ci_plot(summary: pd.DataFrame, *, label: str = "variant", title: str | None = None,
+            points: dict[str, np.ndarray] | None = None, min_runs_for_t: int = MIN_RUNS_FOR_T):
     """Mean per policy with its confidence interval as error bars — seed 001 Fig. 5-6.
-    ``summary`` is ``campaign.summarise`` output (NaN bounds: no bar)."""
+    ``summary`` is ``campaign.summarise`` output (NaN bounds: no bar); ``points`` (label ->
+    the runs' values) are drawn as dots, and a group of fewer than ``min_runs_for_t`` runs
+    gets their range as whisker instead of the t-interval. The axis is scaled to the bars and
+    dots, not to the whiskers: one reaching further ends in an arrow with its bound beside it."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(max(5, 1.1 * len(summary) + 2), 4.5))
     x = np.arange(len(summary))
+    names = [str(v) for v in summary[label]]
     mean = summary["mean"].to_numpy(float)
-    low = np.nan_to_num(mean - summary["ci_low"].to_numpy(float), nan=0.0)
-    high = np.nan_to_num(summary["ci_high"].to_numpy(float) - mean, nan=0.0)
+    low_b = summary["ci_low"].to_numpy(float).copy()
+    high_b = summary["ci_high"].to_numpy(float).copy()
     ax.bar(x, mean, color="tab:blue", alpha=0.7)
-    ax.errorbar(x, mean, yerr=np.vstack([low, high]), fmt="none", ecolor="black", capsize=4)
-    ax.set_xticks(x, [str(v) for v in summary[label]], rotation=20, ha="right")
+    dots = [np.asarray(points.get(n, []), dtype=float) for n in names] if points else []
+    tallest = max([np.nanmax(mean, initial=0.0)] + [np.nanmax(d, initial=0.0) for d in dots])
+    top = CI_HEADROOM * tallest if tallest > 0 else None
+    kind = ["95% CI"] * len(summary)      # what each bar's whisker is
+    for i, d in enumerate(dots):
+        d = d[np.isfinite(d)]
+        if 1 < d.size < min_runs_for_t:
+            low_b[i], high_b[i], kind[i] = float(d.min()), float(d.max()), "range of runs"
+    floor = min(0.0, np.nanmin(low_b, initial=0.0))
+    for i, (m, lo, hi) in enumerate(zip(mean, low_b, high_b)):
+        if not (np.isfinite(lo) and np.isfinite(hi) and np.isfinite(m)):
+            continue
+        cut = top is not None and hi > top
+        end = top if cut else hi
+        ax.plot([i, i], [lo, end], color="black", linewidth=1.2)
+        ax.plot([i - 0.12, i + 0.12], [lo, lo], color="black", linewidth=1.2)
+        if cut:
+            ax.plot([i], [end], marker="^", color="black", markersize=7, clip_on=False)
+            ax.annotate(f"{_short(hi)}", (i, end), xytext=(6, -4), textcoords="offset points",
+                        ha="left", va="top", fontsize=7)
+        else:
+            ax.plot([i - 0.12, i + 0.12], [hi, hi], color="black", linewidth=1.2)
+    labelled = False
+    for i, d in enumerate(dots):
+        d = d[np.isfinite(d)]
+        if d.size:
+            jitter = np.linspace(-0.2, 0.2, d.size) if d.size > 1 else np.zeros(1)
+            ax.plot(i + jitter, d, linestyle="none", marker="o", markersize=4,
+                    markerfacecolor="white", markeredgecolor="tab:red",
+                    label=None if labelled else "one run")
+            labelled = True
+    if top is not None:
+        ax.set_ylim(floor, top)
+    _thousands(ax.yaxis)
+    ax.set_xticks(x, names, rotation=20, ha="right")
     metric = str(summary["metric"].iloc[0]) if len(summary) else ""
-    ax.set_ylabel(metric.replace("_", " "))
-    ax.set_title(title or f"{metric.replace('_', ' ')}: mean and 95% CI over runs")
+    ax.set_ylabel(metric.replace("_", " ") + _unit(metric))
+    drawn = {k for k, lo, hi in zip(kind, low_b, high_b) if np.isfinite(lo) and np.isfinite(hi)}
+    whiskers = [w for w in ("range of runs", "95% CI") if w in drawn]
+    ax.set_title(title or f"{metric.replace('_', ' ')}: mean" + "".join(f", {w}" for w in whiskers),
+                 fontsize=10)
+    if labelled:
+        ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
     return fig
 
 
+def _thousands(axis) -> None:
+    """Tick labels with thousands separators (40,000, not 40000)."""
+    from matplotlib.ticker import FuncFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"))
+
+
+def _log_y(ax, values: np.ndarray, *, force_log: bool = False) -> None:
+    """A log axis with labelled ticks at 1, 2 and 5 per decade (a plain log axis labels only
+    powers of 10: a tail between 2e4 and 7e4 s had no label at all); linear, with labels,
+    when the values span less than a decade, and symlog (linear through 0) when some are <= 0."""
+    from matplotlib.ticker import LogLocator, NullFormatter, NullLocator, SymmetricalLogLocator
+
+    axis = ax.yaxis
+    lo, hi = float(np.min(values)), float(np.max(values))
+    if lo > 0 and hi / lo < 10 and not force_log:
+        _thousands(axis)
+        return
+    decades = np.log10(hi / lo) if lo > 0 else np.log10(max(hi, 1.0))
+    subs = (tuple(float(k) for k in range(1, 10)) if decades < 0.7
+            else (1.0, 2.0, 5.0) if decades <= 4 else (1.0,))
+    if lo > 0:
+        ax.set_yscale("log")
+        axis.set_major_locator(LogLocator(base=10, subs=subs))
+    else:
+        ax.set_yscale("symlog", linthresh=1.0)   # log above 1, linear through 0
+        axis.set_major_locator(SymmetricalLogLocator(base=10, linthresh=1.0, subs=subs))
+    axis.set_minor_locator(NullLocator())
+    axis.set_minor_formatter(NullFormatter())
+    _thousands(axis)
+
+
+def _unit(metric: str) -> str:
+    return " (s)" if metric.endswith("_time") or metric == "makespan" else ""
+
+
+def _short(v: float) -> str:
+    """A bound written beside an arrow: 73,184 -> 73.2k."""
+    a = abs(v)
+    if a >= 1e6:
+        return f"{v / 1e6:.3g}M"
+    if a >= 1e4:
+        return f"{v / 1e3:.3g}k"
+    return f"{v:.3g}"
+
+
+def _natural(text: str) -> list:
+    """Sort key: "seed 2" before "seed 10", "part 3/16" before "part 12/16"."""
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", text)]
+
+
 def normalised_plot(norm: pd.DataFrame, metric: str, baseline: str, *, by: str = "part",
-                    title: str | None = None):
+                    title: str | None = None, xlabel: str | None = None):
     """Per workload part (or seed), each policy's value divided by the baseline's on the
-    same part — seed 001 Fig. 11-12; below 1 beats the baseline."""
+    same part — seed 001 Fig. 11-12; below 1 beats the baseline. ``by`` names the column
+    labelling the pairs (``campaign.pair_labels``), in natural order."""
     plt = _plt()
     col = f"{metric}_norm"
-    keys = sorted(norm[by].astype(str).unique())
+    keys = sorted(norm[by].astype(str).unique(), key=_natural)
     pos = {k: i for i, k in enumerate(keys)}
     fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(keys) + 3), 4.5))
     variants = sorted(norm["variant"].unique())
@@ -116,12 +226,18 @@ def normalised_plot(norm: pd.DataFrame, metric: str, baseline: str, *, by: str =
         ax.plot(xs + offset, sub[col].to_numpy(float), linestyle="none", marker="o", label=variant)
     ax.axhline(1.0, color="grey", linestyle="--", linewidth=1)
     shown = [Path(k).stem if by == "workload" else k for k in keys]
-    ax.set_xticks(np.arange(len(keys)), [k if len(k) < 24 else "…" + k[-22:] for k in shown],
-                  rotation=30, ha="right", fontsize=7)
+    shown = [k if len(k) < 24 else "…" + k[-22:] for k in shown]
+    if max((len(k) for k in shown), default=0) <= 12 and len(keys) <= 16:
+        ax.set_xticks(np.arange(len(keys)), shown, fontsize=9)
+    else:
+        ax.set_xticks(np.arange(len(keys)), shown, rotation=30, ha="right", fontsize=7)
     ax.set_ylabel(f"{metric.replace('_', ' ')} / {baseline}")
-    ax.set_yscale("log")
+    ax.set_xlabel(by if xlabel is None else xlabel)
+    ratios = norm[col].to_numpy(float)
+    ratios = ratios[np.isfinite(ratios) & (ratios > 0)]
+    _log_y(ax, np.append(ratios, 1.0), force_log=True)
     ax.set_title(title or f"{metric.replace('_', ' ')} normalised to {baseline}")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig
 
@@ -160,19 +276,39 @@ def kiviat_scores(means: pd.DataFrame, lower_is_better) -> pd.DataFrame:
 
 def kiviat_plot(scores: pd.DataFrame, *, title: str = "policies compared (1 = best)"):
     """Radar chart: one polygon per policy (row) over the metrics (columns) of
-    ``kiviat_scores`` — seed 000 Fig. 13."""
+    ``kiviat_scores`` — seed 000 Fig. 13. The first metric points up, the others clockwise;
+    each metric's name is wrapped and anchored away from the circle (left of it on the left,
+    above it at the top...), the radial scale sits between two axes and the legend beside
+    the chart, so that no two labels overlap."""
+    import textwrap
+
     plt = _plt()
     labels = list(scores.columns)
     angles = np.linspace(0, 2 * np.pi, len(labels), endpoint=False)
-    fig = plt.figure(figsize=(6, 6))
-    ax = fig.add_subplot(projection="polar")
+    # inches: 1.2 left of the circle for names, 4.4 of circle, 1.3 right of it for names,
+    # then the legend, as wide as its longest policy name
+    legend_in = 0.7 + 0.075 * max((len(str(n)) for n in scores.index), default=0)
+    width = 6.9 + legend_in
+    fig = plt.figure(figsize=(width, 6))
+    ax = fig.add_axes((1.2 / width, 0.1, 4.4 / width, 0.74), projection="polar")
+    ax.set_theta_offset(np.pi / 2)
+    ax.set_theta_direction(-1)
     for name, row in scores.iterrows():
         vals = np.nan_to_num(row.to_numpy(float), nan=0.0)
         ax.plot(np.append(angles, angles[0]), np.append(vals, vals[0]), label=str(name))
         ax.fill(np.append(angles, angles[0]), np.append(vals, vals[0]), alpha=0.1)
-    ax.set_xticks(angles, [label.replace("_", " ") for label in labels], fontsize=8)
+    ax.set_xticks(angles, [""] * len(labels))
     ax.set_ylim(0, 1)
-    ax.set_title(title)
-    ax.legend(loc="upper right", bbox_to_anchor=(1.3, 1.1), fontsize=8)
-    fig.tight_layout()
+    ax.set_yticks([0.25, 0.5, 0.75, 1.0], ["0.25", "0.5", "0.75", "1"], fontsize=7, color="0.35")
+    if len(labels) > 1:
+        ax.set_rlabel_position(float(np.degrees(angles[1] / 2)))   # between the first two axes
+    for angle, label in zip(angles, labels):
+        x, y = np.sin(angle), np.cos(angle)     # screen direction (clockwise from the top)
+        ha = "left" if x > 0.2 else "right" if x < -0.2 else "center"
+        va = "bottom" if y > 0.2 else "top" if y < -0.2 else "center"
+        ax.text(angle, 1.1, textwrap.fill(label.replace("_", " "), 16), ha=ha, va=va,
+                fontsize=8, clip_on=False)
+    fig.suptitle(title, y=0.97)
+    fig.legend(*ax.get_legend_handles_labels(), loc="center left", bbox_to_anchor=(6.9 / width, 0.5),
+               fontsize=8, frameon=False)
     return fig

@@ -10,14 +10,16 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from mrsched.analysis.campaign import (
     baseline_variant, bootstrap_interval, load_campaign, match_columns,
-    metrics_table, normalise, summarise,
+    metrics_table, normalise, pair_labels, summarise,
 )
-from mrsched.analysis.gantt import plot_gantt
+from mrsched.analysis.gantt import AGGREGATE_ROWS, plot_gantt
 from mrsched.analysis.metrics import add_job_metrics, resource_usage, usage_over_time
 from mrsched.analysis.runs import Run
+from mrsched.analysis.tables import Interval, frame_html, summary_html
 from mrsched.errors import ConfigError
 
 SUMMARY_METRICS = ("mean_waiting_time", "mean_turnaround_time", "mean_slowdown",
@@ -36,8 +38,10 @@ _RUN_COLUMNS = ("run_id", "variant", "workload", "seed", "status", "n_jobs", "n_
 
 _CSS = """body{font-family:sans-serif;margin:2em;max-width:1200px}
 table{border-collapse:collapse;font-size:0.85em;margin:0.5em 0 1.5em}
-td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}
-th{background:#eee}td:first-child,th:first-child{text-align:left}
+td,th{border:1px solid #bbb;padding:2px 6px;text-align:left}
+th{background:#eee;vertical-align:bottom}.n{text-align:right}
+td.n{white-space:nowrap;font-variant-numeric:tabular-nums}.wide{overflow-x:auto}
+.ci{color:#555;font-size:0.85em}
 img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}
 .failed{color:#a00}.note{color:#555;font-size:0.9em}"""
 
@@ -70,8 +74,16 @@ def _fmt(v) -> str:
 
 
 def _table(df: pd.DataFrame) -> str:
-    return df.to_html(index=False, escape=True, na_rep="", formatters={
-        c: _fmt for c in df.columns}, border=0)
+    return frame_html(df)
+
+
+def _short_workloads(metrics: pd.DataFrame) -> pd.Series:
+    """The workload column of the per-run table: its campaign name, else its file name (the
+    full paths stay in metrics.csv)."""
+    names = metrics["workload_name"].fillna("").astype(str) if "workload_name" in metrics else None
+    files = metrics["workload"].fillna("").astype(str).map(
+        lambda v: ";".join(Path(p).name for p in v.split(";") if p))
+    return names.where(names != "", files) if names is not None else files
 
 
 def _jobs_by_variant(runs: list[Run], tau: float) -> dict[str, pd.DataFrame]:
@@ -86,9 +98,10 @@ def _jobs_by_variant(runs: list[Run], tau: float) -> dict[str, pd.DataFrame]:
 
 
 def _summary_table(metrics: pd.DataFrame, runs: list[Run], tau: float,
-                   by: list[str]) -> tuple[pd.DataFrame, list[str]]:
-    """Per group (``by``): "mean [low, high]" per metric; t over runs, or bootstrap over jobs
-    when a group has a single run (marked *)."""
+                   by: list[str]) -> tuple[str, list[str]]:
+    """Per group (``by``): the HTML summary (mean, and below it the interval, per metric) and
+    its notes; t over runs clipped to the metric's domain (``‡`` where a bound was), or a
+    bootstrap over jobs when a group has a single run (``*``)."""
     ok = metrics[metrics["status"] == "ok"]
     run_of = {r.run_id: r for r in runs}
     rows: dict[tuple, dict] = {}
@@ -96,27 +109,33 @@ def _summary_table(metrics: pd.DataFrame, runs: list[Run], tau: float,
         key = key if isinstance(key, tuple) else (key,)
         rows[key] = {**dict(zip(by, key)), "runs": int(len(group)),
                      "_single": run_of.get(group["run_id"].iloc[0]) if len(group) == 1 else None}
+    shown, any_clipped, min_runs = [], False, min((r["runs"] for r in rows.values()), default=0)
     for metric in SUMMARY_METRICS:
         if metric not in ok.columns or not np.isfinite(ok[metric].astype(float)).any():
             continue
+        shown.append(metric)
         for rec in summarise(ok, metric, by=tuple(by)).to_dict("records"):
             row = rows[tuple(rec[c] for c in by)]
-            mean, low, high, mark = rec["mean"], rec["ci_low"], rec["ci_high"], ""
+            cell = Interval(rec["mean"], rec["ci_low"], rec["ci_high"], "‡" if rec["clipped"] else "")
+            any_clipped |= bool(rec["clipped"])
             single = row["_single"]
             if single is not None and single.jobs is not None and metric in _PER_JOB:
                 jobs = add_job_metrics(single.jobs, tau=tau)
-                mean, low, high = bootstrap_interval(jobs.loc[~jobs["rejected"], _PER_JOB[metric]], seed=0)
-                mark = "*"
-            text = _fmt(mean)
-            if np.isfinite(low) and np.isfinite(high):
-                text += f" [{_fmt(low)}, {_fmt(high)}]{mark}"
-            row[metric] = text
-    notes = ["[low, high]: 95% Student-t interval of the mean over runs (seeds / workload parts)."]
+                cell = Interval(*bootstrap_interval(jobs.loc[~jobs["rejected"], _PER_JOB[metric]],
+                                                    seed=0), mark="*")
+            row[metric] = cell
+    notes = ["Each cell: the mean, and below it its 95% interval: a Student-t interval of the "
+             "mean over runs (seeds / workload parts), clipped to the metric's domain (times "
+             "and counts >= 0, slowdowns >= 1, utilisations 0-100%)."]
+    if any_clipped:
+        notes.append("‡: the t-interval crossed the domain and was clipped there."
+                     + (f" With {min_runs} runs per policy, t = {stats.t.ppf(0.975, min_runs - 1):.1f}: "
+                        "such an interval says the runs disagree, run more seeds to narrow it."
+                        if 1 < min_runs < 5 else ""))
     if any(r["_single"] is not None for r in rows.values()):
         notes.append("*: a single run, so a 95% percentile bootstrap of the mean over its jobs "
-                     "(2000 resamples, seed 0).")
-    table = pd.DataFrame([{k: v for k, v in r.items() if k != "_single"} for r in rows.values()])
-    return table, notes
+                     "(2000 resamples, seed 0; it stays inside the jobs' range).")
+    return summary_html(list(rows.values()), shown, ["variant", *by[1:], "runs"]), notes
 
 
 def group_columns(metrics: pd.DataFrame) -> list[str]:
@@ -133,7 +152,9 @@ def _run_figures(run: Run, figures: _Figures, index: int) -> str:
     parts = [f"<h3>{html.escape(run.run_id)} — {html.escape(run.variant)}</h3>"]
     parts.append(figures.add(f"gantt_{index:03d}", plot_gantt(run.phases, title=f"Gantt: {run.run_id}"),
                              f"Gantt chart of run {run.run_id} (executed Batsim jobs over "
-                             "resource ids; I/O phases hatched, or lighter on dense charts)."))
+                             "resource ids; I/O phases hatched, or lighter on dense charts; "
+                             f"beyond {AGGREGATE_ROWS:,} executed rows, the share of each "
+                             "time x resource cell in use)."))
     series = {}
     for resource, capacity in run.capacities.items():
         if resource != "nodes" and resource not in run.jobs.columns:
@@ -150,11 +171,34 @@ def _run_figures(run: Run, figures: _Figures, index: int) -> str:
     return "\n".join(parts)
 
 
+def gantt_selection(runs: list[Run], max_gantt: int) -> list[Run]:
+    """The runs drawn as Gantt charts: none when ``max_gantt`` is 0, else the first run of
+    every policy variant (so the best policy is never left without one, whatever their
+    number), then the other runs in order until ``max_gantt`` charts; grouped by variant."""
+    drawable = [r for r in runs if r.status == "ok" and r.jobs is not None]
+    if max_gantt <= 0:
+        return []
+    first: dict[str, Run] = {}
+    for run in drawable:
+        first.setdefault(run.variant, run)
+    chosen = set(id(r) for r in first.values())
+    room = max_gantt - len(chosen)
+    for run in drawable:
+        if room <= 0:
+            break
+        if id(run) not in chosen:
+            chosen.add(id(run))
+            room -= 1
+    order = {v: i for i, v in enumerate(sorted(first))}
+    return sorted((r for r in drawable if id(r) in chosen), key=lambda r: (order[r.variant], r.run_id))
+
+
 def write_report(dir: str | Path, out: str | Path | None = None, baseline: str | None = None,
                  *, tau: float = 600.0, max_gantt: int = 6, tail_n: int = 50) -> Path:
     """Write ``index.html`` and ``metrics.csv`` for the campaign or run in ``dir`` into
     ``out`` (default ``dir/report``); return the path of ``index.html``. ``baseline``
-    (policy or variant) normalises the comparison figures; default: the first variant."""
+    (policy or variant) normalises the comparison figures; default: the first variant.
+    Gantt charts: ``gantt_selection`` (one per policy at least, unless ``max_gantt`` is 0)."""
     from mrsched.analysis import plots
 
     directory = Path(dir)
@@ -188,11 +232,12 @@ def write_report(dir: str | Path, out: str | Path | None = None, baseline: str |
         by = group_columns(ok)
         summary, notes = _summary_table(metrics, runs, tau, by)
         body.append("<h2>Summary per policy</h2>")
-        body.append(_table(summary))
+        body.append(summary)
         body.extend(f'<p class="note">{html.escape(n)}</p>' for n in notes)
     body.append("<h2>Metrics per run</h2>")
     cols = [c for c in _RUN_COLUMNS if c in metrics.columns]
-    body.append(_table(metrics[cols]))
+    per_run = metrics[cols].assign(workload=_short_workloads(metrics)) if "workload" in cols else metrics[cols]
+    body.append(_table(per_run.dropna(axis=1, how="all")))
     body.append('<p class="note">All columns are in metrics.csv.</p>')
 
     if variants:
@@ -201,8 +246,14 @@ def write_report(dir: str | Path, out: str | Path | None = None, baseline: str |
         for metric in ("mean_waiting_time", "mean_bounded_slowdown"):
             summ = summarise(ok, metric, by=tuple(by))
             summ["group"] = summ[by].astype(str).agg(" / ".join, axis=1)
-            body.append(figures.add(f"ci_{metric}", plots.ci_plot(summ, label="group"),
-                                    f"{metric}: mean over runs with 95% t-interval (no bar: one run)."))
+            groups = ok[by].astype(str).agg(" / ".join, axis=1)
+            points = {g: ok.loc[groups == g, metric].to_numpy(float) for g in summ["group"]}
+            body.append(figures.add(
+                f"ci_{metric}", plots.ci_plot(summ, label="group", points=points),
+                f"{metric}: bars are means over runs, dots the runs; whiskers the 95% t-interval "
+                f"clipped to the metric's domain, or, below {plots.MIN_RUNS_FOR_T} runs, the "
+                "runs' range (the table keeps the t-interval); no whisker: one run; a whisker "
+                "cut by the axis ends in an arrow with its bound."))
         for metric in ("waiting_time", "bounded_slowdown"):
             body.append(figures.add(f"boxen_{metric}", plots.boxen_plot(jobs_by_variant, metric),
                                     f"Distribution of {metric} over all executed jobs, per policy."))
@@ -210,12 +261,15 @@ def write_report(dir: str | Path, out: str | Path | None = None, baseline: str |
                                     f"The {tail_n} worst jobs per policy by {metric}."))
         if len(variants) > 1:
             match = match_columns(ok)
-            by = "part" if "part" in match else (match[0] if match else "workload")
             for metric in ("mean_waiting_time", "mean_bounded_slowdown"):
-                norm = normalise(ok, metric, base)
+                norm = normalise(ok, metric, base, match=match)
+                labels, pair = pair_labels(norm, match)
+                norm = norm.assign(_pair=labels)
+                pair = pair or "run"
                 body.append(figures.add(f"normalised_{metric}",
-                                        plots.normalised_plot(norm, metric, base, by=by),
-                                        f"{metric} per {by}, divided by {base}'s on the same {by}."))
+                                        plots.normalised_plot(norm, metric, base, by="_pair",
+                                                              xlabel=pair),
+                                        f"{metric} per {pair}, divided by {base}'s on the same {pair}."))
             kcols = [c for c in ("mean_waiting_time", "mean_bounded_slowdown", "mean_turnaround_time",
                                  "makespan", "utilisation_nodes", "utilisation_burst_buffer",
                                  "utilisation_gpus")
@@ -229,12 +283,15 @@ def write_report(dir: str | Path, out: str | Path | None = None, baseline: str |
         body.append(f'<p class="note">Baseline for normalisation: {html.escape(str(base))}'
                     f'{"" if baseline is not None else " (first policy; choose with --baseline)"}.</p>')
 
-    gantt_runs = [r for r in runs if r.status == "ok" and r.jobs is not None][:max_gantt]
+    gantt_runs = gantt_selection(runs, max_gantt)
     if gantt_runs:
         body.append("<h2>Schedules</h2>")
-        omitted = len(ok) - len(gantt_runs)
+        drawable = sum(1 for r in runs if r.status == "ok" and r.jobs is not None)
+        omitted = drawable - len(gantt_runs)
         if omitted > 0:
-            body.append(f'<p class="note">First {len(gantt_runs)} runs shown; {omitted} omitted.</p>')
+            body.append(f'<p class="note">{len(gantt_runs)} runs shown: the first run of every '
+                        f"policy, then further runs up to --max-gantt {max_gantt}; {omitted} "
+                        "omitted.</p>")
         for i, run in enumerate(gantt_runs):
             body.append(_run_figures(run, figures, i))
 

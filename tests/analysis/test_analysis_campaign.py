@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from mrsched.analysis.campaign import (
-    bootstrap_interval, normalise, summarise, t_interval,
+    bootstrap_interval, clip_interval, match_columns, metric_domain, normalise, pair_labels,
+    summarise, t_interval,
 )
 from mrsched.errors import ConfigError
 
@@ -58,7 +59,12 @@ def test_summarise_per_policy_over_successful_runs():
     assert list(s.index) == ["easy", "fcfs"]
     assert s.loc["fcfs", "n"] == 3 and s.loc["fcfs", "mean"] == 200
     _, low, high = t_interval([100, 200, 300])
-    assert (s.loc["fcfs", "ci_low"], s.loc["fcfs", "ci_high"]) == pytest.approx((low, high))
+    assert low < 0     # the raw t-interval crosses 0 ...
+    # ... the summary clips it to the domain of a waiting time, and says so
+    assert (s.loc["fcfs", "ci_low"], s.loc["fcfs", "ci_high"]) == pytest.approx((0.0, high))
+    assert s.loc["fcfs", "clipped"] and not s.loc["easy", "clipped"]
+    raw = summarise(_metrics(), "mean_waiting_time", clip=False).set_index("variant")
+    assert raw.loc["fcfs", "ci_low"] == pytest.approx(low)
     assert s.loc["easy", "n"] == 3  # the failed run is not a sample
 
 
@@ -75,3 +81,71 @@ def test_unknown_baseline_and_metric_suggest_names():
         normalise(_metrics(), "mean_waiting_time", "fcf")
     with pytest.raises(ConfigError, match="mean_waiting_time"):
         summarise(_metrics(), "mean_waitin_time")
+
+
+@pytest.mark.parametrize("metric, domain", [
+    ("mean_waiting_time", (0, np.inf)), ("p99_turnaround_time", (0, np.inf)),
+    ("mean_slowdown", (1, np.inf)), ("max_bounded_slowdown", (1, np.inf)),
+    ("utilisation_nodes", (0, 1)), ("utilisation_burst_buffer", (0, 1)),
+    ("makespan", (0, np.inf)), ("n_rejected", (0, np.inf)), ("window_start", (-np.inf, np.inf)),
+])
+def test_metric_domains(metric, domain):
+    assert metric_domain(metric) == domain
+
+
+def test_two_seed_intervals_stay_inside_the_metric_domain():
+    """The quickstart's case: 2 seeds, t = 12.7; raw Student-t gave waits of -1.8e4 s and
+    utilisations of 1.18."""
+    rows = []
+    for seed, (wait, util, bsld) in enumerate([(31000.0, 0.98, 1.2), (23800.0, 0.62, 5.0)]):
+        rows.append({"run_id": f"p-{seed}", "variant": "p", "status": "ok",
+                     "mean_waiting_time": wait, "utilisation_nodes": util,
+                     "mean_bounded_slowdown": bsld})
+    df = pd.DataFrame(rows)
+    for metric, (lo, hi) in [("mean_waiting_time", (0, np.inf)), ("utilisation_nodes", (0, 1)),
+                             ("mean_bounded_slowdown", (1, np.inf))]:
+        raw = summarise(df, metric, clip=False).iloc[0]
+        s = summarise(df, metric).iloc[0]
+        assert raw["ci_low"] < lo or raw["ci_high"] > hi      # t alone leaves the domain
+        assert lo <= s["ci_low"] <= s["mean"] <= s["ci_high"] <= hi and s["clipped"]
+        assert "clipped" in s["interval"]
+
+
+def test_clip_interval_keeps_nan_and_inner_bounds():
+    assert clip_interval("utilisation_nodes", 0.2, 0.4) == (0.2, 0.4, False)
+    low, high, clipped = clip_interval("utilisation_nodes", np.nan, np.nan)
+    assert np.isnan(low) and np.isnan(high) and not clipped
+    assert clip_interval("mean_slowdown", -3.0, 0.5) == (1.0, 1.0, True)
+
+
+def _seeded(workloads_per_seed: int = 1):
+    rows = []
+    for policy in ("fcfs", "sjf"):
+        for seed in (1, 2, 10):
+            for w in range(workloads_per_seed):
+                rows.append({"run_id": f"{policy}-{seed}-{w}", "policy": policy, "variant": policy,
+                             "workload": f"/c/inputs/workload-synth-{seed}{w}a3f9c0d1e2.json",
+                             "part": "", "seed": seed, "status": "ok",
+                             "mean_waiting_time": 100.0 * seed + w + (policy == "sjf")})
+    return pd.DataFrame(rows)
+
+
+def test_pairs_are_labelled_by_seed_when_each_seed_has_its_own_workload():
+    """A campaign generates one workload per seed: the pair is the seed, not the file hash."""
+    df = _seeded()
+    match = match_columns(df)
+    assert match == ["workload", "seed"]
+    labels, axis = pair_labels(df, match)
+    assert axis == "seed" and sorted(set(labels)) == ["seed 1", "seed 10", "seed 2"]
+
+
+def test_pairs_name_the_workload_when_a_seed_has_several():
+    df = _seeded(workloads_per_seed=2)
+    labels, axis = pair_labels(df, match_columns(df))
+    assert axis == "seed / workload"
+    assert labels.iloc[0] == "seed 1, workload-synth-10a3f9c0d1e2"
+
+
+def test_pairs_by_part():
+    labels, axis = pair_labels(_metrics(), match_columns(_metrics()))
+    assert axis == "part" and list(labels[:3]) == ["part 0", "part 1", "part 2"]

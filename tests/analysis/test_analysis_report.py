@@ -193,3 +193,25 @@ def test_variant_ignores_the_seed_option(tmp_path):
     df = campaign_metrics(tmp_path)
     assert set(df["variant"]) == {"plan(alpha=2)"}
     assert list(df["mean_waiting_time"]) == [1, 2]
+
+
+def test_every_policy_gets_a_gantt_chart(tmp_path):
+    """Only the first 6 runs had one: with 7 policies x 2 seeds the runs of the policies
+    after the third in name order had none."""
+    from analysis_csv import make_campaign
+
+    from mrsched.analysis.campaign import load_campaign
+    from mrsched.analysis.report import gantt_selection
+
+    policies = ["a-fcfs", "b-easy", "c-bb", "d-sjf", "e-filler", "f-cons", "g-plan"]
+    root = make_campaign(tmp_path, policies, n_jobs=4)
+    runs = load_campaign(root)
+    assert [r.variant for r in gantt_selection(runs, 6)] == policies
+    assert [r.run_id for r in gantt_selection(runs, 8)][:3] == [
+        "a-fcfs-cluster8-synth4-s1", "a-fcfs-cluster8-synth4-s2", "b-easy-cluster8-synth4-s1"]
+    assert gantt_selection(runs, 0) == []
+    html = write_report(root, max_gantt=6).read_text()
+    headings = re.findall(r"<h3>([^<]+) — ([^<]+)</h3>", html)
+    assert sorted({v for _, v in headings}) == policies
+    assert len(re.findall(r'<img alt="gantt_\d+"', html)) == 7
+    assert "7 runs shown" in html and "7 omitted" in html

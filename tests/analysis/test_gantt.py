@@ -9,6 +9,7 @@ matplotlib.use("Agg")
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
 
 from mrsched.analysis.gantt import plot_gantt  # noqa: E402
 
@@ -44,8 +45,8 @@ def test_one_rectangle_per_phase_and_range_hatched_by_kind():
     boxes = sorted(r[0] for r in rects)
     assert boxes[0] == (0.0, 0.0, 10.0, 2.0) and (10.0, 4.0, 50.0, 1.0) in boxes
     by_kind = {r[0][:2]: r[2] for r in rects}
-    assert by_kind[(0.0, 0.0)] != by_kind[(10.0, 0.0)]    # stage_in and compute hatched apart
-    assert all(h for *_, h in rects)
+    assert by_kind[(0.0, 0.0)] == "//" and by_kind[(60.0, 0.0)] == "\\\\"   # stage_in, stage_out
+    assert by_kind[(10.0, 0.0)] is None                                  # compute is plain
     assert fig.axes[0].get_ylim()[1] >= 5
 
 
@@ -56,7 +57,25 @@ def test_dense_chart_draws_io_phases_lighter_without_hatching():
     assert len(rects) == 30 * 4 and all(h is None for *_, h in rects)
     colour = {r[0][:2]: r[1] for r in rects}
     compute, stage_in = colour[(10.0, 0.0)], colour[(0.0, 0.0)]
-    # the same job's colour, its I/O phase closer to white
+    stage_out = colour[(60.0, 0.0)]
+    # the same job's colour, its I/O phases closer to white, by an amount of their kind
     assert all(s >= c for s, c in zip(stage_in[:3], compute[:3])) and stage_in != compute
-    lighter = tuple(c + (1 - c) * 0.45 for c in compute[:3])
-    assert np.allclose(stage_in[:3], lighter)
+    assert np.allclose(stage_in[:3], tuple(c + (1 - c) * 0.3 for c in compute[:3]))
+    assert np.allclose(stage_out[:3], tuple(c + (1 - c) * 0.5 for c in compute[:3]))
+
+
+def _legend_swatches(fig):
+    legend = fig.axes[0].get_legend()
+    return {t.get_text(): (tuple(p.get_facecolor()), p.get_hatch())
+            for t, p in zip(legend.get_texts(), legend.get_patches())}
+
+
+@pytest.mark.parametrize("dense_limit", [10_000, 50])
+def test_every_phase_kind_has_its_own_legend_swatch(dense_limit):
+    """Dense charts drew every I/O kind's swatch in the same light grey."""
+    df = phases(30)
+    kinds = ["stage_in", "checkpoint", "drain", "stage_out"]
+    df["phase"] = [k if k == "compute" else kinds[i % 4] for i, k in enumerate(df["phase"])]
+    swatches = _legend_swatches(plot_gantt(df, title="t", dense_limit=dense_limit))
+    assert set(swatches) == {"compute", *kinds}
+    assert len(set(swatches.values())) == 5, swatches
