@@ -2,7 +2,9 @@
 
 Mapping (seed 001 Sect. 4.1): submit times shifted so the first selected job arrives at 0
 (the artifact starts at 1, a pybatsim work-around), ``walltime`` = requested time, ``res`` =
-requested processors (one node per processor), the SWF run time kept as job field
+requested processors in the platform's unit (:mod:`mrsched.workloads.resource_unit`: whole
+nodes = processors / cores per node rounded up, or cores on a per-core platform; KTH-SP2 has
+one processor per node, so there ``res`` = processors), the SWF run time kept as job field
 ``run_time``. Profile models:
 
 - ``delay``: ``delay`` = run time (no platform effect);
@@ -40,6 +42,7 @@ import numpy as np
 from mrsched.errors import WorkloadError
 from mrsched.workloads.burst_buffer import LogNormalBurstBuffer
 from mrsched.workloads.platform_info import PlatformInfo
+from mrsched.workloads.resource_unit import ResourceUnit, choose_unit
 from mrsched.workloads.swf import CleaningReport, SwfTrace, clean_swf, read_swf
 
 MODELS = ("delay", "compute", "burst-buffer")
@@ -53,9 +56,10 @@ class Conversion:
     workload: dict[str, Any]
     report: CleaningReport
     notes: list[str] = field(default_factory=list)
+    unit: ResourceUnit | None = None
 
     def summary_lines(self) -> list[str]:
-        return self.report.lines() + self.notes
+        return ([self.unit.describe()] if self.unit else []) + self.report.lines() + self.notes
 
 
 def parse_part(text: str) -> tuple[int, int]:
@@ -113,7 +117,8 @@ def convert_swf(trace: SwfTrace | str | Path, *, platform: PlatformInfo | None =
                 jobs: int | None = None, part: tuple[int, int] | str | None = None,
                 part_length: float | None = None, oversize: str = "drop", exclude_status: tuple[int, ...] = (),
                 link_bandwidth: float = 1.25e9, io_factor: float = 40.0, min_compute_fraction: float = 0.05,
-                bb_model: LogNormalBurstBuffer | None = None, name: str | None = None) -> Conversion:
+                bb_model: LogNormalBurstBuffer | None = None, name: str | None = None,
+                cores_per_node: int | None = None) -> Conversion:
     """Convert an SWF trace to a Batsim workload dict (see the module docstring for the rules)."""
     if model not in MODELS:
         raise WorkloadError(f"unknown profile model '{model}'", field="model", hint=f"valid: {', '.join(MODELS)}")
@@ -122,21 +127,19 @@ def convert_swf(trace: SwfTrace | str | Path, *, platform: PlatformInfo | None =
     if not isinstance(trace, SwfTrace):
         trace = read_swf(trace)
     if platform is not None:
-        nodes, speed = platform.compute_nodes, platform.speed
-    if nodes is None:
-        nodes = trace.header_int("MaxNodes") or trace.header_int("MaxProcs")
-    if not nodes or nodes <= 0:
-        raise WorkloadError("the machine size is unknown", file=trace.path,
-                            hint="give --platform P.xml (or a MaxNodes header in the trace)")
+        speed = platform.speed
+    unit = choose_unit(trace, platform=platform, nodes=nodes, cores_per_node=cores_per_node)
+    nodes = unit.resources
     if jobs is not None and jobs < 1:
         raise WorkloadError(f"--jobs must be >= 1, got {jobs}", field="jobs")
-    kept, report = clean_swf(trace, max_nodes=nodes, oversize=oversize, exclude_status=exclude_status)
+    kept, report = clean_swf(trace, max_nodes=nodes, oversize=oversize, exclude_status=exclude_status,
+                             cores_per_node=unit.divisor)
     kept = kept[np.argsort(trace.column("submit_time")[kept], kind="stable")]
     data = trace.data[kept]
     job_id = data[:, 0].astype(np.int64)
     submit = data[:, 1]
     run = data[:, 3]
-    res = np.minimum(data[:, 7], nodes).astype(np.int64)
+    res = np.minimum(unit.size(data[:, 7]), nodes)
     walltime = data[:, 8]
 
     bb_per_node = None
@@ -175,12 +178,16 @@ def convert_swf(trace: SwfTrace | str | Path, *, platform: PlatformInfo | None =
         "name": label,
         "description": f"{len(index)} jobs of {Path(trace.path).name}, model {model}"
                        + (f" ({variant})" if model == "burst-buffer" else "")
-                       + (f", part {part[0]}/{part[1]}" if part else ""),
+                       + (f", part {part[0]}/{part[1]}" if part else "")
+                       + ("" if unit.trivial else f", sizes in {unit.unit}s"
+                          + (f" of {unit.cores_per_node} cores" if unit.unit == "node" else "")),
         "nb_res": int(nodes),
         "generator": {"command": "swf", "model": model, "variant": variant if model == "burst-buffer" else None,
                       "seed": seed if model == "burst-buffer" else None, "part": list(part) if part else None,
-                      "jobs": jobs, "oversize": oversize, "cleaning": report.lines()},
+                      "jobs": jobs, "oversize": oversize, "cleaning": report.lines(),
+                      # one processor per node (KTH-SP2): nothing to record, same bytes as before units
+                      **({} if unit.trivial else {"unit": unit.unit, "cores_per_node": unit.cores_per_node})},
         "jobs": job_list,
         "profiles": profiles,
     }
-    return Conversion(workload, report, notes)
+    return Conversion(workload, report, notes, unit)
