@@ -98,16 +98,35 @@ def read_swf(path: str | Path) -> SwfTrace:
                 values.extend(_record(text, path, lineno))
                 lines.append(lineno)
     except (OSError, EOFError, zlib.error) as exc:  # gzip: truncated stream, bad CRC, bad data
-        raise WorkloadError(f"corrupt or truncated gzip data after line {lineno}: {_gzip_reason(exc)}",
-                            file=str(path), hint="download the trace again, e.g. with mrsched workload fetch") from None
+        raise _gzip_error(path, lineno, exc) from None
+    except WorkloadError:
+        # damaged deflate data often decodes to garbage lines before zlib notices: blame the damage
+        damage = _gzip_damage(path) if path.suffix == ".gz" else None
+        if damage is not None:
+            raise _gzip_error(path, lineno, damage) from None
+        raise
     data = np.frombuffer(values, dtype=float).reshape(-1, len(SWF_FIELDS))
     return SwfTrace(str(path), header, data, np.frombuffer(lines, dtype=np.int64))
 
 
-def _gzip_reason(exc: BaseException) -> str:
+def _gzip_error(path: Path, lineno: int, exc: BaseException) -> WorkloadError:
     if isinstance(exc, EOFError):
-        return "the compressed stream ends early"
-    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        reason = "the compressed stream ends early"
+    else:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return WorkloadError(f"corrupt or truncated gzip data after line {lineno}: {reason}", file=str(path),
+                         hint="download the trace again, e.g. with mrsched workload fetch")
+
+
+def _gzip_damage(path: Path) -> BaseException | None:
+    """The decompression error of a whole ``.gz`` file, None if it decompresses and checks."""
+    try:
+        with gzip.open(path, "rb") as handle:
+            while handle.read(1 << 20):
+                pass
+    except (OSError, EOFError, zlib.error) as exc:
+        return exc
+    return None
 
 
 def _header_line(text: str, header: dict[str, str]) -> None:
