@@ -94,6 +94,7 @@ def check_workload(data: Any, *, file: str | Path | None = None,
                 problem(f"repeat must be an integer >= 1, got {prof['repeat']!r}", field="repeat", **where)
 
     max_nodes = platform.compute_nodes if platform else nb_res
+    unit = platform.unit if platform else "node"  # what one resource is: a node, or a core (per-core)
     seen: set[str] = set()
     for pos, job in enumerate(jobs):
         if not isinstance(job, dict):
@@ -119,7 +120,7 @@ def check_workload(data: Any, *, file: str | Path | None = None,
             if not isinstance(res, int) or isinstance(res, bool) or res < 1:
                 problem(f"res must be an integer >= 1, got {res!r}", field="res", **where)
             elif max_nodes and res > max_nodes:
-                problem(f"requests {res} nodes, the {'platform' if platform else 'workload (nb_res)'} "
+                problem(f"requests {res} {unit}s, the {'platform' if platform else 'workload (nb_res)'} "
                         f"has {max_nodes}", field="res", **where)
         prof = job.get("profile")
         if prof is not None and str(prof) not in profiles:
