@@ -103,6 +103,9 @@ def _trace_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--part", help="with --trace: keep time window I of N, 1-based")
     parser.add_argument("--oversize", default="drop", choices=["drop", "cap"],
                         help="with --trace: jobs wider than the machine are dropped (default) or capped")
+    parser.add_argument("--cores-per-node", type=int,
+                        help="with --trace: processors of one node of the trace's machine (default: platform "
+                             "'cores', else the header's MaxProcs / MaxNodes)")
 
 
 def _base_workload(args: argparse.Namespace, platform) -> dict | None:
@@ -115,12 +118,12 @@ def _base_workload(args: argparse.Namespace, platform) -> dict | None:
         from mrsched.workloads.convert import convert_swf
 
         conv = convert_swf(args.trace, platform=platform, model="delay", jobs=args.jobs, part=args.part,
-                           oversize=args.oversize)
+                           oversize=args.oversize, cores_per_node=args.cores_per_node)
         for line in conv.summary_lines():
             print(line)
         return conv.workload
-    if args.workload and (args.jobs is not None or args.part is not None):
-        raise ConfigError("--jobs and --part select jobs of an SWF trace: give --trace", field="jobs")
+    if args.workload and (args.jobs is not None or args.part is not None or args.cores_per_node is not None):
+        raise ConfigError("--jobs, --part and --cores-per-node apply to an SWF trace: give --trace", field="jobs")
     return read_workload(args.workload) if args.workload else None
 
 

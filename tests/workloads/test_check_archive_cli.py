@@ -261,3 +261,18 @@ def test_a_per_core_platform_counts_cores_in_size_problems(tmp_path):
     cores = read_platform_info(write_platform(tmp_path / "c.xml", nodes=2, cores=8, per_core=True))
     [problem] = check_workload(_sized([8, 17], 16), platform=cores)
     assert str(problem) == "job 1, field 'res': requests 17 cores, the platform has 16"
+
+
+def test_generators_from_a_multicore_trace_size_in_nodes(tmp_path, atlas_swf, capsys):
+    out = tmp_path / "mr.json"
+    assert main(["workload", "multires", "--trace", str(atlas_swf), "--jobs", "300", "--nodes", "1152",
+                 "-o", str(out)]) == 0
+    assert "unit: node, 1152 nodes of 8 cores" in capsys.readouterr().out
+    wl = json.loads(out.read_text())
+    assert wl["nb_res"] == 1152 and max(j["res"] for j in wl["jobs"]) <= 1152
+    assert main(["workload", "multires", "--trace", str(atlas_swf), "--jobs", "300", "--cores-per-node", "4",
+                 "-o", str(out)]) == 0
+    assert "nodes of 4 cores (no platform: resources are nodes; cores per node from --cores-per-node)" \
+        in capsys.readouterr().out
+    assert main(["workload", "multires", str(out), "--cores-per-node", "4", "-o", str(tmp_path / "x.json")]) == 2
+    assert "--cores-per-node apply to an SWF trace" in capsys.readouterr().err
