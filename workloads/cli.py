@@ -158,7 +158,8 @@ def run(args: argparse.Namespace) -> int:
                            cores_per_node=args.cores_per_node)
         for line in conv.summary_lines():
             print(line)
-        _write(args.output, conv.workload, platform)
+        conv.write(args.output, platform=platform)  # streamed job by job, checked on the way
+        print(f"wrote {args.output}: {len(conv.columns.ids)} jobs")
         return 0
     if command == "check":
         from mrsched.workloads.check import check_file
