@@ -58,16 +58,20 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 
 def _open_text(path: Path):
-    """Text lines of a plain or gzip-compressed trace; a ``.gz`` name must hold gzip data."""
+    """Text lines of a plain or gzip-compressed trace, told apart by content, not by name.
+
+    A gzip trace saved without ``.gz`` is read as gzip; a ``.gz`` name that holds no gzip
+    data (an HTML error page, a plain copy) is refused rather than guessed at.
+    """
+    with open(path, "rb") as probe:
+        magic = probe.read(2)
+    if magic == GZIP_MAGIC:
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
     if path.suffix == ".gz":
-        with open(path, "rb") as probe:
-            magic = probe.read(2)
         if not magic:
             raise WorkloadError("empty file (a .gz trace holds gzip data)", file=str(path))
-        if magic != GZIP_MAGIC:
-            raise WorkloadError("named .gz but not gzip-compressed", file=str(path),
-                                hint="recompress it with gzip, or rename it to .swf if it is plain text")
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
+        raise WorkloadError("named .gz but not gzip-compressed", file=str(path),
+                            hint="recompress it with gzip, or rename it to .swf if it is plain text")
     return open(path, encoding="utf-8", errors="replace")
 
 
@@ -101,7 +105,7 @@ def read_swf(path: str | Path) -> SwfTrace:
         raise _gzip_error(path, lineno, exc) from None
     except WorkloadError:
         # damaged deflate data often decodes to garbage lines before zlib notices: blame the damage
-        damage = _gzip_damage(path) if path.suffix == ".gz" else None
+        damage = _gzip_damage(path) if _is_gzip(path) else None
         if damage is not None:
             raise _gzip_error(path, lineno, damage) from None
         raise
@@ -116,6 +120,11 @@ def _gzip_error(path: Path, lineno: int, exc: BaseException) -> WorkloadError:
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
     return WorkloadError(f"corrupt or truncated gzip data after line {lineno}: {reason}", file=str(path),
                          hint="download the trace again, e.g. with mrsched workload fetch")
+
+
+def _is_gzip(path: Path) -> bool:
+    with open(path, "rb") as probe:
+        return probe.read(2) == GZIP_MAGIC
 
 
 def _gzip_damage(path: Path) -> BaseException | None:

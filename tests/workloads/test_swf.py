@@ -28,6 +28,9 @@ def test_reads_gzip(tmp_path, small_swf):
     with gzip.open(path, "wt") as f:
         f.write(small_swf.read_text())
     assert len(read_swf(path)) == 8
+    named_plain = tmp_path / "t.swf"  # a compressed trace saved without .gz: read by content
+    named_plain.write_bytes(path.read_bytes())
+    assert np.array_equal(read_swf(named_plain).data, read_swf(small_swf).data)
 
 
 @pytest.mark.parametrize("line,message,field", [
