@@ -110,22 +110,22 @@ class Conversion:
         from mrsched.workloads.batsim_json import write_workload_items
         from mrsched.workloads.check import check_workload
 
-        def checked_rows():
-            chunk: list[tuple[dict, str, dict]] = []
-            for row in self.columns.rows():
-                chunk.append(row)
-                if len(chunk) >= check_every:
-                    yield from _checked(chunk)
-                    chunk = []
-            yield from _checked(chunk)
-
-        def _checked(chunk):
+        def checked(chunk):
             part = {"nb_res": self.head["nb_res"], "jobs": [r[0] for r in chunk],
                     "profiles": {r[1]: r[2] for r in chunk}}
             problems = check_workload(part, file=path, platform=platform)
             if problems:
                 raise WorkloadError(f"generated workload fails its check: {problems[0]}")
             return chunk
+
+        def checked_rows():
+            chunk: list[tuple[dict, str, dict]] = []
+            for row in self.columns.rows():
+                chunk.append(row)
+                if len(chunk) >= check_every:
+                    yield from checked(chunk)
+                    chunk = []
+            yield from checked(chunk)
 
         def items():
             yield from self.head.items()
