@@ -174,8 +174,9 @@ def unit_warnings(data: Any, *, file: str | Path | None = None,
     A workload converted by ``mrsched workload swf`` records its unit (``generator.unit``) when
     a node holds several processors; it must match the platform's. Otherwise, on a whole-node
     platform, requests that are all multiples of a core count above 1 (the platform's
-    ``cores`` if it declares them, else their common divisor), or that exceed the machine,
-    look like processors.
+    ``cores`` if it declares them, else their common divisor unless every request is that
+    divisor times a power of two, as power-of-two node counts are), or that exceed the
+    machine, look like processors.
     """
     if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
         return []
@@ -201,7 +202,10 @@ def unit_warnings(data: Any, *, file: str | Path | None = None,
     machine = platform.compute_nodes if platform is not None else data.get("nb_res")
     declared = platform.cores if platform is not None and platform.cores_declared and platform.cores > 1 else None
     common = reduce(math.gcd, res)
-    cores = declared if declared and all(r % declared == 0 for r in res) else (common if not declared else None)
+    if declared:
+        cores = declared if all(r % declared == 0 for r in res) else None
+    else:  # power-of-two node counts (Batsim's example workloads: 4..128) share a divisor by design
+        cores = common if any((r // common) & (r // common - 1) for r in res) else None
     hint = "convert the trace with mrsched workload swf, which divides processors by the cores per node"
     if len(res) >= UNIT_EVIDENCE_JOBS and cores and cores > 1:
         warn(f"all {len(res)} requests are multiples of {cores}: they look like processors of {cores}-core "

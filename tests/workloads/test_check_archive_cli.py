@@ -161,11 +161,14 @@ def test_requests_that_look_like_processors_are_warned_about(tmp_path):
     above = unit_warnings(_sized(procs, 100))
     assert len(above) == 2 and "2 of 12 requests exceed the machine's 100 nodes (largest 256)" in str(above[1])
     assert unit_warnings(_sized([1, 2, 3, 8] * 3, 1152)) == []  # common divisor 1: nodes
-    assert unit_warnings(_sized([8, 16], 1152)) == []  # too few jobs to tell
-    assert len(unit_warnings(_sized([8] * UNIT_EVIDENCE_JOBS, 1152))) == 1
+    assert unit_warnings(_sized([8, 16, 24], 1152)) == []  # too few jobs to tell
+    assert len(unit_warnings(_sized([8, 24] * (UNIT_EVIDENCE_JOBS // 2), 1152))) == 1
+    # power-of-two node counts share a divisor by design: not a sign of processors...
+    assert unit_warnings(_sized([4, 8, 16, 32, 64, 128] * 2, 128)) == []
+    # ...unless the platform's nodes have that many cores
     # a node platform declaring 4-core nodes: multiples of 4 are suspicious, of 2 only not
     four = read_platform_info(write_platform(tmp_path / "n4.xml", nodes=300, cores=4, per_core=False))
-    assert "multiples of 4" in str(unit_warnings(_sized([4, 8, 12] * 4, 300), platform=four)[0])
+    assert "multiples of 4" in str(unit_warnings(_sized([4, 8, 16] * 4, 300), platform=four)[0])
     assert unit_warnings(_sized([2, 6, 10] * 4, 300), platform=four) == []
     # on a per-core platform requests in processors are right
     cores = read_platform_info(write_platform(tmp_path / "c.xml", nodes=2, cores=8, per_core=True))
@@ -181,6 +184,13 @@ def test_a_workload_converted_for_the_other_unit_is_warned_about(tmp_path):
     assert "this platform's resources are cores" in str(unit_warnings(in_nodes, platform=cores)[0])
     assert "requests are in cores" in str(unit_warnings(in_cores, platform=nodes)[0])
     assert unit_warnings(in_nodes, platform=nodes) == unit_warnings(in_cores, platform=cores) == []
+
+
+def test_batsims_example_workloads_raise_no_unit_warning(shared_dir, capsys):
+    examples = sorted((shared_dir / "data" / "batsim-workloads").glob("*.json"))
+    assert len(examples) == 5
+    assert main(["workload", "check", *map(str, examples)]) == 0
+    assert capsys.readouterr().err == ""  # power-of-two sizes 4..128 on 128 nodes
 
 
 def test_check_cli_warns_on_atlas_processors_and_not_on_its_conversion(tmp_path, atlas_swf, capsys):
