@@ -174,8 +174,8 @@ def test_atlas_keeps_the_1565_jobs_read_as_processors_before(atlas_swf):
 
 def test_atlas_on_a_per_core_platform_stays_in_cores(tmp_path, atlas_swf):
     plat = read_platform_info(write_platform(tmp_path / "atlas-cores.xml", nodes=16, cores=8, per_core=True))
-    conv = convert_swf(atlas_swf, platform=plat, jobs=500)
     trace = read_swf(atlas_swf)
+    conv = convert_swf(trace, platform=plat, jobs=500)
     procs = {int(r[0]): int(r[7]) for r in trace.data}
     assert all(j["res"] == procs[j["id"]] <= 128 for j in conv.workload["jobs"])
     assert conv.workload["nb_res"] == 128
