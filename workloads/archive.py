@@ -15,6 +15,7 @@ import hashlib
 import os
 import shutil
 import urllib.request
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
@@ -38,6 +39,14 @@ TRACES: dict[str, ArchiveTrace] = {
         f"{PWA}/l_kth_sp2/KTH-SP2-1996-2.1-cln.swf.gz",
         "fba36494c4e4257f72182e8b629ebb0bcb054b3b82851ef957445bd627adcc87",
         "KTH IBM SP2, 100 nodes, Sep 1996 - Aug 1997, 28,476 records (seed 001's workload)"),
+    "LLNL-Atlas-2006-2.1-cln": ArchiveTrace(
+        f"{PWA}/l_llnl_atlas/LLNL-Atlas-2006-2.1-cln.swf.gz",
+        "8b3aaab739fa0bda8abaccc37c207d0b19d9d147b19e7f47a1641133a56fd07f",
+        "LLNL Atlas, 1,152 nodes x 8 cores, Nov 2006 - Jun 2007, 43,778 records (sizes in processors)"),
+    "LLNL-Thunder-2007-1.1-cln": ArchiveTrace(
+        f"{PWA}/l_llnl_thunder/LLNL-Thunder-2007-1.1-cln.swf.gz",
+        "aad5a3120a6adf0342d46fb4830e022121cdfbd3de9ecdd9cf10145b8864b6a5",
+        "LLNL Thunder, 1,002 nodes x 4 cores, Jan - Jun 2007, 121,039 records (sizes in processors)"),
 }
 
 
@@ -72,12 +81,17 @@ def _copy_source(source: str, target: Path) -> None:
         with opener(raw, "rb") as src, open(dest, "wb") as out:
             shutil.copyfileobj(src, out)
         dest.replace(target)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:  # truncated, corrupt or not gzip at all
+        reason = "the compressed stream ends early" if isinstance(exc, EOFError) else str(exc)
+        raise WorkloadError(f"corrupt or truncated gzip data: {reason}", file=str(source),
+                            hint="download it again") from None
     except OSError as exc:
         raise WorkloadError(f"cannot fetch trace: {exc}", file=str(source),
                             hint="check the network, or pass a local copy with --source") from None
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        for leftover in (tmp, target.with_name(target.name + ".new")):
+            if leftover.exists():
+                leftover.unlink()
 
 
 def fetch(name: str, *, cache: str | Path | None = None, source: str | Path | None = None,

@@ -2,6 +2,7 @@
 
 Same workload, same bytes: keys keep the order the generators build them in, numbers that are
 whole are written as integers, one job or profile per line (readable diffs, ~50 bytes a job).
+Writing streams job by job, so neither a copy of the workload nor its whole text is held.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 from mrsched.errors import WorkloadError
 
@@ -30,33 +31,64 @@ def plain(value: Any) -> Any:
     return value
 
 
+def iter_workload_text(items: Iterable[tuple[str, Any]]) -> Iterator[str]:
+    """The text of a workload, piece by piece, from its top-level ``(key, value)`` pairs.
+
+    ``jobs`` may be any iterable of job dicts and ``profiles`` any iterable of ``(name,
+    profile)`` pairs, so a million-job workload is written without holding it (or its text).
+    """
+    yield "{\n"
+    for index, (key, value) in enumerate(items):
+        sep = ",\n" if index else ""
+        if key == "jobs":
+            yield f'{sep} "jobs": ['
+            count = 0
+            for job in value:
+                yield ("\n  " if count == 0 else ",\n  ") + json.dumps(plain(job), separators=(", ", ": "))
+                count += 1
+            yield "\n ]" if count else "]"
+        elif key == "profiles":
+            yield f'{sep} "profiles": {{'
+            count = 0
+            for name, prof in value:
+                yield (("\n  " if count == 0 else ",\n  ") + json.dumps(str(name)) + ": "
+                       + json.dumps(plain(prof), separators=(", ", ": ")))
+                count += 1
+            yield "\n }" if count else "}"
+        else:
+            yield f"{sep} {json.dumps(str(key))}: {json.dumps(plain(value))}"
+    yield "\n}\n"
+
+
+def _items(workload: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    for key, value in workload.items():
+        yield key, (value.items() if key == "profiles" and isinstance(value, dict) else value)
+
+
 def dumps_workload(workload: dict[str, Any]) -> str:
     """JSON text of a workload: top-level keys in order, one job / profile per line."""
-    workload = plain(workload)
-    parts = []
-    for key, value in workload.items():
-        if key == "jobs":
-            body = ",\n".join("  " + json.dumps(job, separators=(", ", ": ")) for job in value)
-            parts.append(f' "jobs": [\n{body}\n ]' if value else ' "jobs": []')
-        elif key == "profiles":
-            body = ",\n".join(f"  {json.dumps(name)}: {json.dumps(p, separators=(', ', ': '))}"
-                              for name, p in value.items())
-            parts.append(f' "profiles": {{\n{body}\n }}' if value else ' "profiles": {}')
-        else:
-            parts.append(f" {json.dumps(key)}: {json.dumps(value)}")
-    return "{\n" + ",\n".join(parts) + "\n}\n"
+    return "".join(iter_workload_text(_items(workload)))
 
 
 def write_workload(path: str | Path, workload: dict[str, Any]) -> Path:
     """Write atomically-enough (temp file then rename) so a failed run leaves no half file."""
+    return write_workload_items(path, _items(workload))
+
+
+def write_workload_items(path: str | Path, items: Iterable[tuple[str, Any]]) -> Path:
+    """Stream :func:`iter_workload_text` into ``path`` (temp file then rename)."""
     path = Path(path)
-    text = dumps_workload(workload)
     tmp = path.with_name(path.name + ".tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        with open(tmp, "w", encoding="utf-8") as out:
+            for piece in iter_workload_text(items):
+                out.write(piece)
         tmp.replace(path)
     except OSError as exc:
         raise WorkloadError(f"cannot write workload: {exc.strerror or exc}", file=str(path)) from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return path
 
 

@@ -4,11 +4,16 @@ Checks what Batsim would refuse at load time (missing fields, unknown profile ty
 profile references, duplicate ids) and what would only fail later (requests larger than the
 machine: nodes, burst buffer per node or per job, GPUs). Problems are ``WorkloadError``
 objects, so each line names the file, job or profile and field.
+
+:func:`unit_warnings` flags what is valid but probably wrong: requests that look like
+processors on a platform whose resources are whole nodes (the mistake of reading a multi-core
+trace's processors as nodes), or a workload converted for the other kind of platform.
 """
 
 from __future__ import annotations
 
 import math
+from functools import reduce
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +94,7 @@ def check_workload(data: Any, *, file: str | Path | None = None,
                 problem(f"repeat must be an integer >= 1, got {prof['repeat']!r}", field="repeat", **where)
 
     max_nodes = platform.compute_nodes if platform else nb_res
+    unit = platform.unit if platform else "node"  # what one resource is: a node, or a core (per-core)
     seen: set[str] = set()
     for pos, job in enumerate(jobs):
         if not isinstance(job, dict):
@@ -114,7 +120,7 @@ def check_workload(data: Any, *, file: str | Path | None = None,
             if not isinstance(res, int) or isinstance(res, bool) or res < 1:
                 problem(f"res must be an integer >= 1, got {res!r}", field="res", **where)
             elif max_nodes and res > max_nodes:
-                problem(f"requests {res} nodes, the {'platform' if platform else 'workload (nb_res)'} "
+                problem(f"requests {res} {unit}s, the {'platform' if platform else 'workload (nb_res)'} "
                         f"has {max_nodes}", field="res", **where)
         prof = job.get("profile")
         if prof is not None and str(prof) not in profiles:
@@ -140,12 +146,73 @@ def check_workload(data: Any, *, file: str | Path | None = None,
     return problems
 
 
-def check_file(path: str | Path, platform: PlatformInfo | None = None) -> list[WorkloadError]:
-    """Read and check a workload file (an unreadable file is a single problem)."""
+def check_file(path: str | Path, platform: PlatformInfo | None = None,
+               warnings: list[WorkloadError] | None = None) -> list[WorkloadError]:
+    """Read and check a workload file (an unreadable file is a single problem).
+
+    Pass a list as ``warnings`` to also collect :func:`unit_warnings` (they are not problems).
+    """
     from mrsched.workloads.batsim_json import read_workload
 
     try:
         data = read_workload(path)
     except WorkloadError as exc:
         return [exc]
+    if warnings is not None:
+        warnings.extend(unit_warnings(data, file=path, platform=platform))
     return check_workload(data, file=path, platform=platform)
+
+
+# below this many jobs, "every request is a multiple of k" says nothing about units
+UNIT_EVIDENCE_JOBS = 10
+
+
+def unit_warnings(data: Any, *, file: str | Path | None = None,
+                  platform: PlatformInfo | None = None) -> list[WorkloadError]:
+    """Signs that requests are in the wrong unit (processors or cores on a node platform).
+
+    A workload converted by ``mrsched workload swf`` records its unit (``generator.unit``) when
+    a node holds several processors; it must match the platform's. Otherwise, on a whole-node
+    platform, requests that are all multiples of a core count above 1 (the platform's
+    ``cores`` if it declares them, else their common divisor unless every request is that
+    divisor times a power of two, as power-of-two node counts are), or that exceed the
+    machine, look like processors.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
+        return []
+    f = None if file is None else str(file)
+    warnings: list[WorkloadError] = []
+
+    def warn(message: str, hint: str) -> None:
+        warnings.append(WorkloadError(f"warning: {message}", file=f, field="res", hint=hint))
+
+    generator = data.get("generator") if isinstance(data.get("generator"), dict) else {}
+    recorded = generator.get("unit")
+    if platform is not None and recorded in ("node", "core") and recorded != platform.unit:
+        warn(f"requests are in {recorded}s (the workload was converted for a platform of {recorded}s), "
+             f"this platform's resources are {platform.unit}s",
+             "convert the trace again with this --platform")
+        return warnings
+    if recorded in ("node", "core") or (platform is not None and platform.per_core):
+        return warnings  # the unit is known, or requests in processors are right (one resource per core)
+    res = [j["res"] for j in data["jobs"] if isinstance(j, dict) and isinstance(j.get("res"), int)
+           and not isinstance(j.get("res"), bool) and j["res"] >= 1]
+    if not res:
+        return warnings
+    machine = platform.compute_nodes if platform is not None else data.get("nb_res")
+    declared = platform.cores if platform is not None and platform.cores_declared and platform.cores > 1 else None
+    common = reduce(math.gcd, res)
+    if declared:
+        cores = declared if all(r % declared == 0 for r in res) else None
+    else:  # power-of-two node counts (Batsim's example workloads: 4..128) share a divisor by design
+        cores = common if any((r // common) & (r // common - 1) for r in res) else None
+    hint = "convert the trace with mrsched workload swf, which divides processors by the cores per node"
+    if len(res) >= UNIT_EVIDENCE_JOBS and cores and cores > 1:
+        warn(f"all {len(res)} requests are multiples of {cores}: they look like processors of {cores}-core "
+             f"nodes, not nodes", hint)
+    if isinstance(machine, int) and machine >= 1:
+        above = [r for r in res if r > machine]
+        if above:
+            warn(f"{len(above)} of {len(res)} requests exceed the machine's {machine} nodes (largest "
+                 f"{max(above)}): if they count processors, sizes in nodes are processors / cores per node", hint)
+    return warnings

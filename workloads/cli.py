@@ -13,10 +13,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     swf = sub.add_parser("swf", help="convert a Parallel Workloads Archive SWF trace to a Batsim workload",
                          description="SWF -> Batsim JSON: submit shifted to 0, walltime = requested time, "
-                                     "res = requested processors, run time kept. Cleaning is reported.")
+                                     "res = requested processors in the platform's unit (whole nodes: "
+                                     "processors / cores per node, rounded up; cores on a per-core platform), "
+                                     "run time kept. The unit and the cleaning are reported.")
     swf.add_argument("trace", help="SWF file (.swf or .swf.gz)")
     swf.add_argument("--platform", help="SimGrid platform (machine size, speed, burst-buffer capacity)")
     swf.add_argument("--nodes", type=int, help="machine size without --platform (default: trace MaxNodes)")
+    swf.add_argument("--cores-per-node", type=int,
+                     help="processors of one node of the trace's machine (default: the platform's 'cores' "
+                          "property, else the trace header's MaxProcs / MaxNodes, else 1)")
     swf.add_argument("--model", default="delay", choices=["delay", "compute", "burst-buffer"],
                      help="profile model (default delay)")
     swf.add_argument("--variant", default="io-phased", choices=["io-phased", "alloc-only"],
@@ -30,7 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     swf.add_argument("--seed", type=int, default=0, help="seed of the burst-buffer draws (default 0)")
     swf.add_argument("-o", "--output", required=True)
 
-    chk = sub.add_parser("check", help="validate a workload file (one line per problem, exit 1 if any)")
+    chk = sub.add_parser("check", help="validate a workload file (one line per problem, exit 1 if any)",
+                         description="One line per problem (exit 1 if any). Warnings (exit status unchanged): "
+                                     "requests that look like processors on a platform of whole nodes.")
     chk.add_argument("workload", nargs="+")
     chk.add_argument("--platform", help="also check requests against this platform")
 
@@ -96,6 +103,9 @@ def _trace_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--part", help="with --trace: keep time window I of N, 1-based")
     parser.add_argument("--oversize", default="drop", choices=["drop", "cap"],
                         help="with --trace: jobs wider than the machine are dropped (default) or capped")
+    parser.add_argument("--cores-per-node", type=int,
+                        help="with --trace: processors of one node of the trace's machine (default: platform "
+                             "'cores', else the header's MaxProcs / MaxNodes)")
 
 
 def _base_workload(args: argparse.Namespace, platform) -> dict | None:
@@ -108,12 +118,12 @@ def _base_workload(args: argparse.Namespace, platform) -> dict | None:
         from mrsched.workloads.convert import convert_swf
 
         conv = convert_swf(args.trace, platform=platform, model="delay", jobs=args.jobs, part=args.part,
-                           oversize=args.oversize)
+                           oversize=args.oversize, cores_per_node=args.cores_per_node)
         for line in conv.summary_lines():
             print(line)
         return conv.workload
-    if args.workload and (args.jobs is not None or args.part is not None):
-        raise ConfigError("--jobs and --part select jobs of an SWF trace: give --trace", field="jobs")
+    if args.workload and (args.jobs is not None or args.part is not None or args.cores_per_node is not None):
+        raise ConfigError("--jobs, --part and --cores-per-node apply to an SWF trace: give --trace", field="jobs")
     return read_workload(args.workload) if args.workload else None
 
 
@@ -144,10 +154,12 @@ def run(args: argparse.Namespace) -> int:
         conv = convert_swf(args.trace, platform=platform, nodes=args.nodes, model=args.model, variant=args.variant,
                            seed=args.seed, jobs=args.jobs, part=args.part,
                            part_length=parse_time(args.part_length) if args.part_length else None,
-                           oversize=args.oversize, exclude_status=tuple(args.exclude_status))
+                           oversize=args.oversize, exclude_status=tuple(args.exclude_status),
+                           cores_per_node=args.cores_per_node)
         for line in conv.summary_lines():
             print(line)
-        _write(args.output, conv.workload, platform)
+        conv.write(args.output, platform=platform)  # streamed job by job, checked on the way
+        print(f"wrote {args.output}: {len(conv.columns.ids)} jobs")
         return 0
     if command == "check":
         from mrsched.workloads.check import check_file
@@ -155,7 +167,10 @@ def run(args: argparse.Namespace) -> int:
         platform = _platform(args.platform)
         total = 0
         for path in args.workload:
-            problems = check_file(path, platform)
+            warnings: list = []
+            problems = check_file(path, platform, warnings)
+            for w in warnings:  # probably wrong, not invalid: printed, exit status unchanged
+                print(w, file=sys.stderr)
             for p in problems:
                 print(p, file=sys.stderr)
             total += len(problems)

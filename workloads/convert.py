@@ -2,7 +2,9 @@
 
 Mapping (seed 001 Sect. 4.1): submit times shifted so the first selected job arrives at 0
 (the artifact starts at 1, a pybatsim work-around), ``walltime`` = requested time, ``res`` =
-requested processors (one node per processor), the SWF run time kept as job field
+requested processors in the platform's unit (:mod:`mrsched.workloads.resource_unit`: whole
+nodes = processors / cores per node rounded up, or cores on a per-core platform; KTH-SP2 has
+one processor per node, so there ``res`` = processors), the SWF run time kept as job field
 ``run_time``. Profile models:
 
 - ``delay``: ``delay`` = run time (no platform effect);
@@ -31,15 +33,16 @@ gets the same size in a part as in the whole trace.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
 from mrsched.errors import WorkloadError
 from mrsched.workloads.burst_buffer import LogNormalBurstBuffer
 from mrsched.workloads.platform_info import PlatformInfo
+from mrsched.workloads.resource_unit import ResourceUnit, choose_unit
 from mrsched.workloads.swf import CleaningReport, SwfTrace, clean_swf, read_swf
 
 MODELS = ("delay", "compute", "burst-buffer")
@@ -47,15 +50,89 @@ VARIANTS = ("io-phased", "alloc-only")
 
 
 @dataclass
-class Conversion:
-    """The workload dict plus what cleaning and selection did."""
+class JobColumns:
+    """The selected jobs as columns (one array per field) and the profile model to apply.
 
-    workload: dict[str, Any]
-    report: CleaningReport
-    notes: list[str] = field(default_factory=list)
+    A million jobs are ~50 MB of columns but ~1 GB of dicts, so the dicts are made one job
+    at a time by :meth:`rows` (writing, checking) and all at once only on demand.
+    """
+
+    ids: np.ndarray
+    subtime: np.ndarray
+    walltime: np.ndarray
+    res: np.ndarray
+    run: np.ndarray
+    bb_per_node: np.ndarray | None
+    model_args: dict[str, Any]
+
+    def rows(self) -> Iterator[tuple[dict, str, dict]]:
+        return iter_jobs(self.ids, self.subtime, self.walltime, self.res, self.run, bb_per_node=self.bb_per_node,
+                         **self.model_args)
+
+
+class Conversion:
+    """The converted workload plus what cleaning and selection did.
+
+    ``workload`` is the full dict (built on first use); :meth:`write` streams the same bytes
+    to a file without building it, checking every job on the way.
+    """
+
+    def __init__(self, head: dict[str, Any], columns: JobColumns, report: CleaningReport,
+                 notes: list[str] | None = None, unit: ResourceUnit | None = None):
+        self.head = head
+        self.columns = columns
+        self.report = report
+        self.notes = notes or []
+        self.unit = unit
+        self._workload: dict[str, Any] | None = None
+
+    @property
+    def workload(self) -> dict[str, Any]:
+        if self._workload is None:
+            jobs, profiles = [], {}
+            for job, name, profile in self.columns.rows():
+                jobs.append(job)
+                profiles[name] = profile
+            self._workload = {**self.head, "jobs": jobs, "profiles": profiles}
+        return self._workload
 
     def summary_lines(self) -> list[str]:
-        return self.report.lines() + self.notes
+        return ([self.unit.describe()] if self.unit else []) + self.report.lines() + self.notes
+
+    def write(self, path: str | Path, *, platform: PlatformInfo | None = None, check_every: int = 10_000) -> Path:
+        """Write the workload file job by job (same bytes as ``write_workload(path, workload)``).
+
+        Every ``check_every`` jobs are checked together with their profiles by
+        :func:`~mrsched.workloads.check.check_workload` (duplicate ids are refused at
+        conversion, the one check that needs all jobs); a problem is a converter bug, never
+        written.
+        """
+        from mrsched.workloads.batsim_json import write_workload_items
+        from mrsched.workloads.check import check_workload
+
+        def checked(chunk):
+            part = {"nb_res": self.head["nb_res"], "jobs": [r[0] for r in chunk],
+                    "profiles": {r[1]: r[2] for r in chunk}}
+            problems = check_workload(part, file=path, platform=platform)
+            if problems:
+                raise WorkloadError(f"generated workload fails its check: {problems[0]}")
+            return chunk
+
+        def checked_rows():
+            chunk: list[tuple[dict, str, dict]] = []
+            for row in self.columns.rows():
+                chunk.append(row)
+                if len(chunk) >= check_every:
+                    yield from checked(chunk)
+                    chunk = []
+            yield from checked(chunk)
+
+        def items():
+            yield from self.head.items()
+            yield "jobs", (job for job, _, _ in checked_rows())
+            yield "profiles", ((name, prof) for _, name, prof in self.columns.rows())
+
+        return write_workload_items(path, items())
 
 
 def parse_part(text: str) -> tuple[int, int]:
@@ -84,17 +161,16 @@ def part_mask(submit: np.ndarray, part: tuple[int, int], part_length: float | No
     return (submit >= lo) & (submit < hi)
 
 
-def build_jobs(ids, subtime, walltime, res, run, *, model: str, variant: str = "io-phased", speed: float = 1e9,
-               bb_per_node=None, link_bandwidth: float = 1.25e9, io_factor: float = 40.0,
-               min_compute_fraction: float = 0.05) -> tuple[list[dict], dict[str, dict]]:
-    """Jobs and one profile per job (named by the job id) under a profile model."""
-    job_list, profiles = [], {}
+def iter_jobs(ids, subtime, walltime, res, run, *, model: str, variant: str = "io-phased", speed: float = 1e9,
+              bb_per_node=None, link_bandwidth: float = 1.25e9, io_factor: float = 40.0,
+              min_compute_fraction: float = 0.05) -> Iterator[tuple[dict, str, dict]]:
+    """``(job, profile name, profile)`` for each job under a profile model (profile named by the job id)."""
     for k in range(len(ids)):
         pname = str(ids[k])
         job = {"id": int(ids[k]), "subtime": float(subtime[k]), "walltime": float(walltime[k]),
                "res": int(res[k]), "profile": pname, "run_time": float(run[k])}
         if model == "delay":
-            profiles[pname] = {"type": "delay", "delay": float(run[k])}
+            profile = {"type": "delay", "delay": float(run[k])}
         else:
             seconds = float(run[k])
             if bb_per_node is not None:
@@ -103,8 +179,16 @@ def build_jobs(ids, subtime, walltime, res, run, *, model: str, variant: str = "
                 job["bb_per_node"] = per_node
                 if variant == "io-phased" and walltime[k] > LogNormalBurstBuffer.short_walltime:
                     seconds = max(seconds - io_factor * per_node / link_bandwidth, min_compute_fraction * seconds)
-            profiles[pname] = {"type": "parallel_homogeneous", "cpu": round(seconds * speed), "com": 0}
+            profile = {"type": "parallel_homogeneous", "cpu": round(seconds * speed), "com": 0}
+        yield job, pname, profile
+
+
+def build_jobs(ids, subtime, walltime, res, run, **model_args) -> tuple[list[dict], dict[str, dict]]:
+    """Jobs and one profile per job (named by the job id) under a profile model (see :func:`iter_jobs`)."""
+    job_list, profiles = [], {}
+    for job, pname, profile in iter_jobs(ids, subtime, walltime, res, run, **model_args):
         job_list.append(job)
+        profiles[pname] = profile
     return job_list, profiles
 
 
@@ -113,7 +197,8 @@ def convert_swf(trace: SwfTrace | str | Path, *, platform: PlatformInfo | None =
                 jobs: int | None = None, part: tuple[int, int] | str | None = None,
                 part_length: float | None = None, oversize: str = "drop", exclude_status: tuple[int, ...] = (),
                 link_bandwidth: float = 1.25e9, io_factor: float = 40.0, min_compute_fraction: float = 0.05,
-                bb_model: LogNormalBurstBuffer | None = None, name: str | None = None) -> Conversion:
+                bb_model: LogNormalBurstBuffer | None = None, name: str | None = None,
+                cores_per_node: int | None = None) -> Conversion:
     """Convert an SWF trace to a Batsim workload dict (see the module docstring for the rules)."""
     if model not in MODELS:
         raise WorkloadError(f"unknown profile model '{model}'", field="model", hint=f"valid: {', '.join(MODELS)}")
@@ -122,22 +207,19 @@ def convert_swf(trace: SwfTrace | str | Path, *, platform: PlatformInfo | None =
     if not isinstance(trace, SwfTrace):
         trace = read_swf(trace)
     if platform is not None:
-        nodes, speed = platform.compute_nodes, platform.speed
-    if nodes is None:
-        nodes = trace.header_int("MaxNodes") or trace.header_int("MaxProcs")
-    if not nodes or nodes <= 0:
-        raise WorkloadError("the machine size is unknown", file=trace.path,
-                            hint="give --platform P.xml (or a MaxNodes header in the trace)")
+        speed = platform.speed
+    unit = choose_unit(trace, platform=platform, nodes=nodes, cores_per_node=cores_per_node)
+    nodes = unit.resources
     if jobs is not None and jobs < 1:
         raise WorkloadError(f"--jobs must be >= 1, got {jobs}", field="jobs")
-    kept, report = clean_swf(trace, max_nodes=nodes, oversize=oversize, exclude_status=exclude_status)
+    kept, report = clean_swf(trace, max_nodes=nodes, oversize=oversize, exclude_status=exclude_status,
+                             cores_per_node=unit.divisor)
     kept = kept[np.argsort(trace.column("submit_time")[kept], kind="stable")]
-    data = trace.data[kept]
-    job_id = data[:, 0].astype(np.int64)
-    submit = data[:, 1]
-    run = data[:, 3]
-    res = np.minimum(data[:, 7], nodes).astype(np.int64)
-    walltime = data[:, 8]
+    job_id = trace.column("job_number")[kept].astype(np.int64)  # the five columns used, not all 18
+    submit = trace.column("submit_time")[kept]
+    run = trace.column("run_time")[kept]
+    res = np.minimum(unit.size(trace.column("requested_processors")[kept]), nodes)
+    walltime = trace.column("requested_time")[kept]
 
     bb_per_node = None
     if model == "burst-buffer":
@@ -163,24 +245,26 @@ def convert_swf(trace: SwfTrace | str | Path, *, platform: PlatformInfo | None =
         raise WorkloadError("no job left after cleaning and selection", file=trace.path)
     t0 = submit[index[0]]
 
-    job_list, profiles = build_jobs(
-        job_id[index], submit[index] - t0, walltime[index], res[index], run[index], model=model, variant=variant,
-        speed=speed, bb_per_node=None if bb_per_node is None else bb_per_node[index],
-        link_bandwidth=link_bandwidth, io_factor=io_factor, min_compute_fraction=min_compute_fraction)
-    if len(set(job_id[index].tolist())) != len(index):
+    columns = JobColumns(job_id[index], submit[index] - t0, walltime[index], res[index], run[index],
+                         None if bb_per_node is None else bb_per_node[index],
+                         {"model": model, "variant": variant, "speed": speed, "link_bandwidth": link_bandwidth,
+                          "io_factor": io_factor, "min_compute_fraction": min_compute_fraction})
+    if len(np.unique(columns.ids)) != len(index):
         raise WorkloadError("duplicate job numbers in the trace", file=trace.path, field="job_number")
 
     label = name or Path(trace.path).name.removesuffix(".gz").removesuffix(".swf")
-    workload = {
+    head = {
         "name": label,
         "description": f"{len(index)} jobs of {Path(trace.path).name}, model {model}"
                        + (f" ({variant})" if model == "burst-buffer" else "")
-                       + (f", part {part[0]}/{part[1]}" if part else ""),
+                       + (f", part {part[0]}/{part[1]}" if part else "")
+                       + ("" if unit.trivial else f", sizes in {unit.unit}s"
+                          + (f" of {unit.cores_per_node} cores" if unit.unit == "node" else "")),
         "nb_res": int(nodes),
         "generator": {"command": "swf", "model": model, "variant": variant if model == "burst-buffer" else None,
                       "seed": seed if model == "burst-buffer" else None, "part": list(part) if part else None,
-                      "jobs": jobs, "oversize": oversize, "cleaning": report.lines()},
-        "jobs": job_list,
-        "profiles": profiles,
+                      "jobs": jobs, "oversize": oversize, "cleaning": report.lines(),
+                      # one processor per node (KTH-SP2): nothing to record, same bytes as before units
+                      **({} if unit.trivial else {"unit": unit.unit, "cores_per_node": unit.cores_per_node})},
     }
-    return Conversion(workload, report, notes)
+    return Conversion(head, columns, report, notes, unit)

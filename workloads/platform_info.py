@@ -4,6 +4,11 @@ Generators size requests to the machine (compute nodes, host speed, burst-buffer
 storage node), so they read ``<host>`` elements and ``<cluster>`` radicals with their ``role``
 and ``bb_capacity`` properties (DESIGN.md "Cluster conventions"). This is not a platform
 loader: routes and links are the simulator's business.
+
+What a compute resource is: on a whole-node platform a compute host is a node (optional
+properties ``cores`` and ``gpus`` per node); on a per-core platform every compute host is ONE
+core and carries ``resource="core"``, ``node`` (its node's name), ``cores`` and ``gpus`` (of that
+node). A platform is per-core iff its compute hosts carry ``resource="core"``.
 """
 
 from __future__ import annotations
@@ -18,7 +23,12 @@ from mrsched.units import parse_speed
 
 @dataclass(frozen=True)
 class PlatformInfo:
-    """Compute nodes (count, speed in flop/s), burst-buffer capacities per storage node, PFS."""
+    """Compute resources (count, speed in flop/s), burst-buffer capacities per storage node, PFS.
+
+    ``compute_nodes`` counts compute hosts, i.e. Batsim resources: nodes, or cores when
+    ``per_core``. ``cores`` is the cores of a node (1 unless the platform says so, then
+    ``cores_declared``); ``nodes`` the number of nodes either way.
+    """
 
     path: str
     compute_nodes: int
@@ -27,6 +37,20 @@ class PlatformInfo:
     has_pfs: bool = False
     cores: int = 1
     gpus: int = 0
+    per_core: bool = False
+    cores_declared: bool = False
+    node_count: int | None = None
+
+    @property
+    def unit(self) -> str:
+        """What one Batsim resource of this platform is: ``"node"`` or ``"core"``."""
+        return "core" if self.per_core else "node"
+
+    @property
+    def nodes(self) -> int:
+        if self.node_count is not None:
+            return self.node_count
+        return self.compute_nodes // max(self.cores, 1) if self.per_core else self.compute_nodes
 
     @property
     def bb_total(self) -> int:
@@ -60,6 +84,9 @@ def read_platform_info(path: str | Path) -> PlatformInfo:
     except ET.ParseError as exc:
         raise WorkloadError(f"platform is not valid XML: {exc}", file=str(path)) from None
     compute, speeds, capacities, has_pfs, cores, gpus = 0, [], [], False, [], []
+    kinds: set[str] = set()
+    declared = False
+    node_names: set[str] = set()
     try:
         for el in root.iter():
             if el.tag not in ("host", "cluster"):
@@ -73,7 +100,11 @@ def read_platform_info(path: str | Path) -> PlatformInfo:
                 compute += count
                 speeds.append(parse_speed(el.get("speed", "1f").split(",")[0]))
                 cores.append(int(float(props.get("cores") or el.get("core") or 1)))
+                declared = declared or bool(props.get("cores") or el.get("core"))
                 gpus.append(int(float(props.get("gpus") or 0)))
+                kinds.add(props.get("resource", "") or "node")
+                if props.get("node"):
+                    node_names.add(props["node"])
             elif role == "storage":
                 if props.get("pfs", "").lower() == "true" or (el.get("id") == "pfs" and "bb_capacity" not in props):
                     has_pfs = True
@@ -83,4 +114,10 @@ def read_platform_info(path: str | Path) -> PlatformInfo:
         raise WorkloadError(f"cannot read host sizes: {exc}", file=str(path)) from None
     if compute == 0:
         raise WorkloadError("the platform has no compute host", file=str(path))
-    return PlatformInfo(str(path), compute, speeds[0], tuple(capacities), has_pfs, max(cores), max(gpus))
+    if len(kinds) > 1 or not kinds <= {"node", "core"}:
+        raise WorkloadError(f"compute hosts mix resource kinds {sorted(kinds)}: every compute host is a node "
+                            f"(no 'resource' property) or every one a core (resource=\"core\")", file=str(path))
+    per_core = kinds == {"core"}
+    return PlatformInfo(str(path), compute, speeds[0], tuple(capacities), has_pfs, max(cores), max(gpus),
+                        per_core=per_core, cores_declared=declared,
+                        node_count=len(node_names) if per_core and node_names else None)

@@ -12,8 +12,10 @@ from mrsched.cli import main
 from mrsched.errors import WorkloadError
 from mrsched.platforms.bundled import bundled_path
 from mrsched.workloads import archive
-from mrsched.workloads.check import check_file, check_workload
-from workload_fixtures import small_swf, kth_swf, df96_info  # noqa: F401 (fixtures)
+from mrsched.workloads.check import UNIT_EVIDENCE_JOBS, check_file, check_workload, unit_warnings
+from mrsched.workloads.platform_info import read_platform_info
+from workload_fixtures import (small_swf, kth_swf, df96_info, atlas_swf, thunder_swf,  # noqa: F401 (fixtures)
+                               write_platform)
 
 
 def _wl(**changes):
@@ -116,6 +118,102 @@ def test_fetch_refuses_a_wrong_file(tmp_path, small_swf):
         archive.fetch("KTH-SP2-1996-2.1-cln", cache=tmp_path / "d", source=tmp_path / "none.swf")
 
 
+@pytest.mark.parametrize("name,fixture", [("LLNL-Atlas-2006-2.1-cln", "atlas_swf"),
+                                          ("LLNL-Thunder-2007-1.1-cln", "thunder_swf")])
+def test_fetch_knows_the_llnl_traces(request, tmp_path, capsys, name, fixture):
+    local = request.getfixturevalue(fixture)  # the archive's .swf.gz, read in place (no network)
+    info = archive.TRACES[name]
+    assert info.url == f"{archive.PWA}/l_llnl_{name.split('-')[1].lower()}/{name}.swf.gz"
+    assert main(["workload", "fetch", name, "--cache", str(tmp_path / "c"), "--source", str(local)]) == 0
+    path = tmp_path / "c" / f"{name}.swf"
+    assert capsys.readouterr().out.strip() == str(path)
+    assert archive.sha256_of(path) == info.sha256  # checked against ../shared/README.md's checksum
+    with gzip.open(local, "rb") as src:
+        assert path.read_bytes() == src.read()
+
+
+def test_fetch_of_a_damaged_gz_is_one_error_and_caches_nothing(tmp_path, atlas_swf):
+    bad = tmp_path / "Atlas.swf.gz"
+    bad.write_bytes(atlas_swf.read_bytes()[:100_000])
+    with pytest.raises(WorkloadError, match="corrupt or truncated gzip data: the compressed stream ends early"):
+        archive.fetch("LLNL-Atlas-2006-2.1-cln", cache=tmp_path / "c", source=bad)
+    assert list((tmp_path / "c").iterdir()) == []
+    bad.write_bytes(b"<html>not found</html>")
+    with pytest.raises(WorkloadError, match="corrupt or truncated gzip data: Not a gzipped file"):
+        archive.fetch("LLNL-Atlas-2006-2.1-cln", cache=tmp_path / "c", source=bad)
+    assert list((tmp_path / "c").iterdir()) == []
+
+
+# --- unit warnings: processors read as nodes ----------------------------------------------
+
+def _sized(sizes, nb_res, **extra):
+    return {"nb_res": nb_res, "jobs": [{"id": k, "subtime": k, "walltime": 10, "res": r, "profile": "p"}
+                                       for k, r in enumerate(sizes)],
+            "profiles": {"p": {"type": "delay", "delay": 5}}, **extra}
+
+
+def test_requests_that_look_like_processors_are_warned_about(tmp_path):
+    procs = [8, 16, 64, 8, 32, 128, 8, 24, 40, 8, 16, 256]
+    [warning] = unit_warnings(_sized(procs, 1152), file="w.json")
+    assert str(warning) == ("w.json, field 'res': warning: all 12 requests are multiples of 8: they look like "
+                            "processors of 8-core nodes, not nodes (convert the trace with mrsched workload swf, "
+                            "which divides processors by the cores per node)")
+    above = unit_warnings(_sized(procs, 100))
+    assert len(above) == 2 and "2 of 12 requests exceed the machine's 100 nodes (largest 256)" in str(above[1])
+    assert unit_warnings(_sized([1, 2, 3, 8] * 3, 1152)) == []  # common divisor 1: nodes
+    assert unit_warnings(_sized([8, 16, 24], 1152)) == []  # too few jobs to tell
+    assert len(unit_warnings(_sized([8, 24] * (UNIT_EVIDENCE_JOBS // 2), 1152))) == 1
+    # power-of-two node counts share a divisor by design: not a sign of processors...
+    assert unit_warnings(_sized([4, 8, 16, 32, 64, 128] * 2, 128)) == []
+    # ...unless the platform's nodes have that many cores
+    # a node platform declaring 4-core nodes: multiples of 4 are suspicious, of 2 only not
+    four = read_platform_info(write_platform(tmp_path / "n4.xml", nodes=300, cores=4, per_core=False))
+    assert "multiples of 4" in str(unit_warnings(_sized([4, 8, 16] * 4, 300), platform=four)[0])
+    assert unit_warnings(_sized([2, 6, 10] * 4, 300), platform=four) == []
+    # on a per-core platform requests in processors are right
+    cores = read_platform_info(write_platform(tmp_path / "c.xml", nodes=2, cores=8, per_core=True))
+    assert unit_warnings(_sized(procs[:10], 16), platform=cores) == []
+
+
+def test_a_workload_converted_for_the_other_unit_is_warned_about(tmp_path):
+    cores = read_platform_info(write_platform(tmp_path / "c.xml", nodes=2, cores=8, per_core=True))
+    nodes = read_platform_info(write_platform(tmp_path / "n.xml", nodes=16, cores=8, per_core=False))
+    in_nodes = _sized([1, 2], 16, generator={"command": "swf", "unit": "node", "cores_per_node": 8})
+    in_cores = _sized([8, 16], 16, generator={"command": "swf", "unit": "core", "cores_per_node": 8})
+    assert "requests are in nodes" in str(unit_warnings(in_nodes, platform=cores)[0])
+    assert "this platform's resources are cores" in str(unit_warnings(in_nodes, platform=cores)[0])
+    assert "requests are in cores" in str(unit_warnings(in_cores, platform=nodes)[0])
+    assert unit_warnings(in_nodes, platform=nodes) == unit_warnings(in_cores, platform=cores) == []
+
+
+def test_batsims_example_workloads_raise_no_unit_warning(shared_dir, capsys):
+    examples = sorted((shared_dir / "data" / "batsim-workloads").glob("*.json"))
+    assert len(examples) == 5
+    assert main(["workload", "check", *map(str, examples)]) == 0
+    assert capsys.readouterr().err == ""  # power-of-two sizes 4..128 on 128 nodes
+
+
+def test_check_cli_warns_on_atlas_processors_and_not_on_its_conversion(tmp_path, atlas_swf, capsys):
+    from mrsched.workloads.batsim_json import write_workload
+    from mrsched.workloads.convert import convert_swf
+
+    converted = tmp_path / "atlas.json"
+    assert main(["workload", "swf", str(atlas_swf), "--jobs", "2000", "-o", str(converted)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("unit: node, 1152 nodes of 8 cores") and "above the platform" not in out
+    assert main(["workload", "check", str(converted)]) == 0
+    assert capsys.readouterr().err == ""
+    # the same jobs read as processors (what conversion did before units): warned, still valid
+    wl = convert_swf(atlas_swf, jobs=2000, cores_per_node=1, nodes=9216).workload
+    wl.pop("generator")
+    wl["nb_res"] = 1152
+    wl["jobs"] = [j for j in wl["jobs"] if j["res"] <= 1152]
+    raw = write_workload(tmp_path / "procs.json", wl)
+    assert main(["workload", "check", str(raw)]) == 0
+    err = capsys.readouterr().err
+    assert f"{raw}, field 'res': warning: all {len(wl['jobs'])} requests are multiples of 8" in err
+
+
 # --- command line ---------------------------------------------------------------------
 
 def test_cli_swf_check_round_trip(tmp_path, small_swf, capsys):
@@ -167,3 +265,24 @@ def test_cli_errors_are_one_line(tmp_path, small_swf, capsys):
     assert "part 0/16 does not exist" in capsys.readouterr().err
     assert main(["workload", "swf", str(tmp_path / "none.swf"), "-o", str(tmp_path / "x.json")]) == 2
     assert "cannot read SWF trace" in capsys.readouterr().err
+
+
+def test_a_per_core_platform_counts_cores_in_size_problems(tmp_path):
+    cores = read_platform_info(write_platform(tmp_path / "c.xml", nodes=2, cores=8, per_core=True))
+    [problem] = check_workload(_sized([8, 17], 16), platform=cores)
+    assert str(problem) == "job 1, field 'res': requests 17 cores, the platform has 16"
+
+
+def test_generators_from_a_multicore_trace_size_in_nodes(tmp_path, atlas_swf, capsys):
+    out = tmp_path / "mr.json"
+    assert main(["workload", "multires", "--trace", str(atlas_swf), "--jobs", "300", "--nodes", "1152",
+                 "-o", str(out)]) == 0
+    assert "unit: node, 1152 nodes of 8 cores" in capsys.readouterr().out
+    wl = json.loads(out.read_text())
+    assert wl["nb_res"] == 1152 and max(j["res"] for j in wl["jobs"]) <= 1152
+    assert main(["workload", "multires", "--trace", str(atlas_swf), "--jobs", "300", "--cores-per-node", "4",
+                 "-o", str(out)]) == 0
+    assert "nodes of 4 cores (no platform: resources are nodes; cores per node from --cores-per-node)" \
+        in capsys.readouterr().out
+    assert main(["workload", "multires", str(out), "--cores-per-node", "4", "-o", str(tmp_path / "x.json")]) == 2
+    assert "--cores-per-node apply to an SWF trace" in capsys.readouterr().err

@@ -199,3 +199,43 @@ def test_first_1000_jobs_match_the_artifacts_jobs(kth, shared_dir):
     assert [j["id"] for j in ours] == [j["id"] for j in art["jobs"]]
     assert [(j["subtime"] + 1, j["walltime"], j["res"]) for j in ours] == \
            [(j["subtime"], j["walltime"], j["res"]) for j in art["jobs"]]
+
+
+# --- streaming: a conversion is written job by job, same bytes as from the dict -----------------
+
+def test_written_workload_streams_the_same_bytes(tmp_path, kth, df96_info):
+    trace, _ = kth
+    conv = convert_swf(trace, platform=df96_info, model="burst-buffer", seed=3, jobs=3000)
+    path = conv.write(tmp_path / "w.json", platform=df96_info, check_every=700)
+    assert conv._workload is None  # written without building the dict
+    assert path.read_text() == dumps_workload(conv.workload)
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_a_generated_job_failing_its_check_is_never_written(tmp_path, small_swf):
+    conv = convert_swf(small_swf)
+    conv.columns.res[-1] = 9  # a converter bug: wider than the 8-node machine
+    with pytest.raises(WorkloadError, match="generated workload fails its check: .*job 8, field 'res'"):
+        conv.write(tmp_path / "w.json", check_every=2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.swf"]  # neither the file nor its temporary
+
+
+def test_writing_holds_one_chunk_of_jobs_not_the_workload(tmp_path):
+    import tracemalloc
+
+    rows = "\n".join(f"{k} {10 * k} 0 {100 + k % 50} 8 -1 -1 8 {200 + k % 50} -1 1 1 1 -1 -1 -1 -1 -1"
+                     for k in range(1, 4001))
+    path = tmp_path / "t.swf"
+    path.write_text("; MaxNodes: 16\n; MaxProcs: 128\n" + rows + "\n")
+    conv = convert_swf(path)
+    import mrsched.workloads.check  # noqa: F401  (imported before tracing: count data, not code)
+    tracemalloc.start()
+    conv.write(tmp_path / "stream.json", check_every=200)
+    streamed = tracemalloc.get_traced_memory()[1]
+    tracemalloc.reset_peak()
+    from mrsched.workloads.batsim_json import write_workload
+    write_workload(tmp_path / "dict.json", conv.workload)
+    whole = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert (tmp_path / "stream.json").read_bytes() == (tmp_path / "dict.json").read_bytes()
+    assert streamed * 5 < whole  # measured: 0.18 MB against 2.7 MB for 4,000 jobs

@@ -115,3 +115,22 @@ def test_esp2_gpu_copies():
     z = [j for j in jobs if j["esp_type"] == "Z"]
     assert z[1]["subtime"] == 480 * 60  # Z times doubled
     assert dumps_workload(wl) == dumps_workload(generate_esp2(seed=0, gpu_copies=True, nodes=64, cores_per_node=8))
+
+
+def test_workload_text_is_the_same_streamed_or_whole(tmp_path):
+    from mrsched.workloads.batsim_json import dumps_workload, iter_workload_text, write_workload
+
+    assert dumps_workload({"nb_res": 1, "jobs": [], "profiles": {}}) == \
+        '{\n "nb_res": 1,\n "jobs": [],\n "profiles": {}\n}\n'
+    wl = {"name": "x", "nb_res": 2.0, "jobs": [{"id": 1, "res": np.int64(2), "subtime": 1.5, "profile": "p"}],
+          "profiles": {"p": {"type": "delay", "delay": 3.0}}}
+    text = ('{\n "name": "x",\n "nb_res": 2,\n "jobs": [\n  {"id": 1, "res": 2, "subtime": 1.5, "profile": "p"}\n ],\n'
+            ' "profiles": {\n  "p": {"type": "delay", "delay": 3}\n }\n}\n')
+    assert dumps_workload(wl) == text
+    assert "".join(iter_workload_text([("name", "x"), ("nb_res", 2), ("jobs", iter(wl["jobs"])),
+                                       ("profiles", iter(wl["profiles"].items()))])) == text
+    assert write_workload(tmp_path / "w.json", wl).read_text() == text
+    wl["profiles"]["p"]["delay"] = float("nan")
+    with pytest.raises(Exception, match="non-finite"):
+        write_workload(tmp_path / "bad.json", wl)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["w.json"]

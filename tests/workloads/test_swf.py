@@ -28,6 +28,9 @@ def test_reads_gzip(tmp_path, small_swf):
     with gzip.open(path, "wt") as f:
         f.write(small_swf.read_text())
     assert len(read_swf(path)) == 8
+    named_plain = tmp_path / "t.swf"  # a compressed trace saved without .gz: read by content
+    named_plain.write_bytes(path.read_bytes())
+    assert np.array_equal(read_swf(named_plain).data, read_swf(small_swf).data)
 
 
 @pytest.mark.parametrize("line,message,field", [
@@ -89,3 +92,75 @@ def test_kth_trace_cleaning_matches_seed_001(kth_swf):
     assert report.kept == 28453  # the paper's count: 14 more jobs wider than 96 compute nodes
     assert report.dropped["requested processors above the platform"] == 14
     assert np.all(trace.column("requested_processors")[kept] <= 96)
+
+
+# --- damaged .swf.gz: one WorkloadError naming the file, never a traceback ------------------
+
+def _gz(tmp_path, small_swf, copies=400):
+    """A gzip trace big enough that damage in its middle hits the deflate stream."""
+    lines = small_swf.read_text().splitlines(keepends=True)
+    header = [l for l in lines if l.startswith(";")]
+    body = [l for l in lines if not l.startswith(";")]
+    path = tmp_path / "big.swf.gz"
+    with gzip.open(path, "wt") as f:
+        f.write("".join(header) + "".join(body) * copies)
+    return path
+
+
+def _damaged(tmp_path, small_swf, how):
+    data = bytearray(_gz(tmp_path, small_swf).read_bytes())
+    path = tmp_path / f"{how}.swf.gz"
+    if how == "truncated":
+        data = data[: len(data) // 2]
+    elif how == "corrupt":
+        for k in range(len(data) // 2, len(data) // 2 + 64):
+            data[k] ^= 0x55
+    elif how == "crc":
+        data[-6] ^= 0xFF  # the CRC-32 of the trailer
+    elif how == "not-gzip":
+        data = bytearray(small_swf.read_bytes())
+    elif how == "empty":
+        data = bytearray()
+    path.write_bytes(bytes(data))
+    return path
+
+
+@pytest.mark.parametrize("how,message", [
+    ("truncated", "corrupt or truncated gzip data after line \\d+: the compressed stream ends early"),
+    ("corrupt", "corrupt or truncated gzip data after line \\d+: "),
+    ("crc", "corrupt or truncated gzip data after line \\d+: CRC check failed"),
+    ("not-gzip", "named .gz but not gzip-compressed"),
+    ("empty", "empty file"),
+])
+def test_damaged_gzip_is_one_workload_error(tmp_path, small_swf, how, message):
+    path = _damaged(tmp_path, small_swf, how)
+    with pytest.raises(WorkloadError, match=message) as info:
+        read_swf(path)
+    assert info.value.file == str(path) and str(info.value).startswith(f"{path}")
+    assert "\n" not in str(info.value)
+
+
+def test_records_are_stored_as_one_float_array(tmp_path, small_swf):
+    trace = read_swf(_gz(tmp_path, small_swf, copies=3))
+    assert trace.data.dtype == np.float64 and trace.data.shape == (24, 18) and trace.data.flags.c_contiguous
+    assert trace.lines.dtype == np.int64 and trace.lines[-1] == 5 + 24
+
+
+@pytest.mark.parametrize("how", ["truncated", "not-gzip"])
+def test_damaged_gzip_through_the_command_line_and_a_campaign(tmp_path, small_swf, capsys, how):
+    from mrsched.cli import main
+    from mrsched.errors import MrschedError
+    from mrsched.expe.campaign import load_campaign, plan_runs, prepare_inputs
+
+    path = _damaged(tmp_path, small_swf, how)
+    assert main(["workload", "swf", str(path), "-o", str(tmp_path / "w.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(path) in err and "Traceback" not in err
+    spec = tmp_path / "c.yaml"
+    spec.write_text(f"platforms: [{{generate: cluster, nodes: 8}}]\n"
+                    f"workloads: [{{swf: {path}, jobs: 5, model: delay}}]\npolicies: [fcfs]\n")
+    campaign = load_campaign(spec)
+    with pytest.raises(MrschedError) as info:
+        prepare_inputs(campaign, plan_runs(campaign))
+    expected = "corrupt or truncated gzip data" if how == "truncated" else "named .gz but not gzip-compressed"
+    assert f"{path}: {expected}" in str(info.value)

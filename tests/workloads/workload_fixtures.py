@@ -57,3 +57,41 @@ def cluster16_info():
     from mrsched.workloads.platform_info import read_platform_info
 
     return read_platform_info(bundled_path("cluster16.xml"))
+
+
+def llnl_trace(shared_dir: Path, name: str) -> Path:
+    path = shared_dir / "data" / f"{name}.swf.gz"
+    if not path.is_file():
+        pytest.skip(f"{name} not in ../shared/data")
+    return path
+
+
+@pytest.fixture(scope="session")
+def atlas_swf(shared_dir) -> Path:
+    """LLNL Atlas: 1,152 nodes x 8 cores, sizes in processors (read in place, compressed)."""
+    return llnl_trace(shared_dir, "LLNL-Atlas-2006-2.1-cln")
+
+
+@pytest.fixture(scope="session")
+def thunder_swf(shared_dir) -> Path:
+    """LLNL Thunder: 1,002 nodes x 4 cores, sizes in processors."""
+    return llnl_trace(shared_dir, "LLNL-Thunder-2007-1.1-cln")
+
+
+def write_platform(path: Path, nodes: int, cores: int, *, per_core: bool, declare_cores: bool = True) -> Path:
+    """A flat SimGrid platform of ``nodes`` compute nodes in either unit convention: whole-node
+    hosts (optional ``cores`` property) or one host per core (``resource="core"``, ``node``)."""
+    hosts = ['  <host id="master" speed="1Gf"><prop id="role" value="master"/></host>']
+    for n in range(nodes):
+        if per_core:
+            for c in range(cores):
+                hosts.append(f'  <host id="n{n}_c{c}" speed="1Gf"><prop id="resource" value="core"/>'
+                             f'<prop id="node" value="n{n}"/><prop id="cores" value="{cores}"/>'
+                             f'<prop id="gpus" value="0"/></host>')
+        else:
+            prop = f'<prop id="cores" value="{cores}"/>' if declare_cores else ""
+            hosts.append(f'  <host id="n{n}" speed="1Gf">{prop}</host>')
+    path.write_text('<?xml version="1.0"?>\n<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+                    '<platform version="4.1">\n <zone id="AS0" routing="Full">\n' + "\n".join(hosts)
+                    + "\n </zone>\n</platform>\n")
+    return path
