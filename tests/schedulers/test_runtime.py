@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 import pytest
-from test_driver import begins_data, simulate
+from engine_run import begins_data, simulate
 
 from mrsched.errors import SimulationError
 from mrsched.schedulers.cluster import Cluster
