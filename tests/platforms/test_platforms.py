@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import xml.etree.ElementTree as ET
 
@@ -14,6 +13,7 @@ from mrsched.platforms.bundled import BUNDLED, HERE, bundled_path
 from mrsched.platforms.cluster import generate_cluster
 from mrsched.platforms.description import format_bandwidth, format_speed, format_time
 from mrsched.platforms.dragonfly import generate_dragonfly, storage_ranks
+from mrsched.simulator.platform import load_platform
 
 
 @pytest.fixture(scope="module")
@@ -251,17 +251,9 @@ def test_cli_writes_platform_and_description(tmp_path, capsys):
 
 # --- routes as the embedded simulator's loader sees them (SimGrid semantics of our XML) ---
 
-def _loader():
-    try:
-        return importlib.import_module("mrsched.simulator.platform")
-    except ImportError as exc:  # the simulator area is built in parallel
-        pytest.skip(f"mrsched.simulator.platform is not importable yet ({exc})")
-
-
 @pytest.fixture(scope="module")
 def loaded_df96():
-    module = _loader()
-    return module.load_platform(str(bundled_path("dragonfly96.xml")))
+    return load_platform(str(bundled_path("dragonfly96.xml")))
 
 
 @pytest.mark.parametrize("src,dst,links", [
