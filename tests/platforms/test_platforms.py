@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from mrsched.cli import main
-from mrsched.errors import PlatformError
+from mrsched.errors import ConfigError, PlatformError
 from mrsched.platforms.bundled import BUNDLED, HERE, bundled_path
 from mrsched.platforms.cluster import generate_cluster
 from mrsched.platforms.description import format_bandwidth, format_speed, format_time
@@ -176,7 +176,7 @@ def test_dragonfly_parameters_scale_and_validate():
         generate_dragonfly(nodes_per_router=0)
     with pytest.raises(PlatformError, match="too many"):
         generate_dragonfly(groups=9, chassis=6, routers=4, nodes_per_router=6)
-    with pytest.raises(Exception, match="bandwidth"):
+    with pytest.raises(ConfigError, match="cannot read bandwidth 'fast'"):
         generate_dragonfly(pfs_bandwidth="fast")
 
 
