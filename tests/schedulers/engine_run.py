@@ -4,7 +4,8 @@
 a Batsim workload (one delay profile per job, its ``runtime``), then runs
 :func:`mrsched.simulator.engine.simulate` with the scheduler's ``handle_message``: every
 decision goes through the engine's own checks (no compute sharing, alloc sizes, known jobs,
-calls in the past...), which raise ``SimulationError`` and fail the test.
+calls in the past...), which raise ``SimulationError`` and fail the test; and every job must
+have run as Batsim runs it (its runtime, or killed at its walltime).
 
 The platform's network has no latency and a 1e300 B/s bandwidth, so Batsim's message offsets
 vanish and a job runs from exactly the time it is started: the tests can assert exact times.
@@ -114,6 +115,7 @@ def simulate(scheduler, machine: dict, jobs: list[dict]) -> dict:
             "the engine does not announce the machine the test describes"
     out = {"start": {}, "finish": {}, "alloc": {}, "rejected": set(),
            "replies": [m["msg"] for m in result.transcript if m["from"] == "scheduler"]}
+    by_id = {f"w0!{j['id']}": j for j in jobs}
     for rec in result.jobs:
         job_id = f"{rec.workload}!{rec.local_id}"
         if rec.final_state == "REJECTED":
@@ -122,4 +124,16 @@ def simulate(scheduler, machine: dict, jobs: list[dict]) -> dict:
         out["start"][job_id] = round(rec.starting_time, 6)
         out["finish"][job_id] = round(rec.finish_time, 6)
         out["alloc"][job_id] = parse_alloc(rec.alloc, job=job_id)
+        check_execution(by_id[job_id], rec)
     return out
+
+
+def check_execution(job: dict, rec) -> None:
+    """The engine ran the job as Batsim does: its runtime, or killed at a walltime that is not
+    longer (a delay equal to the walltime is killed: see the reference run ``walltime``)."""
+    runtime, walltime = float(job["runtime"]), float(job.get("walltime", -1))
+    killed = 0 < walltime <= runtime
+    assert rec.final_state == ("COMPLETED_WALLTIME_REACHED" if killed else "COMPLETED_SUCCESSFULLY"), \
+        f"{rec.local_id}: {rec.final_state}"
+    ran = rec.finish_time - rec.starting_time
+    assert abs(ran - (walltime if killed else runtime)) < 1e-6, f"{rec.local_id} ran {ran} s"
