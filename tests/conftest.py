@@ -1,13 +1,41 @@
-"""Shared fixtures: paths to the repository and to ../shared (ground-truth runs and traces)."""
+"""Shared fixtures: paths to the repository and to ../shared (ground-truth runs and traces), and
+the one rule for inputs a machine may lack.
+
+The rule (``missing``): a test whose input is absent here (``../shared``, a trace in it,
+pybatsim) skips with the reason on a user's machine, and fails with that same one line under
+``CI=true``, where CI must not go green without its ground truth. Request the fixtures below
+(``shared_dir``, ``shared_file``, ``pybatsim``, ``require``) and a new test inherits it.
+"""
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from pathlib import Path
+from typing import Callable, NoReturn
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+ON_CI = os.environ.get("CI", "").strip().lower() in ("true", "1")
+
+PYBATSIM_MODULES = ("batsim", "docopt", "sortedcontainers")
+PYBATSIM_INSTALL = "pip install --no-deps pybatsim==3.2.1 docopt sortedcontainers"
+
+
+def missing(reason: str) -> NoReturn:
+    """An input this machine lacks: skip with ``reason`` here, fail with it under CI=true."""
+    if ON_CI:
+        pytest.fail(f"CI=true and {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def pytest_report_header(config) -> str:
+    if ON_CI:
+        return "CI=true: a missing ../shared or pybatsim fails the tests that need it"
+    return ("not CI: tests needing ../shared or pybatsim skip where they are absent "
+            "(CI=true makes that a failure)")
 
 
 @pytest.fixture(scope="session")
@@ -16,8 +44,44 @@ def repo_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
+def require() -> Callable[[bool, str], None]:
+    """``require(condition, reason)``: :func:`missing` (skip here, fail under CI) unless true."""
+    def check(condition: bool, reason: str) -> None:
+        if not condition:
+            missing(reason)
+    return check
+
+
+@pytest.fixture(scope="session")
 def shared_dir() -> Path:
-    """../shared beside the checkout; tests that need it skip on a machine without it."""
+    """../shared beside the checkout (Batsim reference runs, traces)."""
     if not SHARED.is_dir():
-        pytest.skip("../shared (reference runs and traces) is not present on this machine")
+        missing(f"../shared (reference runs and traces) is not present at {SHARED}")
     return SHARED
+
+
+@pytest.fixture(scope="session")
+def shared_file(shared_dir) -> Callable[..., Path]:
+    """``shared_file("data", "x.swf")``: that file of ../shared, or :func:`missing`."""
+    def get(*parts: str) -> Path:
+        path = shared_dir.joinpath(*parts)
+        if not path.exists():
+            missing(f"{'/'.join(parts)} is not in ../shared ({shared_dir})")
+        return path
+    return get
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+@pytest.fixture(scope="session")
+def pybatsim() -> None:
+    """pybatsim 3.2.1 and what it imports (a real third-party Batsim client)."""
+    absent = [m for m in PYBATSIM_MODULES if not _importable(m)]
+    if absent:
+        missing(f"pybatsim 3.2.1 is not installed (no module {', '.join(absent)}; "
+                f"{PYBATSIM_INSTALL})")

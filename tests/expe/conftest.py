@@ -54,27 +54,11 @@ def helper_path(monkeypatch) -> Path:
     return HERE
 
 
-def _importable(name: str) -> bool:
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec(name) is not None
-    except ModuleNotFoundError:
-        return False
-
-
 @pytest.fixture()
 def engine_env(monkeypatch, helper_path) -> dict[str, str]:
-    """The real embedded engine and ``mrsched simulate`` when both are installed, else the
-    test double (``fake_engine.py``) for both; returns ``{"batsim": command}``."""
-    import shlex
-    import sys
-
+    """The real embedded engine in process and ``mrsched simulate`` as the ``batsim`` engine's
+    binary (no override of the engine from the environment); returns ``{"batsim": command}``."""
     from mrsched.expe.worker import ENGINE_ENV
 
-    if _importable("mrsched.simulator.engine") and _importable("mrsched.simulator.cli"):
-        monkeypatch.delenv(ENGINE_ENV, raising=False)
-        return {"batsim": "mrsched simulate"}
-    # one implementation on both sides, so that the two engines can be compared
-    monkeypatch.setenv(ENGINE_ENV, "fake_engine:simulate")
-    return {"batsim": shlex.join([sys.executable, str(HERE / "fake_engine.py")])}
+    monkeypatch.delenv(ENGINE_ENV, raising=False)
+    return {"batsim": "mrsched simulate"}

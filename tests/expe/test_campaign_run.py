@@ -117,10 +117,8 @@ def test_killed_campaign_resumes_to_same_results(tmp_path, inputs, engine_env, s
     assert fresh.ok == 6
     for name, d in dirs.items():
         assert (d / "out_jobs.csv").read_text() == (fresh.campaign_dir / "runs" / name / "out_jobs.csv").read_text()
-    try:
-        from mrsched.analysis import campaign_metrics
-    except ImportError:
-        return
+    from mrsched.analysis import campaign_metrics
+
     cols = lambda df: df.drop(columns=[c for c in df.columns if "wall" in c or "time_s" in c
                                        or c in ("dir", "path", "run_dir")], errors="ignore")
     a = cols(campaign_metrics(out)).sort_values("run_id").reset_index(drop=True)
@@ -130,7 +128,7 @@ def test_killed_campaign_resumes_to_same_results(tmp_path, inputs, engine_env, s
 
 
 def test_dask_executor_runs_a_tiny_campaign(tmp_path, inputs, engine_env):
-    distributed = pytest.importorskip("distributed")
+    import distributed
     path = campaign_file(tmp_path, inputs, policies="[fcfs, fcfs-easy]", workloads=2)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   protocol="tcp", host="127.0.0.1", dashboard_address=None) as cluster:

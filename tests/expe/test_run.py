@@ -116,18 +116,22 @@ def test_batsim_engine_two_processes(tmp_path, inputs, engine_env):
     no_children_left()
 
 
-@pytest.mark.parametrize("policy,status,reason", [
-    ("misbehaving:CrashingScheduler", "failed", "scheduler"),
-    ("misbehaving:HangingScheduler", "timeout", "timeout"),
+@pytest.mark.parametrize("policy,status,reason,timeout,helpers", [
+    ("misbehaving:CrashingScheduler", "failed", "scheduler", 60, 0),
+    # long enough for both processes to start and the scheduler to start its helper
+    ("misbehaving:HangingScheduler", "timeout", "timeout", 5, 2),
 ])
-def test_batsim_engine_kills_both_sides(tmp_path, inputs, engine_env, monkeypatch, policy, status, reason):
+def test_batsim_engine_kills_both_sides(tmp_path, inputs, engine_env, monkeypatch, policy, status,
+                                        reason, timeout, helpers):
     pidfile = tmp_path / "pids"
     monkeypatch.setenv("MRSCHED_TEST_PIDFILE", str(pidfile))
     manifest = execute_run(spec_for(inputs, tmp_path / "b", policy=policy, engine="batsim",
-                                    batsim=engine_env["batsim"], timeout=2.5))
+                                    batsim=engine_env["batsim"], timeout=timeout))
     assert manifest["status"] == status and reason in manifest["error"]
-    if pidfile.exists():
-        assert_gone([int(p) for p in pidfile.read_text().split()])
+    pids = [int(p) for p in pidfile.read_text().split()] if helpers else []
+    assert len(pids) == helpers  # the hanging scheduler's process and the helper it started
+    assert pidfile.exists() == bool(helpers)
+    assert_gone(pids)
     no_children_left()
 
 

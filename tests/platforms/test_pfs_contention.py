@@ -3,19 +3,13 @@ link is the bottleneck, not a compute node's link (the trap this platform avoids
 
 from __future__ import annotations
 
-import importlib
 import json
 
 import pytest
 
 from mrsched.platforms.bundled import bundled_path
-
-
-def _need(module: str):
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        pytest.skip(f"{module} is not importable yet ({exc})")
+from mrsched.schedulers import batsim
+from mrsched.simulator import engine
 
 
 def _writer_scheduler(base):
@@ -42,8 +36,6 @@ def _writer_scheduler(base):
     (2, 1.25e9, 1.0),     # 2 nodes: 2.5 GB/s < 5 GB/s, each at its link's speed
 ])
 def test_pfs_write_time(tmp_path, nodes, per_node, expected):
-    engine = _need("mrsched.simulator.engine")
-    batsim = _need("mrsched.schedulers.batsim")
     wl = {"nb_res": 96,
           "jobs": [{"id": 1, "subtime": 0, "walltime": -1, "res": nodes, "profile": "w"}],
           "profiles": {"w": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 0,

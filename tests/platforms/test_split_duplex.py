@@ -3,7 +3,6 @@ what it changes for I/O (opposite directions do not contend on a node link, same
 
 from __future__ import annotations
 
-import importlib
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -12,13 +11,8 @@ from mrsched.errors import PlatformError
 from mrsched.platforms.bundled import bundled_path
 from mrsched.platforms.cluster import generate_cluster
 from mrsched.platforms.dragonfly import generate_dragonfly
-
-
-def _need(module: str):
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:  # the simulator area is built in parallel
-        pytest.skip(f"{module} is not importable yet ({exc})")
+from mrsched.simulator import platform as loader
+from mrsched.simulator import ptask
 
 
 # --- every node-to-node route equals SimGrid's own DragonflyZone's --------------------------------
@@ -71,7 +65,6 @@ def _ours(simgrid_name: str, table: dict[str, str]) -> str:
     ((1, 3, 3, 1), "splitduplex"),
 ])
 def test_node_routes_equal_simgrid_dragonfly_cluster(tmp_path, shape, sharing):
-    loader = _need("mrsched.simulator.platform")
     G, C, R, N = shape
     size = G * C * R * N
     policy = {"splitduplex": "SPLITDUPLEX", "shared": "SHARED"}[sharing]
@@ -146,7 +139,6 @@ GB = 1.25e9           # one second on a node link
 
 @pytest.fixture(scope="module")
 def platforms(tmp_path_factory):
-    loader = _need("mrsched.simulator.platform")
     shared = tmp_path_factory.mktemp("shared") / "dragonfly96_shared.xml"
     shared.write_text(generate_dragonfly(link_sharing="shared").xml)
     return {"splitduplex": loader.load_platform(str(bundled_path("dragonfly96"))),
@@ -155,7 +147,6 @@ def platforms(tmp_path_factory):
 
 def _finish_times(platform, transfers: list[tuple[str, str, float]]) -> list[float]:
     """Each transfer its own ptask, all started at 0; their finish times."""
-    ptask = _need("mrsched.simulator.ptask")
     model = ptask.PtaskModel(platform)
     tasks = [model.add({}, {(src, dst): size}, now=0.0) for src, dst, size in transfers]
     while (nxt := model.next_completion()) is not None:

@@ -9,11 +9,10 @@ METHODS = {"naive", "bbsched", "weighted", "weighted-cpu", "weighted-bb", "const
 
 
 @pytest.fixture(scope="module")
-def campaign(shared_dir, repo_dir):
+def campaign(shared_file, repo_dir):
     from mrsched.expe.campaign import load_campaign
 
-    if not (shared_dir / "data" / "KTH-SP2-1996-2.1-cln.swf").is_file():
-        pytest.skip("KTH-SP2 trace not in ../shared/data")
+    shared_file("data", "KTH-SP2-1996-2.1-cln.swf")
     return load_campaign(repo_dir / "expe" / "bbsched.yaml")
 
 

@@ -1,10 +1,10 @@
-"""BBSched and its comparison methods as policies, run through the runtime with replayed
-Batsim messages (tests/schedulers/test_driver.py): start times, starvation, knobs."""
+"""BBSched and its comparison methods as policies, run through the runtime on the embedded
+engine (tests/schedulers/engine_run.py): start times, starvation, knobs."""
 
 from __future__ import annotations
 
 import pytest
-from test_driver import begins_data, simulate
+from engine_run import begins_data, simulate
 
 from mrsched.errors import ConfigError
 from mrsched.schedulers.job import Job, Request
@@ -201,7 +201,8 @@ def test_every_method_runs_a_contended_workload_to_completion(policy):
 @pytest.mark.parametrize("order, first", [("fcfs", "A"), ("wfp", "B")])
 def test_base_order_decides_what_enters_the_window(order, first):
     # At t=100: A waited 100 s of a 1000 s walltime, B 100 s of 100 s: WFP puts B first.
-    jobs = [dict(id="R", subtime=0, runtime=100, walltime=100, res=10),
+    # (Batsim submits same-time jobs in id text order: 0R, A, B.)
+    jobs = [dict(id="0R", subtime=0, runtime=100, walltime=100, res=10),
             dict(id="A", subtime=0, runtime=50, walltime=1000, res=3),
             dict(id="B", subtime=0, runtime=50, walltime=100, res=8)]
     res = simulate(make_scheduler("bbsched", {"window": "1", "base_order": order, "generations": "20"}),

@@ -8,6 +8,7 @@ import csv
 import pytest
 
 from mrsched.schedulers.registry import make_scheduler
+from mrsched.simulator import engine
 
 CASES = [(variant, policy, seed) for variant, policy in
          [("fcfs", "fcfs"), ("easy_bf", "fcfs-easy"), ("conservative_bf", "conservative-bb"), ("filler", "filler")]
@@ -16,7 +17,6 @@ CASES = [(variant, policy, seed) for variant, policy in
 
 @pytest.mark.parametrize("variant,policy,seed", CASES, ids=[f"{v}-seed{s}" for v, _, s in CASES])
 def test_embedded_engine_reproduces_batsched_outputs(shared_dir, tmp_path, variant, policy, seed):
-    engine = pytest.importorskip("mrsched.simulator.engine")
     ref = shared_dir / "batsched-reference" / f"{variant}-seed{seed}"
     engine.simulate(str(ref / "platform.xml"), [str(ref / "workload.json")], make_scheduler(policy, {}),
                     export_prefix=str(tmp_path / "out"), mmax=128)

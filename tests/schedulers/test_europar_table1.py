@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import pytest
-from test_driver import begins_data, simulate
+from engine_run import begins_data, simulate
 
 from mrsched.schedulers.registry import make_scheduler
 

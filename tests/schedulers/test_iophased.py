@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_driver import begins_data
+from engine_run import begins_data
 
 from mrsched.errors import ConfigError
 from mrsched.schedulers.registry import make_scheduler

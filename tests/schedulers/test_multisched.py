@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_driver import begins_data, simulate
+from engine_run import begins_data, simulate
 
 from mrsched.errors import ConfigError
 from mrsched.schedulers.genetic import GeneticSolver, MaxGenerations

@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
-from test_driver import begins_data, simulate
+from engine_run import begins_data, simulate
 
 from mrsched.errors import ConfigError
 from mrsched.schedulers.annealing import CoolingSchedule, anneal

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from test_availability_fit import coord_cluster, loaded
-from test_driver import begins_data, simulate
+from engine_run import begins_data, simulate
 
 from mrsched.schedulers.availability import Allocation, AvailabilityProfile, Fit
 from mrsched.schedulers.job import Job, Request

@@ -1,11 +1,14 @@
-"""PolicyScheduler / PolicyRuntime: checked decisions, rejections, protocol actions."""
+"""PolicyScheduler / PolicyRuntime: checked decisions, rejections, protocol actions.
+
+Whole runs go through the embedded engine (engine_run.simulate); the tests that feed
+``handle_message`` by hand script one exact message sequence, or one Batsim never sends."""
 
 from __future__ import annotations
 
 import logging
 
 import pytest
-from test_driver import begins_data, simulate
+from engine_run import begins_data, simulate
 
 from mrsched.errors import SimulationError
 from mrsched.schedulers.cluster import Cluster
@@ -98,6 +101,8 @@ def test_reject_needs_a_reason_and_a_waiting_job():
     ({"res": "many"}, "invalid request"),
 ])
 def test_never_runnable_jobs_are_rejected_with_a_logged_reason(job, why, caplog):
+    # Messages fed by hand, not through the engine: Batsim refuses a workload whose job asks
+    # more nodes than the platform has (res 5 on 4) or a non-integer res, so it never sends these.
     sched = make_scheduler("sjf-bb", {})
     data = begins_data(4, storage=[{"bb_capacity": 15}, {"bb_capacity": 15}])
     sched.handle_message(msg(0, ("SIMULATION_BEGINS", data)))

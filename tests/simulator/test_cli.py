@@ -108,7 +108,6 @@ def test_against_mrsched_serve(capsys, platform_file, tmp_path):
     import subprocess
     import sys
 
-    pytest.importorskip("mrsched.schedulers.registry")
     port = _free_port()
     wl = tmp_path / "w.json"
     wl.write_text(json.dumps({"profiles": {"d": {"type": "delay", "delay": 5}}, "jobs": [

@@ -7,7 +7,7 @@ import csv
 
 import pytest
 
-from mrsched.errors import SimulationError, WorkloadError
+from mrsched.errors import ProtocolError, SimulationError, WorkloadError
 from mrsched.simulator.engine import format_alloc, parse_alloc, simulate
 from test_engine_support import (fcfs, make_workload, platform_file,  # noqa: F401 (fixtures)
                                  scripted)
@@ -53,10 +53,10 @@ def test_message_flow(platform_file, make_workload, scripted, tmp_path):
     sched = scripted(react)
     simulate(platform_file, [wl], sched, export_prefix=None)
     types = [[e["type"] for e in m["events"]] for m in sched.messages]
-    assert types[0] == ["SIMULATION_BEGINS"]
-    assert types[1] == ["JOB_SUBMITTED"]
-    assert ["NOTIFY"] in types or any("NOTIFY" in t for t in types)
-    assert types[-1] == ["SIMULATION_ENDS"]
+    # the submitter's last job, then its goodbye (its own message), the completion, the end
+    assert types == [["SIMULATION_BEGINS"], ["JOB_SUBMITTED"], ["NOTIFY"], ["JOB_COMPLETED"],
+                     ["SIMULATION_ENDS"]]
+    assert sched.events("NOTIFY")[0]["data"] == {"type": "no_more_static_job_to_submit"}
     sub = sched.events("JOB_SUBMITTED")[0]["data"]
     assert sub == {"job_id": "w0!a", "job": {"id": "w0!a", "subtime": 0, "res": 1,
                                             "profile": "d10", "walltime": 20,
@@ -130,17 +130,17 @@ def test_call_me_later_in_the_past_is_fatal(platform_file, make_workload, script
     assert err.value.event == "CALL_ME_LATER"
 
 
-@pytest.mark.parametrize("decision, message", [
-    (("EXECUTE_JOB", {"job_id": "w0!nope", "alloc": "0"}), "unknown job"),
-    (("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0-1"}), "has 2 resources"),
-    (("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "9"}), "names resource 9"),
+@pytest.mark.parametrize("decision, error, message", [
+    (("EXECUTE_JOB", {"job_id": "w0!nope", "alloc": "0"}), SimulationError, "unknown job"),
+    (("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0-1"}), SimulationError, "has 2 resources"),
+    (("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "9"}), SimulationError, "names resource 9"),
     (("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0", "mapping": {"0": 0},
-                      "storage_mapping": {"a": 0}}), "at most one of"),
-    (("REJECT_JOB", {"job_id": "w0!2"}), "not submitted"),
-    (("EXPLODE", {}), "unknown event type"),
+                      "storage_mapping": {"a": 0}}), SimulationError, "at most one of"),
+    (("REJECT_JOB", {"job_id": "w0!2"}), SimulationError, "not submitted"),
+    (("EXPLODE", {}), ProtocolError, "unknown event type"),
 ])
 def test_batsim_fatal_errors_name_event_and_job(platform_file, make_workload, scripted,
-                                                decision, message):
+                                                decision, error, message):
     wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"},
                         {"id": 2, "subtime": 100, "res": 1, "profile": "d10"}])
 
@@ -148,7 +148,7 @@ def test_batsim_fatal_errors_name_event_and_job(platform_file, make_workload, sc
         if any(e["type"] == "JOB_SUBMITTED" for e in msg["events"]):
             yield decision
 
-    with pytest.raises(Exception, match=message) as err:
+    with pytest.raises(error, match=message) as err:
         simulate(platform_file, [wl], scripted(react), export_prefix=None)
     assert err.value.event == decision[0]
 
@@ -311,7 +311,7 @@ def test_mmax_and_too_big_job(platform_file, make_workload, fcfs, scripted):
 def test_alloc_strings():
     assert parse_alloc("0-3 7 9-10", job=None) == [0, 1, 2, 3, 7, 9, 10]
     assert format_alloc([0, 1, 2, 3, 7, 9, 10]) == "0-3 7 9-10"
-    with pytest.raises(Exception, match="invalid interval set"):
+    with pytest.raises(ProtocolError, match="invalid interval set '3-1'"):
         parse_alloc("3-1", job="w0!1")
 
 

@@ -7,6 +7,7 @@ import json
 import threading
 
 import pytest
+import zmq
 
 from mrsched.errors import ConfigError, ProtocolError
 from mrsched.simulator.connection import ZmqScheduler, check_endpoint
@@ -26,7 +27,6 @@ def serve(policy, sock, stop):
 
 
 def test_zmq_matches_in_process(platform_file, make_workload, fcfs, tmp_path):
-    zmq = pytest.importorskip("zmq")
     wl = make_workload([{"id": i, "subtime": i * 0.5, "res": 1 + i % 3, "profile": "d10"}
                         for i in range(12)])
     simulate(platform_file, [wl], fcfs(), export_prefix=tmp_path / "a")
@@ -49,7 +49,6 @@ def test_zmq_matches_in_process(platform_file, make_workload, fcfs, tmp_path):
 
 
 def test_malformed_reply_is_a_protocol_error(platform_file, make_workload, tmp_path):
-    zmq = pytest.importorskip("zmq")
     wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"}])
     ctx = zmq.Context.instance()
     rep = ctx.socket(zmq.REP)

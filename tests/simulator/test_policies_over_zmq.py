@@ -42,7 +42,6 @@ def _free_port() -> int:
 
 @pytest.mark.parametrize("policy", POLICIES)
 def test_same_jobs_csv_in_process_and_over_zmq(inputs, policy, tmp_path):
-    pytest.importorskip("zmq")
     from mrsched.schedulers.batsim.endpoint import serve
 
     platform, workload = inputs

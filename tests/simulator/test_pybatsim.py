@@ -1,10 +1,10 @@
 """Interop with a real third-party client: pybatsim 3.2.1 schedulers against our engine over
-ZeroMQ (``pip install --no-deps pybatsim==3.2.1 docopt sortedcontainers``)."""
+ZeroMQ (``pip install --no-deps pybatsim==3.2.1 docopt sortedcontainers``); without it these
+tests skip, or fail under CI=true (the ``pybatsim`` fixture of tests/conftest.py)."""
 
 from __future__ import annotations
 
 import csv
-import importlib.util
 import socket
 import subprocess
 import sys
@@ -16,11 +16,7 @@ import pytest
 from mrsched.simulator.connection import ZmqScheduler
 from mrsched.simulator.engine import simulate
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("batsim") is None or importlib.util.find_spec("docopt") is None
-    or importlib.util.find_spec("sortedcontainers") is None,
-    reason="pybatsim 3.2.1 not installed (pip install --no-deps pybatsim==3.2.1 docopt "
-           "sortedcontainers)")
+pytestmark = pytest.mark.usefixtures("pybatsim")
 
 
 def _free_port() -> int:

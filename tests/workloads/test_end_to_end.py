@@ -1,28 +1,19 @@
-"""Generated platform + generated workload through the embedded engine (when it is built)."""
+"""Generated platform + generated workload through the embedded engine."""
 
 from __future__ import annotations
-
-import importlib
 
 import pytest
 
 from mrsched.platforms.bundled import bundled_path
+from mrsched.schedulers import registry
+from mrsched.simulator import engine
 from mrsched.workloads.batsim_json import write_workload
 from mrsched.workloads.synthetic import generate_synthetic
 from workload_fixtures import df96_info, cluster16_info  # noqa: F401 (fixtures)
 
 
-def _need(module: str):
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        pytest.skip(f"{module} is not importable yet ({exc})")
-
-
 @pytest.mark.parametrize("platform", ["dragonfly96", "cluster16"])
 def test_synthetic_workload_runs_on_generated_platform(tmp_path, platform, df96_info, cluster16_info):
-    engine = _need("mrsched.simulator.engine")
-    registry = _need("mrsched.schedulers.registry")
     info = df96_info if platform == "dragonfly96" else cluster16_info
     wl = generate_synthetic(jobs=25, platform=info, seed=3, model="burst-buffer", variant="alloc-only")
     path = write_workload(tmp_path / "w.json", wl)

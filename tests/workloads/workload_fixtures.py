@@ -36,11 +36,8 @@ def small_swf(tmp_path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def kth_swf(shared_dir) -> Path:
-    path = shared_dir / "data" / "KTH-SP2-1996-2.1-cln.swf"
-    if not path.is_file():
-        pytest.skip("KTH-SP2 trace not in ../shared/data")
-    return path
+def kth_swf(shared_file) -> Path:
+    return shared_file("data", "KTH-SP2-1996-2.1-cln.swf")
 
 
 @pytest.fixture(scope="session")
