@@ -1,0 +1,88 @@
+"""Issue 13 item 1: a `mrsched run` or `mrsched campaign run` killed with SIGKILL leaves no
+process behind (its engine, `mrsched serve`, a policy's helpers), and the guard's own
+deadline holds a run's timeout even when nobody supervises it any more."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import psutil
+import pytest
+
+
+def marked(mark: str) -> list[psutil.Process]:
+    """Every live process whose environment carries ``mark`` (all descendants inherit it)."""
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get("MRSCHED_TEST_MARK") == mark and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            pass
+    return found
+
+
+def wait_for(path: Path, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not (path.is_file() and path.read_text().strip()):
+        assert time.monotonic() < deadline, f"{path} never written"
+        time.sleep(0.05)
+
+
+def launch(argv: list[str], tmp_path: Path) -> tuple[subprocess.Popen, str, Path]:
+    mark = uuid.uuid4().hex
+    pidfile = tmp_path / "pids"
+    env = dict(os.environ, MRSCHED_TEST_MARK=mark, MRSCHED_TEST_PIDFILE=str(pidfile))
+    proc = subprocess.Popen([sys.executable, "-m", "mrsched.cli", *argv], env=env, cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return proc, mark, pidfile
+
+
+def kill_and_check(proc: subprocess.Popen, mark: str, pidfile: Path) -> None:
+    wait_for(pidfile)  # the hanging policy runs: the engine and its helper are alive
+    assert len(marked(mark)) >= 3
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    time.sleep(2.0)
+    left = marked(mark)
+    for p in left:  # do not leak them into the other tests, whatever the outcome
+        p.kill()
+    assert left == [], [" ".join(p.cmdline()) for p in left]
+
+
+@pytest.mark.parametrize("engine", ["embedded", "batsim"])
+def test_sigkilled_run_leaves_no_process(tmp_path, inputs, engine_env, engine):
+    argv = ["run", "-p", str(inputs["platform"]), "-w", str(inputs["workload"]),
+            "--policy", "misbehaving:HangingScheduler", "--out", str(tmp_path / "r"),
+            "--timeout", "120", "--engine", engine, "--batsim", engine_env["batsim"]]
+    kill_and_check(*launch(argv, tmp_path), )
+
+
+def test_sigkilled_campaign_leaves_no_process(tmp_path, inputs, engine_env):
+    (tmp_path / "c.yaml").write_text(
+        f"name: orphans\nplatforms: [{inputs['platform']}]\nworkloads: [{inputs['workload']}]\n"
+        "policies: ['misbehaving:HangingScheduler', fcfs]\nparallelism: 2\ntimeout: 120\n")
+    kill_and_check(*launch(["campaign", "run", "c.yaml", "--no-progress"], tmp_path))
+
+
+def test_guard_enforces_the_deadline_alone(tmp_path):
+    """The guard kills its group at LIMIT even if its parent never does anything."""
+    r, w = os.pipe()
+    t0 = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-P", "-m", "mrsched.expe.guard", str(r), "1", "--",
+                             "sleep", "60"], pass_fds=(r,), start_new_session=True,
+                            stderr=subprocess.PIPE)
+    os.close(r)
+    try:
+        code = proc.wait(timeout=20)
+    finally:
+        os.close(w)
+    assert time.monotonic() - t0 < 10
+    assert code == -signal.SIGTERM  # the child's fate, reported as the child's
+    assert b"still running after 1 s" in proc.stderr.read()
