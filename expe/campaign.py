@@ -29,6 +29,7 @@ combination that uses no seed runs once. Generated inputs are written once into
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -366,7 +367,8 @@ def generate_input(campaign: Campaign, spec: InputSpec, target: Path, *, seed: i
     if spec.needs_platform and platform_path is not None:
         argv += ["--platform", str(platform_path)]
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{stable_hash(argv, 6)}.tmp")
+    # unique per process: a temporary name shared by two processes lets one delete the other's
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{stable_hash(argv, 6)}.tmp")
     problem = _run_generator([*argv, "-o", str(tmp)])
     if problem is not None or not tmp.is_file():
         tmp.unlink(missing_ok=True)

@@ -11,8 +11,10 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mrsched.errors import ConfigError
 from mrsched.expe import processes
 from mrsched.expe.campaign import Campaign, load_campaign, plan_runs, prepare_inputs, write_expanded
+from mrsched.expe.lock import CampaignLock
 from mrsched.expe.manifest import is_complete, read_manifest
 from mrsched.expe.runner import run_status
 
@@ -93,11 +95,23 @@ def run_campaign(path: str | Path, *, executor=None, jobs: int | None = None,
                  output: str | Path | None = None, progress: bool = True,
                  report: bool | None = None, log=print) -> CampaignSummary:
     """Run every unfinished run of the campaign file ``path``; returns what happened."""
-    from mrsched.expe.executors import make_executor
-
     campaign = load_campaign(path, output=output)  # all validation, before anything runs
     runs = plan_runs(campaign)
-    campaign.output.mkdir(parents=True, exist_ok=True)
+    try:
+        campaign.output.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the campaign directory {campaign.output}: "
+                          f"{exc.strerror or exc}", file=campaign.file,
+                          field="output" if output is None else "--out") from None
+    with CampaignLock(campaign.output):
+        return _run_locked(campaign, runs, executor=executor, jobs=jobs, progress=progress,
+                           report=report, log=log)
+
+
+def _run_locked(campaign: Campaign, runs: list, *, executor, jobs, progress, report,
+                log) -> CampaignSummary:
+    from mrsched.expe.executors import make_executor
+
     prepare_inputs(campaign, runs)
     write_expanded(campaign, runs)
     summary = CampaignSummary(campaign.output, total=len(runs))
