@@ -15,7 +15,7 @@ from mrsched.errors import ConfigError
 from mrsched.expe import processes
 from mrsched.expe.campaign import Campaign, load_campaign, plan_runs, prepare_inputs, write_expanded
 from mrsched.expe.lock import CampaignLock
-from mrsched.expe.manifest import is_complete, read_manifest
+from mrsched.expe.manifest import is_complete, outputs_problem, read_manifest
 from mrsched.expe.runner import run_status
 
 
@@ -160,8 +160,11 @@ def campaign_status(path: str | Path, *, output: str | Path | None = None) -> di
     for run in plan_runs(campaign):
         status = run_status(run.spec.out_dir)
         manifest = read_manifest(run.spec.out_dir) or {}
+        error = manifest.get("error")
+        if status == "incomplete":
+            error = outputs_problem(run.spec.out_dir, manifest)
         rows.append({"run_id": run.spec.run_id, "status": status,
-                     "error": manifest.get("error"), "wall_time": manifest.get("wall_time")})
+                     "error": error, "wall_time": manifest.get("wall_time")})
     counts: dict[str, int] = {}
     for row in rows:
         counts[row["status"]] = counts.get(row["status"], 0) + 1

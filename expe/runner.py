@@ -13,8 +13,8 @@ from pathlib import Path
 from mrsched.errors import MrschedError
 from mrsched.expe import engines, processes
 from mrsched.expe.atomic import sha256_file
-from mrsched.expe.manifest import (MANIFEST, OUTPUT_FILES, read_manifest, utc_now, versions,
-                                   write_manifest)
+from mrsched.expe.manifest import (MANIFEST, OUTPUT_FILES, describe_outputs, outputs_problem,
+                                   read_manifest, utc_now, versions, write_manifest)
 from mrsched.expe.spec import RunSpec
 
 LOG_FILES = ("engine.log", "scheduler.log", "batsim.log", "docker.log", "run_spec.json")
@@ -74,18 +74,18 @@ def execute_run(spec: RunSpec | dict) -> dict:
         # killed by an interrupted campaign: leave no manifest, a re-run redoes it
         return {**manifest, "status": "interrupted", "error": "campaign interrupted"}
     manifest.update(status=status, error=error, wall_time=round(time.perf_counter() - t0, 3),
-                    finished=utc_now())
+                    finished=utc_now(), outputs=describe_outputs(run_dir))
     write_manifest(run_dir, manifest)
     return manifest
 
 
 def run_status(run_dir: str | Path) -> str:
     """``ok`` / ``failed`` / ``timeout`` from the manifest, ``pending`` when there is none,
-    ``incomplete`` when it says ok but an output file is missing."""
+    ``incomplete`` when it says ok but an output it records is missing, cut or changed."""
     manifest = read_manifest(run_dir)
     if manifest is None:
         return "pending"
     status = manifest.get("status", "pending")
-    if status == "ok" and not all((Path(run_dir) / n).is_file() for n in OUTPUT_FILES):
+    if status == "ok" and outputs_problem(run_dir, manifest) is not None:
         return "incomplete"
     return status
