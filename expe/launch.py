@@ -140,6 +140,12 @@ def _run_locked(campaign: Campaign, runs: list, *, executor, jobs, progress, rep
 
     try:
         executor.run(todo, bar.start, on_done)
+    except KeyboardInterrupt as exc:
+        done = summary.ok + len(summary.failed)
+        exc.mrsched_detail = (f"{done} of {len(todo)} runs finished ({summary.ok} ok, "
+                              f"{len(summary.failed)} failed), {len(todo) - done} interrupted "
+                              "or not started")
+        raise
     finally:
         bar.close()
     for run_id, reason in sorted(summary.failed.items()):

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 
 from mrsched import __version__
 from mrsched.errors import MrschedError
@@ -49,12 +51,46 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, so that cleanup (killing a run's processes) runs
+    as for Ctrl-C; the exit code says which signal it was."""
+
+    def __init__(self, signum: int = signal.SIGTERM):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_sigterm(signum, _frame):
+    raise Terminated(signum)
+
+
+#: what an interrupted command leaves, said on its "interrupted" line
+RESUME_HINTS = {
+    "campaign": "finished runs are kept; run the same command again to resume",
+    "run": "the run was stopped unfinished; run the same command again to redo it",
+}
+
+
+def _interrupted(args, exc: KeyboardInterrupt) -> int:
+    signum = getattr(exc, "signum", signal.SIGINT)
+    detail = getattr(exc, "mrsched_detail", None)
+    hint = RESUME_HINTS.get(args.command)
+    text = f"mrsched {args.command}: interrupted ({signal.Signals(signum).name})"
+    text += "".join(f": {part}" if i == 0 else f"; {part}"
+                    for i, part in enumerate(p for p in (detail, hint) if p))
+    print(text, file=sys.stderr)
+    return 128 + int(signum)  # as a shell reports a command killed by that signal
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return int(args._run(args) or 0)
     except MrschedError as exc:
@@ -62,9 +98,11 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"mrsched {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"mrsched {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        return _interrupted(args, exc)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -86,3 +86,22 @@ def test_guard_enforces_the_deadline_alone(tmp_path):
     assert time.monotonic() - t0 < 10
     assert code == -signal.SIGTERM  # the child's fate, reported as the child's
     assert b"still running after 1 s" in proc.stderr.read()
+
+
+def test_sigterm_of_run_exits_143_and_kills_the_engine(tmp_path, inputs, engine_env):
+    """Issue 13 item 4: SIGTERM is 143 (128 + 15), the line says what re-running does."""
+    argv = ["run", "-p", str(inputs["platform"]), "-w", str(inputs["workload"]),
+            "--policy", "misbehaving:HangingScheduler", "--out", str(tmp_path / "r"),
+            "--timeout", "120"]
+    mark = uuid.uuid4().hex
+    pidfile = tmp_path / "pids"
+    env = dict(os.environ, MRSCHED_TEST_MARK=mark, MRSCHED_TEST_PIDFILE=str(pidfile))
+    proc = subprocess.Popen([sys.executable, "-m", "mrsched.cli", *argv], env=env,
+                            stderr=subprocess.PIPE, text=True)
+    wait_for(pidfile)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143
+    assert err.strip() == ("mrsched run: interrupted (SIGTERM): the run was stopped unfinished; "
+                           "run the same command again to redo it")
+    assert marked(mark) == []
