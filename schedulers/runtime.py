@@ -336,8 +336,10 @@ class PolicyScheduler(BatsimScheduler):
             if etype == "JOB_SUBMITTED":
                 job_id = data["job_id"]
                 jobs[job_id] = job = data["job"]
+                self._submitted.add(job_id)
                 runtime.submit(now, job_id, job, None)
             elif etype == "JOB_COMPLETED":
+                self._completed.add(data["job_id"])
                 runtime.complete(now, data["job_id"])
         self._lean_now = now
         try:
@@ -360,6 +362,7 @@ class PolicyScheduler(BatsimScheduler):
             return None
         out = []
         last = -INF
+        seen: set[str] = set()   # job ids submitted or completed in this message
         for ev in events:
             if type(ev) is not dict:
                 return None
@@ -370,13 +373,25 @@ class PolicyScheduler(BatsimScheduler):
                 return None
             last = ts
             if etype == "JOB_SUBMITTED":
+                # anything Batsim would not send (a job seen before, job.id other than job_id,
+                # res not an int) goes to the full path, which names it
                 if len(data) != 2 or type(data.get("job_id")) is not str or type(data.get("job")) is not dict:
                     return None
+                job_id = data["job_id"]
+                job = data["job"]
+                if (job_id in self._submitted or job_id in seen or job.get("id", job_id) != job_id
+                        or type(job.get("res", 0)) is not int):
+                    return None
+                seen.add(job_id)
             elif etype == "JOB_COMPLETED":
                 # the runtime frees what it allocated; the alloc text is the one we sent
                 if (len(data) != 4 or type(data.get("job_id")) is not str or "job_state" not in data
                         or "return_code" not in data or not is_known_intervals(data.get("alloc"))):
                     return None
+                job_id = data["job_id"]
+                if job_id not in self._started or job_id in self._completed or job_id in seen:
+                    return None
+                seen.add(job_id)
             elif etype != "REQUESTED_CALL" or data:
                 return None
             out.append((etype, data))

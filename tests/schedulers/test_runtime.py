@@ -95,7 +95,7 @@ def test_reject_needs_a_reason_and_a_waiting_job():
     ({"res": 2, "burst_buffer": 32}, "burst buffer per node"),
     ({"res": 4, "burst_buffer": 40}, "such shares"),
     ({"res": 1, "gpus_per_node": 1}, "GPUs"),
-    ({"res": "many"}, "invalid request"),
+    ({"res": 1, "burst_buffer": "lots"}, "invalid request"),  # res "many": a protocol error now
 ])
 def test_never_runnable_jobs_are_rejected_with_a_logged_reason(job, why, caplog):
     sched = make_scheduler("sjf-bb", {})
