@@ -59,10 +59,15 @@ def run_spec(spec: dict) -> None:
     scheduler = make_scheduler(spec["policy"], spec.get("options") or {})
     out_dir = Path(spec["out_dir"])
     tmp_prefix = out_dir / f".partial-{os.getpid()}"
-    dynamic = RunSpec.from_dict(spec).dynamic_jobs
+    run = RunSpec.from_dict(spec)
+    extra = {}
+    if run.roles:
+        extra["roles"] = tuple(run.roles)
+    if run.sched_cfg:
+        extra["sched_cfg"] = run.sched_cfg
     try:
         simulate(spec["platform"], [spec["workload"]], scheduler, export_prefix=str(tmp_prefix),
-                 dynamic_jobs=dynamic)
+                 dynamic_jobs=run.dynamic_jobs, **extra)
         for suffix in OUTPUT_SUFFIXES:
             os.replace(f"{tmp_prefix}_{suffix}.csv", out_dir / f"out_{suffix}.csv")
     finally:

@@ -300,6 +300,41 @@ class PolicyRuntime:
         return mapping
 
 
+#: prefix of a rejected job's metadata (``mrsched.expe.runner`` reads it back)
+REJECT_METADATA_PREFIX = "rejected: "
+
+
+def reject_metadata(reason: str) -> str:
+    """A rejection reason as Batsim job metadata: one line, no ``"`` (Batsim refuses it)."""
+    text = " ".join(str(reason or "no reason given").split()).replace('"', "'")
+    return REJECT_METADATA_PREFIX + text
+
+
+def with_default_bb_capacity(data: dict, sched_config: Any) -> dict:
+    """SIMULATION_BEGINS data where burst-buffer storage hosts without ``bb_capacity`` get
+    sched-config's ``bb_capacity`` (``mrsched run --bb-capacity``; Batsim ``--sched-cfg``).
+
+    A platform whose storage hosts come from Batsim's ``-r`` (the Euro-Par artifact's) has no
+    capacity in the XML; without this every burst-buffer job would be rejected. The PFS (a
+    ``pfs="true"`` host, or one named ``pfs``) keeps none.
+    """
+    default = sched_config.get("bb_capacity") if isinstance(sched_config, dict) else None
+    if default is None:
+        return data
+    if isinstance(default, bool) or not isinstance(default, (int, float)) or not default >= 0:
+        raise SimulationError(f"sched-config bb_capacity must be a number of bytes >= 0, got "
+                              f"{default!r}", event="SIMULATION_BEGINS",
+                              field="sched-config.bb_capacity")
+    storage = []
+    for host in data.get("storage_resources") or []:
+        props = host.get("properties") or {}
+        is_pfs = str(props.get("pfs", "")).lower() == "true" or host.get("name") == "pfs"
+        if "bb_capacity" not in props and not is_pfs:
+            host = {**host, "properties": {**props, "bb_capacity": str(int(default))}}
+        storage.append(host)
+    return {**data, "storage_resources": storage}
+
+
 #: callbacks the lean message path of PolicyScheduler stands in for
 _LEAN_HOOKS = ("on_job_submission", "on_job_completion", "on_requested_call", "on_no_more_events")
 
@@ -398,7 +433,8 @@ class PolicyScheduler(BatsimScheduler):
         return out
 
     def on_simulation_begins(self, event) -> None:
-        cluster = cluster_from_simulation_begins(event.to_data())
+        data = with_default_bb_capacity(event.to_data(), self.sched_config)
+        cluster = cluster_from_simulation_begins(data)
         self.runtime.begin(cluster, event.timestamp, self.profiles)
 
     def on_job_submission(self, event) -> None:
@@ -417,6 +453,9 @@ class PolicyScheduler(BatsimScheduler):
             if type(d) is Start:
                 self.start_job(d)
             elif type(d) is Reject:
+                # the reason goes to Batsim's _jobs.csv (metadata column), so that a run
+                # directory says why, whatever engine ran it
+                self.set_job_metadata(d.job_id, reject_metadata(d.reason))
                 self.reject_job(d.job_id)
             else:
                 self.call_me_later(d.time)

@@ -103,8 +103,10 @@ def test_never_runnable_jobs_are_rejected_with_a_logged_reason(job, why, caplog)
     sched.handle_message(msg(0, ("SIMULATION_BEGINS", data)))
     with caplog.at_level(logging.INFO, logger="mrsched.schedulers.runtime"):
         reply = sched.handle_message(msg(1, submitted("w0!1", walltime=10, **job)))
-    assert [e["type"] for e in reply["events"]] == ["REJECT_JOB"]
+    assert [e["type"] for e in reply["events"]] == ["SET_JOB_METADATA", "REJECT_JOB"]
     assert why in caplog.text and "w0!1" in caplog.text
+    meta = reply["events"][0]["data"]  # the reason is recorded in Batsim's _jobs.csv too
+    assert meta["job_id"] == "w0!1" and meta["metadata"].startswith("rejected: ") and why in meta["metadata"]
 
 
 def test_execute_job_uses_batsim_ids_and_storage_mapping_only_for_pfs_profiles():
