@@ -17,6 +17,12 @@ import threading
 import time
 from pathlib import Path
 
+from mrsched.errors import MrschedError
+
+class Interrupted(MrschedError):
+    """A process was about to start after the campaign was interrupted."""
+
+
 _LIVE: set[subprocess.Popen] = set()
 _LOCK = threading.Lock()
 # Set when a campaign is interrupted: runs killed by it are unfinished, not failed.
@@ -54,12 +60,18 @@ def start(argv: list[str], *, log: Path, env: dict | None = None,
     fd = _death_pipe()
     limit = 0.0 if timeout is None else float(timeout) + GUARD_SLACK
     guarded = python_argv("mrsched.expe.guard", str(fd), f"{limit:g}", "--", *argv)
+    if INTERRUPTED.is_set():
+        raise Interrupted("the campaign was interrupted: run not started")
     with open(log, "ab") as fh:
         proc = subprocess.Popen(guarded, stdin=subprocess.DEVNULL, stdout=fh,
                                 stderr=subprocess.STDOUT, env=env, cwd=cwd,
                                 start_new_session=True, pass_fds=(fd,))
     with _LOCK:
         _LIVE.add(proc)
+        late = INTERRUPTED.is_set()  # kill_all took its list before this process was added
+    if late:
+        kill_group(proc, grace=0.5)
+        raise Interrupted("the campaign was interrupted: run stopped at its start")
     return proc
 
 
@@ -109,9 +121,10 @@ def forget(proc: subprocess.Popen) -> None:
 
 
 def kill_all() -> int:
-    """Kill every live group started here (campaign interrupted); returns how many."""
-    INTERRUPTED.set()
+    """Kill every live group started here (campaign interrupted); returns how many. A run
+    thread that starts a process after this is refused (``start`` raises ``Interrupted``)."""
     with _LOCK:
+        INTERRUPTED.set()
         procs = list(_LIVE)
     for proc in procs:
         kill_group(proc, grace=0.5)

@@ -105,3 +105,49 @@ def test_sigterm_of_run_exits_143_and_kills_the_engine(tmp_path, inputs, engine_
     assert err.strip() == ("mrsched run: interrupted (SIGTERM): the run was stopped unfinished; "
                            "run the same command again to redo it")
     assert marked(mark) == []
+
+
+def test_sigterm_of_a_busy_campaign_is_acted_on_at_once(tmp_path, inputs, engine_env):
+    """Two runs in flight (worker threads busy): SIGTERM ends the campaign within seconds,
+    exit 143, their processes gone."""
+    (tmp_path / "c.yaml").write_text(
+        f"name: busy\nplatforms: [{inputs['platform']}]\nworkloads: [{inputs['workload']}]\n"
+        "policies: ['misbehaving:HangingScheduler', {policy: 'misbehaving:HangingScheduler', "
+        "name: again}]\nparallelism: 2\ntimeout: 300\n")
+    mark = uuid.uuid4().hex
+    pidfile = tmp_path / "pids"
+    env = dict(os.environ, MRSCHED_TEST_MARK=mark, MRSCHED_TEST_PIDFILE=str(pidfile))
+    proc = subprocess.Popen([sys.executable, "-m", "mrsched.cli", "campaign", "run", "c.yaml",
+                             "--no-progress"], env=env, cwd=tmp_path, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 30
+    while not (pidfile.is_file() and len(pidfile.read_text().split()) >= 4):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    try:
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, err
+    assert time.monotonic() - t0 < 15
+    assert "interrupted (SIGTERM): 0 of 2 runs finished" in err
+    assert marked(mark) == []
+
+
+def test_no_process_starts_after_a_campaign_is_interrupted(tmp_path):
+    """A run thread that reaches its start after kill_all must not start an engine that
+    would then run unsupervised while the campaign waits for its threads."""
+    from mrsched.expe import processes
+
+    processes.INTERRUPTED.clear()
+    try:
+        processes.kill_all()
+        with pytest.raises(processes.Interrupted):
+            processes.start(["sleep", "60"], log=tmp_path / "log")
+    finally:
+        processes.INTERRUPTED.clear()
+    assert psutil.Process().children(recursive=True) == []
