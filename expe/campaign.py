@@ -38,7 +38,7 @@ from pathlib import Path
 from mrsched.errors import ConfigError, suggest
 from mrsched.expe.atomic import sha256_file, stable_hash, write_atomic
 from mrsched.expe.spec import ENGINES, RunSpec
-from mrsched.expe.validation import check_policy, check_values, with_seed
+from mrsched.expe.validation import check_policy, check_values, read_workload, with_seed
 
 TOP_KEYS = {"name", "description", "output", "engine", "batsim", "timeout", "parallelism",
             "seeds", "platforms", "workloads", "policies", "report"}
@@ -120,6 +120,9 @@ def parse_seeds(value, file: str) -> list[int]:
             if not m:
                 raise _err(f"cannot read seeds '{value}'", file, "seeds", "e.g. 1-3 or 1,2,5")
             lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+            if hi < lo:
+                raise _err(f"seeds '{value}': the range {lo}-{hi} is empty", file, "seeds",
+                           f"write {hi}-{lo}")
             seeds.extend(range(lo, hi + 1))
         return seeds
     if isinstance(value, list) and value and all(isinstance(s, int) and not isinstance(s, bool)
@@ -156,6 +159,22 @@ def _generator_choices(group: str) -> list[str]:
     return sorted(inner[0].choices) if inner else []
 
 
+def missing_file_hint(path: Path) -> str:
+    """A suggestion for a file that is not there: close names beside it, or the folder."""
+    import difflib
+
+    parent = path.parent
+    if not parent.is_dir():
+        return f"the folder {parent} does not exist either"
+    names = [p.name for p in parent.iterdir() if p.is_file()]
+    close = difflib.get_close_matches(path.name, names, n=1, cutoff=0.5)
+    if close:
+        return f"did you mean {parent / close[0]}?"
+    if path.suffix in (".swf", ".gz"):
+        return "`mrsched workload fetch NAME` downloads a trace and prints its path"
+    return "paths are relative to the campaign file's folder"
+
+
 def _flag_args(params: dict, valid: set[str], file: str, where: str,
                base: Path) -> list[str]:
     """Spec keys -> command-line flags, each checked against the generator's parser."""
@@ -179,7 +198,11 @@ def _flag_args(params: dict, valid: set[str], file: str, where: str,
             raise _err(f"generator option '{key}' must be a value or a list", file, f"{where}{key}")
         text = str(value)
         if flag in {"swf", "trace", "source", "input"}:
-            text = str((base / text).resolve())
+            path = (base / text).resolve()
+            if not path.is_file():
+                raise _err(f"{flag} file not found: {path}", file, f"{where}{key}",
+                           missing_file_hint(path))
+            text = str(path)
         argv += [f"--{flag}", text]
     return argv
 
@@ -200,12 +223,16 @@ def _input(kind: str, item, index: int, file: str, base: Path) -> InputSpec:
                        suggest(key, {"path", "name"}))
         path = (base / str(item["path"])).resolve()
         if not path.is_file():
-            raise _err(f"{kind} file not found: {path}", file, f"{where}path")
+            raise _err(f"{kind} file not found: {path}", file, f"{where}path",
+                       missing_file_hint(path))
+        if kind == "workload":  # parsed now: a bad workload is found before anything runs
+            read_workload(path, file=file, key=f"{where}path")
         return InputSpec(kind, str(name or path.stem), path=str(path), key=sha256_file(path)[:12])
     if kind == "workload" and "swf" in item:
         trace = (base / str(item.pop("swf"))).resolve()
         if not trace.is_file():
-            raise _err(f"SWF trace not found: {trace}", file, f"{where}swf")
+            raise _err(f"SWF trace not found: {trace}", file, f"{where}swf",
+                       missing_file_hint(trace))
         command = ["workload", "swf"]
         options = _subcommand_options(command)
         if options is None:
@@ -230,9 +257,36 @@ def _input(kind: str, item, index: int, file: str, base: Path) -> InputSpec:
                    file, f"{kind}s[{index}]", suggest(next(iter(item), ""), {"path", "generate", "swf", "name"}))
     seeded = kind == "workload" and "seed" in options and "seed" not in item
     needs_platform = kind == "workload" and "platform" in options
+    _check_generator_values(argv, seeded=seeded, needs_platform=needs_platform, file=file,
+                            key=f"{kind}s[{index}]")
     return InputSpec(kind, str(label), command=tuple(argv), seeded=seeded,
                      needs_platform=needs_platform, key=stable_hash(argv),
                      part=str(item["part"]) if "part" in item else None)
+
+
+def _check_generator_values(argv: list[str], *, seeded: bool, needs_platform: bool, file: str,
+                            key: str) -> None:
+    """Parse a generator's command line now (values, choices, types), so that a bad value
+    stops the campaign before its first input is written, not after."""
+    import contextlib
+    import io
+
+    from mrsched.cli import build_parser
+
+    full = [*argv, "-o", os.devnull]
+    if seeded:
+        full += ["--seed", "0"]
+    if needs_platform:
+        full += ["--platform", os.devnull]
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            build_parser().parse_args(full)
+    except SystemExit:
+        lines = [ln for ln in err.getvalue().splitlines() if ln.strip()]
+        problem = lines[-1].split(": error: ", 1)[-1] if lines else "invalid generator options"
+        raise _err(f"bad generator options: {problem}", file, key,
+                   f"command: mrsched {shlex.join(argv)}") from None
 
 
 def _split_parts(item):
@@ -317,6 +371,9 @@ def load_campaign(path: str | Path, *, output: str | Path | None = None) -> Camp
     parallelism = raw.get("parallelism", 1)
     if isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism < 1:
         raise _err("parallelism must be a positive integer", file, "parallelism")
+    report = raw.get("report", True)
+    if not isinstance(report, bool):
+        raise _err(f"report must be true or false, got {report!r}", file, "report")
     out = Path(output) if output is not None else (
         base / str(raw["output"]) if raw.get("output") else base / "results" / name)
     platforms = [_input("platform", it, i, file, base) for i, it in enumerate(raw["platforms"])]
@@ -332,7 +389,7 @@ def load_campaign(path: str | Path, *, output: str | Path | None = None) -> Camp
     return Campaign(file=file, name=name, output=out.resolve(), engine=engine, batsim=batsim,
                     timeout=None if timeout is None else float(timeout), parallelism=parallelism,
                     seeds=parse_seeds(raw.get("seeds"), file), platforms=platforms,
-                    workloads=workloads, policies=policies, report=bool(raw.get("report", True)),
+                    workloads=workloads, policies=policies, report=report,
                     raw=raw)
 
 
@@ -398,6 +455,8 @@ def _run_generator(argv: list[str]) -> str | None:
         code = exc.code
     except MrschedError as exc:
         return str(exc)
+    except Exception as exc:  # a generator's own bug or an unreadable input: one line
+        return f"{type(exc).__name__}: {exc}"
     if code:
         lines = [ln for ln in err.getvalue().splitlines() if ln.strip()]
         return lines[-1] if lines else f"exit code {code}"

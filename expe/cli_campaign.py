@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     from mrsched.expe.launch import run_campaign
 
     if args.jobs is not None and args.jobs < 1:
-        raise ConfigError("--jobs must be at least 1", field="jobs")
+        raise ConfigError(f"--jobs must be at least 1 (runs at a time), got {args.jobs}",
+                          field="jobs", hint="or leave it out to use the file's parallelism")
     # SIGTERM raises KeyboardInterrupt (mrsched.cli): a killed campaign kills its runs too
     summary = run_campaign(args.file, executor=args.executor, jobs=args.jobs, output=args.out,
                            progress=not args.no_progress,
