@@ -30,8 +30,40 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with a 'did you mean' on a mistyped command or option (``mrsched campagin``,
+    ``--polcy``): the usual error line, plus the closest valid word."""
+
+    argv: list[str] = []  # the command line being parsed (set by main), to find the typo
+
+    def error(self, message: str):
+        hint = self._suggestion(message)
+        super().error(message + (f" ({hint})" if hint else ""))
+
+    def _suggestion(self, message: str) -> str | None:
+        import difflib
+        import re
+
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if choice:
+            valid = re.findall(r"'([^']*)'", choice.group(2))
+            close = difflib.get_close_matches(choice.group(1), valid, n=1)
+            return f"did you mean '{close[0]}'?" if close else None
+        if "unrecognized arguments" not in message and "are required" not in message:
+            return None
+        known = {opt for action in self._actions for opt in action.option_strings}
+        longs = sorted(o for o in known if o.startswith("--"))
+        for word in self.argv:
+            flag = word.split("=", 1)[0]
+            if flag.startswith("--") and flag not in known:
+                close = difflib.get_close_matches(flag, longs, n=1)
+                if close:
+                    return f"'{flag}' is not an option; did you mean '{close[0]}'?"
+        return None
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="mrsched",
         description="Multi-resource HPC job scheduling with Batsim: policies, an embedded "
                     "Batsim-compatible simulator, platforms, workloads, campaigns and reports.")
@@ -84,6 +116,7 @@ def _interrupted(args, exc: KeyboardInterrupt) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    Parser.argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help()
@@ -100,6 +133,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt as exc:
         return _interrupted(args, exc)
+    except BrokenPipeError:  # `mrsched policies | head`: the reader left, nothing to say
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
