@@ -28,6 +28,7 @@ class CampaignSummary:
     failed: dict[str, str] = field(default_factory=dict)  # run_id -> "status: error"
     report: Path | None = None
     report_error: str | None = None
+    interrupted: int = 0
 
     @property
     def all_ok(self) -> bool:
@@ -35,21 +36,34 @@ class CampaignSummary:
 
 
 class Progress:
-    """done / running / failed counts on a tqdm bar (ETA from tqdm)."""
+    """done / running / failed / interrupted counts: a tqdm bar (ETA from tqdm) on a
+    terminal; one plain line per finished run when stderr is redirected (a log file gets
+    no ``\\r`` bar redraws)."""
 
-    def __init__(self, total: int, enabled: bool):
+    def __init__(self, total: int, enabled: bool, stream=None):
         self.lock = threading.Lock()
-        self.running = self.ok = self.failed = 0
+        self.running = self.ok = self.failed = self.interrupted = 0
+        self.total = total
+        self.stream = stream if stream is not None else sys.stderr
         self.bar = None
+        self.lines = False
         if enabled and total:
-            from tqdm import tqdm
+            isatty = getattr(self.stream, "isatty", None)
+            if isatty is not None and isatty():
+                from tqdm import tqdm
 
-            self.bar = tqdm(total=total, unit="run", desc="runs", file=sys.stderr,
-                            dynamic_ncols=True)
+                self.bar = tqdm(total=total, unit="run", desc="runs", file=self.stream,
+                                dynamic_ncols=True)
+            else:
+                self.lines = True
+
+    def _counts(self) -> str:
+        text = f"done={self.ok} running={self.running} failed={self.failed}"
+        return text + (f" interrupted={self.interrupted}" if self.interrupted else "")
 
     def _show(self) -> None:
         if self.bar is not None:
-            self.bar.set_postfix_str(f"done={self.ok} running={self.running} failed={self.failed}")
+            self.bar.set_postfix_str(self._counts())
 
     def start(self, spec) -> None:
         with self.lock:
@@ -59,17 +73,30 @@ class Progress:
     def done(self, spec, manifest: dict) -> None:
         with self.lock:
             self.running = max(0, self.running - 1)
-            if manifest.get("status") == "ok":
+            status = manifest.get("status")
+            if status == "ok":
                 self.ok += 1
-            elif manifest.get("status") != "interrupted":
+            elif status == "interrupted":
+                self.interrupted += 1
+            else:
                 self.failed += 1
             self._show()
             if self.bar is not None:
                 self.bar.update(1)
+            elif self.lines:
+                n = self.ok + self.failed + self.interrupted
+                wall = manifest.get("wall_time")
+                took = f" in {wall:.1f} s" if isinstance(wall, (int, float)) else ""
+                print(f"[{n}/{self.total}] {status} {spec.run_id}{took} ({self._counts()})",
+                      file=self.stream, flush=True)
 
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)  # seen at once, also in a redirected log
 
 
 def write_campaign_report(campaign_dir: Path) -> Path | None:
@@ -93,8 +120,9 @@ def write_campaign_report(campaign_dir: Path) -> Path | None:
 
 def run_campaign(path: str | Path, *, executor=None, jobs: int | None = None,
                  output: str | Path | None = None, progress: bool = True,
-                 report: bool | None = None, log=print) -> CampaignSummary:
+                 report: bool | None = None, log=None) -> CampaignSummary:
     """Run every unfinished run of the campaign file ``path``; returns what happened."""
+    log = log or _say
     campaign = load_campaign(path, output=output)  # all validation, before anything runs
     runs = plan_runs(campaign)
     try:
@@ -141,6 +169,7 @@ def _run_locked(campaign: Campaign, runs: list, *, executor, jobs, progress, rep
     try:
         executor.run(todo, bar.start, on_done)
     except KeyboardInterrupt as exc:
+        summary.interrupted = len(todo) - summary.ok - len(summary.failed)
         done = summary.ok + len(summary.failed)
         exc.mrsched_detail = (f"{done} of {len(todo)} runs finished ({summary.ok} ok, "
                               f"{len(summary.failed)} failed), {len(todo) - done} interrupted "
@@ -151,6 +180,7 @@ def _run_locked(campaign: Campaign, runs: list, *, executor, jobs, progress, rep
     for run_id, reason in sorted(summary.failed.items()):
         log(f"  FAILED {run_id}: {reason}")
     if report if report is not None else campaign.report:
+        log(f"writing the report of {len(runs)} runs into {campaign.output / 'report'} ...")
         try:
             summary.report = write_campaign_report(campaign.output)
         except Exception as exc:  # the runs are safe on disk; `mrsched report DIR` can retry

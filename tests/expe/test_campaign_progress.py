@@ -1,0 +1,35 @@
+"""Issue 13 item 15: progress says what happens (the report too), counts interrupted runs as
+interrupted, and writes no ``\\r`` bar redraws into a redirected stderr."""
+
+from __future__ import annotations
+
+import io
+
+from mrsched.expe.launch import Progress, run_campaign
+from mrsched.expe.spec import RunSpec
+
+
+def test_redirected_progress_is_one_plain_line_per_run(tmp_path, inputs, engine_env, capsys):
+    path = tmp_path / "c.yaml"
+    path.write_text(f"name: prog\nplatforms: [{inputs['platform']}]\n"
+                    f"workloads: [{inputs['workload']}]\npolicies: [fcfs, filler]\nparallelism: 1\n")
+    said: list[str] = []
+    summary = run_campaign(path, progress=True, report=True, log=said.append)
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("[1/2] ok ") and lines[1].startswith("[2/2] ok ")
+    assert "done=2 running=0 failed=0" in lines[1]
+    assert said[-1].startswith("writing the report of 2 runs into ")
+    assert summary.report is not None and summary.report.is_file()
+
+
+def test_interrupted_runs_are_counted_as_interrupted():
+    out = io.StringIO()
+    bar = Progress(3, True, stream=out)
+    spec = RunSpec(run_id="r", out_dir="/x", platform="p", workload="w", policy="fcfs")
+    for status in ("ok", "failed", "interrupted"):
+        bar.start(spec)
+        bar.done(spec, {"status": status})
+    last = out.getvalue().strip().splitlines()[-1]
+    assert last == "[3/3] interrupted r (done=1 running=0 failed=1 interrupted=1)"
