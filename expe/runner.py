@@ -26,6 +26,9 @@ def clean_run_dir(run_dir: Path) -> None:
     """Remove what a previous, unfinished attempt left (outputs, logs, manifest)."""
     for name in (MANIFEST, *OUTPUT_FILES, *LOG_FILES):
         (run_dir / name).unlink(missing_ok=True)
+    for pattern in (".partial-*", ".*.tmp"):  # a killed engine's or writer's leftovers
+        for leftover in run_dir.glob(pattern):
+            leftover.unlink(missing_ok=True)
 
 
 def _input_hashes(spec: RunSpec) -> dict:
