@@ -115,7 +115,27 @@ def write_campaign_report(campaign_dir: Path) -> Path | None:
             break
     if write_report is None:
         return None
-    return Path(write_report(campaign_dir))
+    return _swap_in(campaign_dir / "report", lambda tmp: write_report(campaign_dir, out=tmp))
+
+
+def _swap_in(target: Path, write) -> Path:
+    """Let ``write(tmp_dir)`` build a folder beside ``target``, then rename it into place: a
+    reader (or a kill) never meets a half-written ``index.html`` or ``metrics.csv``."""
+    import os
+    import shutil
+
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    old = target.with_name(f".{target.name}.{os.getpid()}.old")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        written = Path(write(tmp))
+        if target.exists():
+            os.replace(target, old)
+        os.replace(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
+    return target / written.relative_to(tmp)
 
 
 def run_campaign(path: str | Path, *, executor=None, jobs: int | None = None,

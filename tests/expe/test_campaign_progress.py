@@ -33,3 +33,35 @@ def test_interrupted_runs_are_counted_as_interrupted():
         bar.done(spec, {"status": status})
     last = out.getvalue().strip().splitlines()[-1]
     assert last == "[3/3] interrupted r (done=1 running=0 failed=1 interrupted=1)"
+
+
+def test_report_is_swapped_in_whole(tmp_path):
+    """Issue 13 item 3: the campaign's report folder is built aside and renamed into place;
+    a failing report leaves the previous one untouched."""
+    import pytest
+
+    from mrsched.expe.launch import _swap_in
+
+    target = tmp_path / "report"
+    target.mkdir()
+    (target / "index.html").write_text("previous")
+
+    def fails(tmp):
+        tmp.mkdir()
+        (tmp / "index.html").write_text("half")
+        raise RuntimeError("plot failed")
+
+    with pytest.raises(RuntimeError):
+        _swap_in(target, fails)
+    assert (target / "index.html").read_text() == "previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
+
+    def works(tmp):
+        tmp.mkdir()
+        (tmp / "index.html").write_text("new")
+        (tmp / "metrics.csv").write_text("a\n")
+        return tmp / "index.html"
+
+    assert _swap_in(target, works) == target / "index.html"
+    assert (target / "index.html").read_text() == "new" and (target / "metrics.csv").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
