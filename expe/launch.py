@@ -95,6 +95,34 @@ class Progress:
             self.bar.close()
 
 
+def _with_warnings(specs: list, log) -> list:
+    """Runs whose workload and options mismatch (``validation.workload_warnings``) carry the
+    warning into their manifest; it is said once per workload and message."""
+    from dataclasses import replace
+
+    from mrsched.errors import MrschedError
+    from mrsched.expe.validation import read_workload, workload_warnings
+
+    cache: dict[str, dict | None] = {}
+    said: set[tuple[str, str]] = set()
+    out = []
+    for spec in specs:
+        if spec.workload not in cache:
+            try:
+                cache[spec.workload] = read_workload(spec.workload)
+            except MrschedError:
+                cache[spec.workload] = None  # the run itself will say what is wrong
+        data = cache[spec.workload]
+        warnings = workload_warnings(data, spec.options) if data is not None else []
+        for text in warnings:
+            name = spec.labels.get("workload_name", spec.workload)
+            if (name, text) not in said:
+                said.add((name, text))
+                log(f"warning: workload {name}: {text}")
+        out.append(replace(spec, labels={**spec.labels, "warnings": warnings}) if warnings else spec)
+    return out
+
+
 def _say(text: str) -> None:
     print(text, flush=True)  # seen at once, also in a redirected log
 
@@ -169,6 +197,7 @@ def _run_locked(campaign: Campaign, runs: list, *, executor, jobs, progress, rep
             summary.skipped += 1
         else:
             todo.append(run.spec)
+    todo = _with_warnings(todo, log)
     if executor is None or isinstance(executor, str):
         executor = make_executor(executor, jobs=jobs or campaign.parallelism)
     log(f"campaign {campaign.name}: {len(runs)} runs, {summary.skipped} already done, "

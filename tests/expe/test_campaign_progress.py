@@ -65,3 +65,25 @@ def test_report_is_swapped_in_whole(tmp_path):
     assert _swap_in(target, works) == target / "index.html"
     assert (target / "index.html").read_text() == "new" and (target / "metrics.csv").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
+
+
+def test_campaign_warns_about_an_io_phased_workload_run_alloc_only(tmp_path, inputs, engine_env):
+    """Issue 13 item 11, through a campaign: said once, recorded in each run's manifest."""
+    import json
+
+    from mrsched.expe.manifest import read_manifest
+
+    data = json.loads(inputs["workload"].read_text())
+    data["generator"] = {"command": "swf", "model": "burst-buffer", "variant": "io-phased"}
+    wl = tmp_path / "wl.json"
+    wl.write_text(json.dumps(data))
+    path = tmp_path / "c.yaml"
+    path.write_text(f"name: warn\nplatforms: [{inputs['platform']}]\nworkloads: [{wl}]\n"
+                    "policies: [fcfs, filler]\n")
+    said: list[str] = []
+    summary = run_campaign(path, progress=False, report=False, log=said.append)
+    assert summary.ok == 2
+    warned = [s for s in said if s.startswith("warning: workload wl: ")]
+    assert len(warned) == 1 and "job_model=alloc-only" in warned[0]
+    for run_dir in (summary.campaign_dir / "runs").iterdir():
+        assert "io-phased variant" in read_manifest(run_dir)["warnings"][0]
