@@ -36,3 +36,20 @@ def test_policies_name_shows_an_importable_class(capsys):
     assert path.startswith("mrsched.schedulers.")
     module, _, name = path.rpartition(".")
     assert getattr(importlib.import_module(module), name).__name__ == name
+
+
+def test_report_baseline_lists_each_name_once():
+    """`report --baseline` gathers variant and policy names (a policy with one variant is
+    both): the hint lists each once, closest first."""
+    import pandas as pd
+
+    from mrsched.analysis.campaign import baseline_variant
+    from mrsched.errors import ConfigError
+
+    metrics = pd.DataFrame({"variant": ["fcfs", "sjf-bb", "fcfs-easy"],
+                            "policy": ["fcfs", "sjf-bb", "fcfs-easy"]})
+    with pytest.raises(ConfigError) as err:
+        baseline_variant(metrics, "sjf-b")
+    text = str(err.value)
+    assert "did you mean 'sjf-bb'? valid: fcfs, fcfs-easy, sjf-bb" in text
+    assert text.count("sjf-bb") == 2  # the suggestion and the list, once each
