@@ -393,7 +393,8 @@ class PolicyScheduler(BatsimScheduler):
             return None
         now = msg.get("now")
         events = msg.get("events")
-        if (type(now) is not float and type(now) is not int) or now < self._now or type(events) is not list:
+        # `not self._now <= now < INF` also sends NaN to the full path, which refuses it
+        if (type(now) is not float and type(now) is not int) or not self._now <= now < INF or type(events) is not list:
             return None
         out = []
         last = -INF

@@ -105,6 +105,13 @@ def test_bad_now_is_refused(now):
         s.handle_message(msg(now, begins()))
 
 
+@pytest.mark.parametrize("now", [float("nan"), float("inf")])
+def test_bad_now_is_refused_mid_simulation(sched, now):
+    """On the lean path of the registered policies too."""
+    with pytest.raises(ProtocolError, match="finite time >= 0"):
+        sched.handle_message(msg(now, submit("w0!1", 1.0)))
+
+
 @pytest.mark.parametrize("over,why", [({"nb_resources": 5}, "nb_resources is 5"),
                                       ({"compute_resources": [{"id": 0, "name": "a", "properties": {}},
                                                               {"id": 0, "name": "b", "properties": {}}]},
