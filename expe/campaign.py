@@ -11,6 +11,7 @@ parallelism, timeout and the output directory (see ``expe/quickstart.yaml``)::
     platforms:
       - {generate: dragonfly, name: dragonfly}     # flags of `mrsched platform dragonfly`
       - path/to/platform.xml                        # relative to this file
+      - {path: dragonfly96.xml, roles: ["node_8,node_17:storage"], bb_capacity: 40GB}
     workloads:
       - {generate: synthetic, jobs: 300}            # flags of `mrsched workload synthetic`
       - {swf: trace.swf, jobs: 1000, part: [1/16, 2/16], model: burst-buffer}  # 2 workloads
@@ -58,6 +59,8 @@ class InputSpec:
     needs_platform: bool = False  # generator takes --platform
     key: str = ""  # stable hash of what produces it
     part: str | None = None  # a trace part such as "3/16" (recorded in run manifests)
+    roles: tuple[str, ...] = ()  # a platform's Batsim -r specs
+    bb_capacity: int | None = None  # a platform's capacity for storage hosts without one
 
 
 @dataclass(frozen=True)
@@ -216,18 +219,21 @@ def _input(kind: str, item, index: int, file: str, base: Path) -> InputSpec:
     item = dict(item)
     name = item.pop("name", None)
     if "path" in item:
-        extra = set(item) - {"path"}
+        allowed = {"path", "roles", "bb_capacity"} if kind == "platform" else {"path"}
+        extra = set(item) - allowed
         if extra:
             key = sorted(extra)[0]
             raise _err(f"unknown key '{key}' beside 'path'", file, f"{where}{key}",
-                       suggest(key, {"path", "name"}))
+                       suggest(key, allowed | {"name"}))
+        roles, bb_capacity = _storage_keys(item, file, where)
         path = (base / str(item["path"])).resolve()
         if not path.is_file():
             raise _err(f"{kind} file not found: {path}", file, f"{where}path",
                        missing_file_hint(path))
         if kind == "workload":  # parsed now: a bad workload is found before anything runs
             read_workload(path, file=file, key=f"{where}path")
-        return InputSpec(kind, str(name or path.stem), path=str(path), key=sha256_file(path)[:12])
+        return InputSpec(kind, str(name or path.stem), path=str(path), key=sha256_file(path)[:12],
+                         roles=roles, bb_capacity=bb_capacity)
     if kind == "workload" and "swf" in item:
         trace = (base / str(item.pop("swf"))).resolve()
         if not trace.is_file():
@@ -287,6 +293,31 @@ def _check_generator_values(argv: list[str], *, seeded: bool, needs_platform: bo
         problem = lines[-1].split(": error: ", 1)[-1] if lines else "invalid generator options"
         raise _err(f"bad generator options: {problem}", file, key,
                    f"command: mrsched {shlex.join(argv)}") from None
+
+
+def _storage_keys(item: dict, file: str, where: str) -> tuple[tuple[str, ...], int | None]:
+    """A platform file's ``roles`` (Batsim ``-r`` specs) and ``bb_capacity`` (a size), as
+    ``mrsched run -r ... --bb-capacity ...`` takes them."""
+    from mrsched.errors import MrschedError
+    from mrsched.units import parse_size
+
+    roles = item.get("roles") or []
+    if isinstance(roles, str):
+        roles = [roles]
+    if not isinstance(roles, list) or not all(
+            isinstance(r, str) and r.count(":") == 1 and all(r.split(":")) for r in roles):
+        raise _err("roles must be Batsim -r specs such as 'node_8,node_17:storage'", file,
+                   f"{where}roles")
+    cap = item.get("bb_capacity")
+    if cap is not None:
+        try:
+            cap = parse_size(cap)
+        except MrschedError as exc:
+            raise _err(exc.message, file, f"{where}bb_capacity", exc.hint) from None
+        if not 0 < cap < float("inf"):
+            raise _err("bb_capacity must be a positive size such as 40GB", file, f"{where}bb_capacity")
+        cap = int(cap)
+    return tuple(roles), cap
 
 
 def _split_parts(item):
@@ -490,6 +521,7 @@ def plan_runs(campaign: Campaign) -> list[PlannedRun]:
                        platform=str(platform_path), workload=str(workload_path),
                        policy=pol.policy, options=options, seed=run_seed,
                        engine=campaign.engine, batsim=campaign.batsim, timeout=campaign.timeout,
+                       roles=plat.roles, bb_capacity=plat.bb_capacity,
                        labels={"campaign": campaign.name, "platform_name": plat.name,
                                "workload_name": wl.name, "policy_label": pol.label,
                                **({"part": wl.part} if wl.part else {})})

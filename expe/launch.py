@@ -95,13 +95,17 @@ class Progress:
             self.bar.close()
 
 
-def _with_warnings(specs: list, log) -> list:
+def _with_warnings(specs: list, log, *, campaign_file: str | None = None) -> list:
     """Runs whose workload and options mismatch (``validation.workload_warnings``) carry the
-    warning into their manifest; it is said once per workload and message."""
+    warning into their manifest; it is said once per workload and message. A platform whose
+    storage hosts would make every burst-buffer job rejected is refused here, before any
+    run (``validation.check_storage``, as ``mrsched run`` does)."""
     from dataclasses import replace
 
     from mrsched.errors import MrschedError
-    from mrsched.expe.validation import read_workload, workload_warnings
+    from mrsched.expe.validation import check_storage, read_workload, workload_warnings
+
+    checked: set[tuple] = set()
 
     cache: dict[str, dict | None] = {}
     said: set[tuple[str, str]] = set()
@@ -113,6 +117,11 @@ def _with_warnings(specs: list, log) -> list:
             except MrschedError:
                 cache[spec.workload] = None  # the run itself will say what is wrong
         data = cache[spec.workload]
+        key = (spec.platform, tuple(spec.roles), spec.bb_capacity, spec.workload)
+        if data is not None and key not in checked:
+            checked.add(key)
+            check_storage(spec.platform, spec.roles, spec.bb_capacity, data, file=campaign_file,
+                          key=f"platform {spec.labels.get('platform_name', spec.platform)}")
         warnings = workload_warnings(data, spec.options) if data is not None else []
         for text in warnings:
             name = spec.labels.get("workload_name", spec.workload)
@@ -197,7 +206,7 @@ def _run_locked(campaign: Campaign, runs: list, *, executor, jobs, progress, rep
             summary.skipped += 1
         else:
             todo.append(run.spec)
-    todo = _with_warnings(todo, log)
+    todo = _with_warnings(todo, log, campaign_file=campaign.file)
     if executor is None or isinstance(executor, str):
         executor = make_executor(executor, jobs=jobs or campaign.parallelism)
     log(f"campaign {campaign.name}: {len(runs)} runs, {summary.skipped} already done, "

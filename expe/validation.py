@@ -6,6 +6,7 @@ typo in a campaign file costs one line of output, not a failed campaign.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from mrsched.errors import ConfigError, suggest
@@ -140,22 +141,15 @@ def check_storage(platform: str | Path, roles, bb_capacity: int | None, workload
     burst-buffer storage hosts declare no ``bb_capacity`` (and none is given)."""
     if bb_capacity is not None or not uses_burst_buffer(workload):
         return
-    try:
-        from mrsched.simulator.platform import load_platform
-    except ModuleNotFoundError:
-        return  # no platform loader installed: the scheduler's own rejections will tell
     from mrsched.errors import PlatformError
 
     try:
-        plat = load_platform(str(platform), roles=tuple(roles))
+        hosts = _storage_hosts(str(platform), tuple(roles))
     except PlatformError as exc:
         raise ConfigError(str(exc), file=file, field=key or "platform") from None
-    bb_hosts, without = [], []
-    for host in plat.storage_hosts():
-        props = host.properties or {}
-        if str(props.get("pfs", "")).lower() == "true" or host.name == "pfs":
-            continue
-        (bb_hosts if "bb_capacity" in props else without).append(host.name)
+    if hosts is None:
+        return  # no platform loader installed: the scheduler's own rejections will tell
+    bb_hosts, without = hosts
     if without and not bb_hosts:
         names = ", ".join(without[:4]) + (", ..." if len(without) > 4 else "")
         raise ConfigError(f"platform {platform}: the storage hosts {names} have no bb_capacity, so "
@@ -169,6 +163,24 @@ def check_storage(platform: str | Path, roles, bb_capacity: int | None, workload
         raise ConfigError(f"platform {platform} has no burst-buffer storage host, but the "
                           "workload asks burst buffer: every such job would be rejected",
                           file=file, field=key or "platform", hint=hint)
+
+
+@functools.lru_cache(maxsize=32)
+def _storage_hosts(platform: str, roles: tuple[str, ...]):
+    """(burst-buffer storage hosts with bb_capacity, those without) of a platform loaded as
+    Batsim loads it (``-r`` roles applied); None without the simulator's loader."""
+    try:
+        from mrsched.simulator.platform import load_platform
+    except ModuleNotFoundError:
+        return None
+    plat = load_platform(platform, roles=roles)
+    bb_hosts, without = [], []
+    for host in plat.storage_hosts():
+        props = host.properties or {}
+        if str(props.get("pfs", "")).lower() == "true" or host.name == "pfs":
+            continue
+        (bb_hosts if "bb_capacity" in props else without).append(host.name)
+    return bb_hosts, without
 
 
 def workload_warnings(workload: dict, options: dict) -> list[str]:

@@ -141,3 +141,25 @@ def test_artifact_inputs_run_as_they_are_with_roles_and_capacity(artifact, tmp_p
     assert f"-r {ARTIFACT_ROLES} --bb-capacity 40000000000" in manifest["command"]
     states = {r["final_state"] for r in rows(out).values()}
     assert states <= {"COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED"}
+
+
+def test_artifact_inputs_in_a_campaign(artifact, tmp_path, engine_env, capsys):
+    """The same through a campaign file: refused before any run without the capacity, run
+    with `roles` and `bb_capacity` on the platform entry."""
+    from mrsched.expe.launch import run_campaign
+
+    path = tmp_path / "ep.yaml"
+    base = (f"name: ep\nworkloads: [{artifact['workload']}]\npolicies: [fcfs-bb]\n"
+            f"platforms:\n  - {{path: {artifact['platform']}, roles: ['{ARTIFACT_ROLES}']")
+    path.write_text(base + "}\n")
+    assert main(["campaign", "run", str(path), "--no-progress", "--no-report"]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and "field 'platform dragonfly96'" in err and "have no bb_capacity" in err
+    assert not (tmp_path / "results" / "ep" / "runs").exists()
+    path.write_text(base + ", bb_capacity: 40GB}\n")
+    summary = run_campaign(path, progress=False, report=False)
+    assert summary.ok == 1
+    [run_dir] = (summary.campaign_dir / "runs").iterdir()
+    manifest = read_manifest(run_dir)
+    assert manifest["rejected"]["count"] == 0 and manifest["bb_capacity"] == 40_000_000_000
+    assert manifest["roles"] == [ARTIFACT_ROLES]
