@@ -270,6 +270,24 @@ def _input(kind: str, item, index: int, file: str, base: Path) -> InputSpec:
                      part=str(item["part"]) if "part" in item else None)
 
 
+class _parsing:
+    """``with _parsing(argv):`` -- the command line the dispatcher's 'did you mean' hints
+    look at is this generator's, not the campaign command's."""
+
+    def __init__(self, argv: list[str]):
+        self.argv = list(argv)
+
+    def __enter__(self):
+        from mrsched.cli import Parser
+
+        self.saved, Parser.argv = Parser.argv, self.argv
+
+    def __exit__(self, *exc):
+        from mrsched.cli import Parser
+
+        Parser.argv = self.saved
+
+
 def _check_generator_values(argv: list[str], *, seeded: bool, needs_platform: bool, file: str,
                             key: str) -> None:
     """Parse a generator's command line now (values, choices, types), so that a bad value
@@ -286,7 +304,8 @@ def _check_generator_values(argv: list[str], *, seeded: bool, needs_platform: bo
         full += ["--platform", os.devnull]
     err = io.StringIO()
     try:
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()), \
+                _parsing(full):
             build_parser().parse_args(full)
     except SystemExit:
         lines = [ln for ln in err.getvalue().splitlines() if ln.strip()]
@@ -479,7 +498,7 @@ def _run_generator(argv: list[str]) -> str | None:
 
     err, out = io.StringIO(), io.StringIO()
     try:
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out), _parsing(argv):
             args = build_parser().parse_args(argv)
             code = args._run(args)
     except SystemExit as exc:  # argparse refused a value
