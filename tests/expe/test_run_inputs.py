@@ -163,3 +163,20 @@ def test_artifact_inputs_in_a_campaign(artifact, tmp_path, engine_env, capsys):
     manifest = read_manifest(run_dir)
     assert manifest["rejected"]["count"] == 0 and manifest["bb_capacity"] == 40_000_000_000
     assert manifest["roles"] == [ARTIFACT_ROLES]
+
+
+def test_rejection_reasons_reach_the_report(tmp_path, inputs, engine_env):
+    """Counted in the report: each reason and its count is a warning of the run there."""
+    from mrsched.analysis import campaign_metrics
+
+    wl = with_jobs(tmp_path / "wl.json", inputs["workload"],
+                   **{"3": {"res": 1, "burst_buffer": 10**15}, "5": {"res": 1, "burst_buffer": 10**15}})
+    path = tmp_path / "c.yaml"
+    path.write_text(f"name: rej\nplatforms: [{inputs['platform']}]\nworkloads: [{wl}]\npolicies: [fcfs]\n")
+    from mrsched.expe.launch import run_campaign
+
+    summary = run_campaign(path, progress=False, report=False)
+    [row] = campaign_metrics(summary.campaign_dir).to_dict("records")
+    assert row["n_rejected"] == 2
+    assert row["warnings"] == ("2 job(s) rejected: asks 1000000000000000 bytes of burst buffer "
+                               "per node, the largest storage node holds 10000000000")
