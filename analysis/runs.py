@@ -116,7 +116,10 @@ def load_run(run_dir: str | Path) -> Run:
     run_id = str(manifest.get("run_id") or run_dir.name)
     status = str(manifest.get("status") or "ok")
     error = str(manifest.get("error") or "")
-    warnings: list[str] = []
+    # what the run itself recorded: mismatches, and why jobs were rejected (issue 13 item 10)
+    warnings: list[str] = [str(w) for w in manifest.get("warnings") or []]
+    for reason, n in ((manifest.get("rejected") or {}).get("reasons") or {}).items():
+        warnings.append(f"{n} job(s) rejected: {reason}")
     jobs = phases = None
     capacities: dict[str, float] = {}
 

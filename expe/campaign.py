@@ -11,6 +11,7 @@ parallelism, timeout and the output directory (see ``expe/quickstart.yaml``)::
     platforms:
       - {generate: dragonfly, name: dragonfly}     # flags of `mrsched platform dragonfly`
       - path/to/platform.xml                        # relative to this file
+      - {path: dragonfly96.xml, roles: ["node_8,node_17:storage"], bb_capacity: 40GB}
     workloads:
       - {generate: synthetic, jobs: 300}            # flags of `mrsched workload synthetic`
       - {swf: trace.swf, jobs: 1000, part: [1/16, 2/16], model: burst-buffer}  # 2 workloads
@@ -29,6 +30,7 @@ combination that uses no seed runs once. Generated inputs are written once into
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -37,7 +39,7 @@ from pathlib import Path
 from mrsched.errors import ConfigError, suggest
 from mrsched.expe.atomic import sha256_file, stable_hash, write_atomic
 from mrsched.expe.spec import ENGINES, RunSpec
-from mrsched.expe.validation import check_policy, check_values, with_seed
+from mrsched.expe.validation import check_policy, check_values, read_workload, with_seed
 
 TOP_KEYS = {"name", "description", "output", "engine", "batsim", "timeout", "parallelism",
             "seeds", "platforms", "workloads", "policies", "report"}
@@ -57,6 +59,8 @@ class InputSpec:
     needs_platform: bool = False  # generator takes --platform
     key: str = ""  # stable hash of what produces it
     part: str | None = None  # a trace part such as "3/16" (recorded in run manifests)
+    roles: tuple[str, ...] = ()  # a platform's Batsim -r specs
+    bb_capacity: int | None = None  # a platform's capacity for storage hosts without one
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,9 @@ def parse_seeds(value, file: str) -> list[int]:
             if not m:
                 raise _err(f"cannot read seeds '{value}'", file, "seeds", "e.g. 1-3 or 1,2,5")
             lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+            if hi < lo:
+                raise _err(f"seeds '{value}': the range {lo}-{hi} is empty", file, "seeds",
+                           f"write {hi}-{lo}")
             seeds.extend(range(lo, hi + 1))
         return seeds
     if isinstance(value, list) and value and all(isinstance(s, int) and not isinstance(s, bool)
@@ -155,6 +162,22 @@ def _generator_choices(group: str) -> list[str]:
     return sorted(inner[0].choices) if inner else []
 
 
+def missing_file_hint(path: Path) -> str:
+    """A suggestion for a file that is not there: close names beside it, or the folder."""
+    import difflib
+
+    parent = path.parent
+    if not parent.is_dir():
+        return f"the folder {parent} does not exist either"
+    names = [p.name for p in parent.iterdir() if p.is_file()]
+    close = difflib.get_close_matches(path.name, names, n=1, cutoff=0.5)
+    if close:
+        return f"did you mean {parent / close[0]}?"
+    if path.suffix in (".swf", ".gz"):
+        return "`mrsched workload fetch NAME` downloads a trace and prints its path"
+    return "paths are relative to the campaign file's folder"
+
+
 def _flag_args(params: dict, valid: set[str], file: str, where: str,
                base: Path) -> list[str]:
     """Spec keys -> command-line flags, each checked against the generator's parser."""
@@ -178,7 +201,11 @@ def _flag_args(params: dict, valid: set[str], file: str, where: str,
             raise _err(f"generator option '{key}' must be a value or a list", file, f"{where}{key}")
         text = str(value)
         if flag in {"swf", "trace", "source", "input"}:
-            text = str((base / text).resolve())
+            path = (base / text).resolve()
+            if not path.is_file():
+                raise _err(f"{flag} file not found: {path}", file, f"{where}{key}",
+                           missing_file_hint(path))
+            text = str(path)
         argv += [f"--{flag}", text]
     return argv
 
@@ -192,19 +219,26 @@ def _input(kind: str, item, index: int, file: str, base: Path) -> InputSpec:
     item = dict(item)
     name = item.pop("name", None)
     if "path" in item:
-        extra = set(item) - {"path"}
+        allowed = {"path", "roles", "bb_capacity"} if kind == "platform" else {"path"}
+        extra = set(item) - allowed
         if extra:
             key = sorted(extra)[0]
             raise _err(f"unknown key '{key}' beside 'path'", file, f"{where}{key}",
-                       suggest(key, {"path", "name"}))
+                       suggest(key, allowed | {"name"}))
+        roles, bb_capacity = _storage_keys(item, file, where)
         path = (base / str(item["path"])).resolve()
         if not path.is_file():
-            raise _err(f"{kind} file not found: {path}", file, f"{where}path")
-        return InputSpec(kind, str(name or path.stem), path=str(path), key=sha256_file(path)[:12])
+            raise _err(f"{kind} file not found: {path}", file, f"{where}path",
+                       missing_file_hint(path))
+        if kind == "workload":  # parsed now: a bad workload is found before anything runs
+            read_workload(path, file=file, key=f"{where}path")
+        return InputSpec(kind, str(name or path.stem), path=str(path), key=sha256_file(path)[:12],
+                         roles=roles, bb_capacity=bb_capacity)
     if kind == "workload" and "swf" in item:
         trace = (base / str(item.pop("swf"))).resolve()
         if not trace.is_file():
-            raise _err(f"SWF trace not found: {trace}", file, f"{where}swf")
+            raise _err(f"SWF trace not found: {trace}", file, f"{where}swf",
+                       missing_file_hint(trace))
         command = ["workload", "swf"]
         options = _subcommand_options(command)
         if options is None:
@@ -229,9 +263,80 @@ def _input(kind: str, item, index: int, file: str, base: Path) -> InputSpec:
                    file, f"{kind}s[{index}]", suggest(next(iter(item), ""), {"path", "generate", "swf", "name"}))
     seeded = kind == "workload" and "seed" in options and "seed" not in item
     needs_platform = kind == "workload" and "platform" in options
+    _check_generator_values(argv, seeded=seeded, needs_platform=needs_platform, file=file,
+                            key=f"{kind}s[{index}]")
     return InputSpec(kind, str(label), command=tuple(argv), seeded=seeded,
                      needs_platform=needs_platform, key=stable_hash(argv),
                      part=str(item["part"]) if "part" in item else None)
+
+
+class _parsing:
+    """``with _parsing(argv):`` -- the command line the dispatcher's 'did you mean' hints
+    look at is this generator's, not the campaign command's."""
+
+    def __init__(self, argv: list[str]):
+        self.argv = list(argv)
+
+    def __enter__(self):
+        from mrsched.cli import Parser
+
+        self.saved, Parser.argv = Parser.argv, self.argv
+
+    def __exit__(self, *exc):
+        from mrsched.cli import Parser
+
+        Parser.argv = self.saved
+
+
+def _check_generator_values(argv: list[str], *, seeded: bool, needs_platform: bool, file: str,
+                            key: str) -> None:
+    """Parse a generator's command line now (values, choices, types), so that a bad value
+    stops the campaign before its first input is written, not after."""
+    import contextlib
+    import io
+
+    from mrsched.cli import build_parser
+
+    full = [*argv, "-o", os.devnull]
+    if seeded:
+        full += ["--seed", "0"]
+    if needs_platform:
+        full += ["--platform", os.devnull]
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()), \
+                _parsing(full):
+            build_parser().parse_args(full)
+    except SystemExit:
+        lines = [ln for ln in err.getvalue().splitlines() if ln.strip()]
+        problem = lines[-1].split(": error: ", 1)[-1] if lines else "invalid generator options"
+        raise _err(f"bad generator options: {problem}", file, key,
+                   f"command: mrsched {shlex.join(argv)}") from None
+
+
+def _storage_keys(item: dict, file: str, where: str) -> tuple[tuple[str, ...], int | None]:
+    """A platform file's ``roles`` (Batsim ``-r`` specs) and ``bb_capacity`` (a size), as
+    ``mrsched run -r ... --bb-capacity ...`` takes them."""
+    from mrsched.errors import MrschedError
+    from mrsched.units import parse_size
+
+    roles = item.get("roles") or []
+    if isinstance(roles, str):
+        roles = [roles]
+    if not isinstance(roles, list) or not all(
+            isinstance(r, str) and r.count(":") == 1 and all(r.split(":")) for r in roles):
+        raise _err("roles must be Batsim -r specs such as 'node_8,node_17:storage'", file,
+                   f"{where}roles")
+    cap = item.get("bb_capacity")
+    if cap is not None:
+        try:
+            cap = parse_size(cap)
+        except MrschedError as exc:
+            raise _err(exc.message, file, f"{where}bb_capacity", exc.hint) from None
+        if not 0 < cap < float("inf"):
+            raise _err("bb_capacity must be a positive size such as 40GB", file, f"{where}bb_capacity")
+        cap = int(cap)
+    return tuple(roles), cap
 
 
 def _split_parts(item):
@@ -316,6 +421,9 @@ def load_campaign(path: str | Path, *, output: str | Path | None = None) -> Camp
     parallelism = raw.get("parallelism", 1)
     if isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism < 1:
         raise _err("parallelism must be a positive integer", file, "parallelism")
+    report = raw.get("report", True)
+    if not isinstance(report, bool):
+        raise _err(f"report must be true or false, got {report!r}", file, "report")
     out = Path(output) if output is not None else (
         base / str(raw["output"]) if raw.get("output") else base / "results" / name)
     platforms = [_input("platform", it, i, file, base) for i, it in enumerate(raw["platforms"])]
@@ -331,7 +439,7 @@ def load_campaign(path: str | Path, *, output: str | Path | None = None) -> Camp
     return Campaign(file=file, name=name, output=out.resolve(), engine=engine, batsim=batsim,
                     timeout=None if timeout is None else float(timeout), parallelism=parallelism,
                     seeds=parse_seeds(raw.get("seeds"), file), platforms=platforms,
-                    workloads=workloads, policies=policies, report=bool(raw.get("report", True)),
+                    workloads=workloads, policies=policies, report=report,
                     raw=raw)
 
 
@@ -366,7 +474,8 @@ def generate_input(campaign: Campaign, spec: InputSpec, target: Path, *, seed: i
     if spec.needs_platform and platform_path is not None:
         argv += ["--platform", str(platform_path)]
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{stable_hash(argv, 6)}.tmp")
+    # unique per process: a temporary name shared by two processes lets one delete the other's
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{stable_hash(argv, 6)}.tmp")
     problem = _run_generator([*argv, "-o", str(tmp)])
     if problem is not None or not tmp.is_file():
         tmp.unlink(missing_ok=True)
@@ -389,13 +498,15 @@ def _run_generator(argv: list[str]) -> str | None:
 
     err, out = io.StringIO(), io.StringIO()
     try:
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out), _parsing(argv):
             args = build_parser().parse_args(argv)
             code = args._run(args)
     except SystemExit as exc:  # argparse refused a value
         code = exc.code
     except MrschedError as exc:
         return str(exc)
+    except Exception as exc:  # a generator's own bug or an unreadable input: one line
+        return f"{type(exc).__name__}: {exc}"
     if code:
         lines = [ln for ln in err.getvalue().splitlines() if ln.strip()]
         return lines[-1] if lines else f"exit code {code}"
@@ -429,6 +540,7 @@ def plan_runs(campaign: Campaign) -> list[PlannedRun]:
                        platform=str(platform_path), workload=str(workload_path),
                        policy=pol.policy, options=options, seed=run_seed,
                        engine=campaign.engine, batsim=campaign.batsim, timeout=campaign.timeout,
+                       roles=plat.roles, bb_capacity=plat.bb_capacity,
                        labels={"campaign": campaign.name, "platform_name": plat.name,
                                "workload_name": wl.name, "policy_label": pol.label,
                                **({"part": wl.part} if wl.part else {})})

@@ -23,10 +23,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     st_p.add_argument("--verbose", "-v", action="store_true", help="one line per run")
 
 
-def _on_sigterm(signum, frame):
-    raise KeyboardInterrupt
-
-
 def run(args: argparse.Namespace) -> int:
     from mrsched.errors import ConfigError
 
@@ -41,13 +37,12 @@ def run(args: argparse.Namespace) -> int:
                 extra = f": {row['error']}" if row["error"] and row["status"] != "ok" else ""
                 print(f"  {row['status']:<10} {row['run_id']}{extra}")
         return 0
-    import signal
-
     from mrsched.expe.launch import run_campaign
 
     if args.jobs is not None and args.jobs < 1:
-        raise ConfigError("--jobs must be at least 1", field="jobs")
-    signal.signal(signal.SIGTERM, _on_sigterm)  # a killed campaign kills its runs too
+        raise ConfigError(f"--jobs must be at least 1 (runs at a time), got {args.jobs}",
+                          field="jobs", hint="or leave it out to use the file's parallelism")
+    # SIGTERM raises KeyboardInterrupt (mrsched.cli): a killed campaign kills its runs too
     summary = run_campaign(args.file, executor=args.executor, jobs=args.jobs, output=args.out,
                            progress=not args.no_progress,
                            report=False if args.no_report else None)

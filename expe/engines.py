@@ -65,9 +65,9 @@ def run_embedded(spec: RunSpec) -> EngineResult:
     out = Path(spec.out_dir)
     spec_file = out / "run_spec.json"
     spec_file.write_text(json.dumps(spec.to_dict(), indent=2, sort_keys=True))
-    argv = [sys.executable, "-m", "mrsched.expe.worker", str(spec_file)]
+    argv = processes.python_argv("mrsched.expe.worker", str(spec_file))
     log = out / "engine.log"
-    proc = processes.start(argv, log=log)
+    proc = processes.start(argv, log=log, timeout=spec.timeout)
     result = EngineResult("ok", commands=[shlex.join(argv)])
     try:
         done = _wait({"engine": proc}, "engine", spec.timeout)
@@ -98,7 +98,7 @@ def batsim_argv(batsim: str) -> list[str]:
     if not argv:
         raise ConfigError("empty Batsim command", field="batsim")
     if argv[0] == "mrsched":  # this installation's mrsched, whatever the PATH says
-        argv = [sys.executable, "-m", "mrsched.cli", *argv[1:]]
+        argv = processes.python_argv("mrsched.cli", *argv[1:])
     elif shutil.which(argv[0]) is None and not Path(argv[0]).is_file():
         raise ConfigError(f"Batsim command not found: '{argv[0]}'", field="batsim",
                           hint="give --batsim PATH to a batsim binary or a command string")
@@ -118,7 +118,7 @@ def batsim_version(argv: list[str]) -> str | None:
 
 
 def serve_argv(spec: RunSpec, url: str) -> list[str]:
-    argv = [sys.executable, "-m", "mrsched.cli", "serve", spec.policy]
+    argv = processes.python_argv("mrsched.cli", "serve", spec.policy)
     for key, value in spec.options.items():
         argv += ["--option", f"{key}={value}"]
     return argv + ["--socket", url]
@@ -142,8 +142,8 @@ def run_batsim(spec: RunSpec) -> EngineResult:
     procs: dict[str, subprocess.Popen] = {}
     logs = {"scheduler": out / "scheduler.log", "batsim": out / "batsim.log"}
     try:
-        procs["scheduler"] = processes.start(sched_cmd, log=logs["scheduler"])
-        procs["batsim"] = processes.start(sim_cmd, log=logs["batsim"])
+        procs["scheduler"] = processes.start(sched_cmd, log=logs["scheduler"], timeout=spec.timeout)
+        procs["batsim"] = processes.start(sim_cmd, log=logs["batsim"], timeout=spec.timeout)
         started = time.monotonic()
         done = _wait(procs, "batsim", spec.timeout)
         if done is None:

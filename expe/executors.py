@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 from mrsched.errors import ConfigError
 from mrsched.expe import processes
@@ -18,6 +18,7 @@ from mrsched.expe.runner import execute_run
 from mrsched.expe.spec import RunSpec
 
 Callback = Callable[[RunSpec, dict], None]
+WAKE = 0.2  # seconds between the main thread's looks at signals while runs go on
 
 
 class LocalExecutor:
@@ -38,9 +39,13 @@ class LocalExecutor:
 
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="mrsched-run")
         try:
-            futures = {pool.submit(one, spec): spec for spec in specs}
-            for fut in as_completed(futures):
-                fut.result()
+            pending = {pool.submit(one, spec) for spec in specs}
+            while pending:
+                # a bounded wait: a SIGTERM the kernel delivered to a worker thread is only
+                # acted on when the main thread runs again (an unbounded wait could last a run)
+                done, pending = wait(pending, timeout=WAKE, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    fut.result()
         except BaseException:
             processes.kill_all()  # before waiting for the threads that supervise them
             raise

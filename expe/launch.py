@@ -11,9 +11,11 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mrsched.errors import ConfigError
 from mrsched.expe import processes
 from mrsched.expe.campaign import Campaign, load_campaign, plan_runs, prepare_inputs, write_expanded
-from mrsched.expe.manifest import is_complete, read_manifest
+from mrsched.expe.lock import CampaignLock
+from mrsched.expe.manifest import is_complete, outputs_problem, read_manifest
 from mrsched.expe.runner import run_status
 
 
@@ -26,6 +28,7 @@ class CampaignSummary:
     failed: dict[str, str] = field(default_factory=dict)  # run_id -> "status: error"
     report: Path | None = None
     report_error: str | None = None
+    interrupted: int = 0
 
     @property
     def all_ok(self) -> bool:
@@ -33,21 +36,34 @@ class CampaignSummary:
 
 
 class Progress:
-    """done / running / failed counts on a tqdm bar (ETA from tqdm)."""
+    """done / running / failed / interrupted counts: a tqdm bar (ETA from tqdm) on a
+    terminal; one plain line per finished run when stderr is redirected (a log file gets
+    no ``\\r`` bar redraws)."""
 
-    def __init__(self, total: int, enabled: bool):
+    def __init__(self, total: int, enabled: bool, stream=None):
         self.lock = threading.Lock()
-        self.running = self.ok = self.failed = 0
+        self.running = self.ok = self.failed = self.interrupted = 0
+        self.total = total
+        self.stream = stream if stream is not None else sys.stderr
         self.bar = None
+        self.lines = False
         if enabled and total:
-            from tqdm import tqdm
+            isatty = getattr(self.stream, "isatty", None)
+            if isatty is not None and isatty():
+                from tqdm import tqdm
 
-            self.bar = tqdm(total=total, unit="run", desc="runs", file=sys.stderr,
-                            dynamic_ncols=True)
+                self.bar = tqdm(total=total, unit="run", desc="runs", file=self.stream,
+                                dynamic_ncols=True)
+            else:
+                self.lines = True
+
+    def _counts(self) -> str:
+        text = f"done={self.ok} running={self.running} failed={self.failed}"
+        return text + (f" interrupted={self.interrupted}" if self.interrupted else "")
 
     def _show(self) -> None:
         if self.bar is not None:
-            self.bar.set_postfix_str(f"done={self.ok} running={self.running} failed={self.failed}")
+            self.bar.set_postfix_str(self._counts())
 
     def start(self, spec) -> None:
         with self.lock:
@@ -57,17 +73,67 @@ class Progress:
     def done(self, spec, manifest: dict) -> None:
         with self.lock:
             self.running = max(0, self.running - 1)
-            if manifest.get("status") == "ok":
+            status = manifest.get("status")
+            if status == "ok":
                 self.ok += 1
-            elif manifest.get("status") != "interrupted":
+            elif status == "interrupted":
+                self.interrupted += 1
+            else:
                 self.failed += 1
             self._show()
             if self.bar is not None:
                 self.bar.update(1)
+            elif self.lines:
+                n = self.ok + self.failed + self.interrupted
+                wall = manifest.get("wall_time")
+                took = f" in {wall:.1f} s" if isinstance(wall, (int, float)) else ""
+                print(f"[{n}/{self.total}] {status} {spec.run_id}{took} ({self._counts()})",
+                      file=self.stream, flush=True)
 
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def _with_warnings(specs: list, log, *, campaign_file: str | None = None) -> list:
+    """Runs whose workload and options mismatch (``validation.workload_warnings``) carry the
+    warning into their manifest; it is said once per workload and message. A platform whose
+    storage hosts would make every burst-buffer job rejected is refused here, before any
+    run (``validation.check_storage``, as ``mrsched run`` does)."""
+    from dataclasses import replace
+
+    from mrsched.errors import MrschedError
+    from mrsched.expe.validation import check_storage, read_workload, workload_warnings
+
+    checked: set[tuple] = set()
+
+    cache: dict[str, dict | None] = {}
+    said: set[tuple[str, str]] = set()
+    out = []
+    for spec in specs:
+        if spec.workload not in cache:
+            try:
+                cache[spec.workload] = read_workload(spec.workload)
+            except MrschedError:
+                cache[spec.workload] = None  # the run itself will say what is wrong
+        data = cache[spec.workload]
+        key = (spec.platform, tuple(spec.roles), spec.bb_capacity, spec.workload)
+        if data is not None and key not in checked:
+            checked.add(key)
+            check_storage(spec.platform, spec.roles, spec.bb_capacity, data, file=campaign_file,
+                          key=f"platform {spec.labels.get('platform_name', spec.platform)}")
+        warnings = workload_warnings(data, spec.options) if data is not None else []
+        for text in warnings:
+            name = spec.labels.get("workload_name", spec.workload)
+            if (name, text) not in said:
+                said.add((name, text))
+                log(f"warning: workload {name}: {text}")
+        out.append(replace(spec, labels={**spec.labels, "warnings": warnings}) if warnings else spec)
+    return out
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)  # seen at once, also in a redirected log
 
 
 def write_campaign_report(campaign_dir: Path) -> Path | None:
@@ -86,18 +152,51 @@ def write_campaign_report(campaign_dir: Path) -> Path | None:
             break
     if write_report is None:
         return None
-    return Path(write_report(campaign_dir))
+    return _swap_in(campaign_dir / "report", lambda tmp: write_report(campaign_dir, out=tmp))
+
+
+def _swap_in(target: Path, write) -> Path:
+    """Let ``write(tmp_dir)`` build a folder beside ``target``, then rename it into place: a
+    reader (or a kill) never meets a half-written ``index.html`` or ``metrics.csv``."""
+    import os
+    import shutil
+
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    old = target.with_name(f".{target.name}.{os.getpid()}.old")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        written = Path(write(tmp))
+        if target.exists():
+            os.replace(target, old)
+        os.replace(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
+    return target / written.relative_to(tmp)
 
 
 def run_campaign(path: str | Path, *, executor=None, jobs: int | None = None,
                  output: str | Path | None = None, progress: bool = True,
-                 report: bool | None = None, log=print) -> CampaignSummary:
+                 report: bool | None = None, log=None) -> CampaignSummary:
     """Run every unfinished run of the campaign file ``path``; returns what happened."""
-    from mrsched.expe.executors import make_executor
-
+    log = log or _say
     campaign = load_campaign(path, output=output)  # all validation, before anything runs
     runs = plan_runs(campaign)
-    campaign.output.mkdir(parents=True, exist_ok=True)
+    try:
+        campaign.output.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the campaign directory {campaign.output}: "
+                          f"{exc.strerror or exc}", file=campaign.file,
+                          field="output" if output is None else "--out") from None
+    with CampaignLock(campaign.output):
+        return _run_locked(campaign, runs, executor=executor, jobs=jobs, progress=progress,
+                           report=report, log=log)
+
+
+def _run_locked(campaign: Campaign, runs: list, *, executor, jobs, progress, report,
+                log) -> CampaignSummary:
+    from mrsched.expe.executors import make_executor
+
     prepare_inputs(campaign, runs)
     write_expanded(campaign, runs)
     summary = CampaignSummary(campaign.output, total=len(runs))
@@ -107,6 +206,7 @@ def run_campaign(path: str | Path, *, executor=None, jobs: int | None = None,
             summary.skipped += 1
         else:
             todo.append(run.spec)
+    todo = _with_warnings(todo, log, campaign_file=campaign.file)
     if executor is None or isinstance(executor, str):
         executor = make_executor(executor, jobs=jobs or campaign.parallelism)
     log(f"campaign {campaign.name}: {len(runs)} runs, {summary.skipped} already done, "
@@ -126,11 +226,19 @@ def run_campaign(path: str | Path, *, executor=None, jobs: int | None = None,
 
     try:
         executor.run(todo, bar.start, on_done)
+    except KeyboardInterrupt as exc:
+        summary.interrupted = len(todo) - summary.ok - len(summary.failed)
+        done = summary.ok + len(summary.failed)
+        exc.mrsched_detail = (f"{done} of {len(todo)} runs finished ({summary.ok} ok, "
+                              f"{len(summary.failed)} failed), {len(todo) - done} interrupted "
+                              "or not started")
+        raise
     finally:
         bar.close()
     for run_id, reason in sorted(summary.failed.items()):
         log(f"  FAILED {run_id}: {reason}")
     if report if report is not None else campaign.report:
+        log(f"writing the report of {len(runs)} runs into {campaign.output / 'report'} ...")
         try:
             summary.report = write_campaign_report(campaign.output)
         except Exception as exc:  # the runs are safe on disk; `mrsched report DIR` can retry
@@ -146,8 +254,11 @@ def campaign_status(path: str | Path, *, output: str | Path | None = None) -> di
     for run in plan_runs(campaign):
         status = run_status(run.spec.out_dir)
         manifest = read_manifest(run.spec.out_dir) or {}
+        error = manifest.get("error")
+        if status == "incomplete":
+            error = outputs_problem(run.spec.out_dir, manifest)
         rows.append({"run_id": run.spec.run_id, "status": status,
-                     "error": manifest.get("error"), "wall_time": manifest.get("wall_time")})
+                     "error": error, "wall_time": manifest.get("wall_time")})
     counts: dict[str, int] = {}
     for row in rows:
         counts[row["status"]] = counts.get(row["status"], 0) + 1

@@ -1,7 +1,9 @@
 """The run manifest (DESIGN.md "Runs and campaigns"): what ran, on what, how it ended.
 
-The manifest is written once, atomically, when a run ends; a run directory without one (or
-with a status other than ``ok``, or with an output missing) is unfinished and is redone.
+The manifest is written once, atomically, when a run ends, and records each output file's
+rows, size and sha256: a run is finished only when its manifest says ``ok`` and the outputs
+it records are there unchanged (a CSV cut short by a crash or a full disk is not a result).
+Anything else is unfinished and is redone.
 """
 
 from __future__ import annotations
@@ -55,9 +57,50 @@ def read_manifest(run_dir: str | Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
+def describe_outputs(run_dir: str | Path) -> dict[str, dict]:
+    """``{file: {"rows", "bytes", "sha256"}}`` of the Batsim outputs present in ``run_dir``
+    (rows: CSV lines after the header)."""
+    import hashlib
+
+    out = {}
+    for name in OUTPUT_FILES:
+        path = Path(run_dir) / name
+        if not path.is_file():
+            continue
+        h, lines, size = hashlib.sha256(), 0, 0
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+                lines += chunk.count(b"\n")
+                size += len(chunk)
+        out[name] = {"rows": max(0, lines - 1), "bytes": size, "sha256": h.hexdigest()}
+    return out
+
+
+def outputs_problem(run_dir: str | Path, manifest: dict) -> str | None:
+    """Why the outputs of an ``ok`` run are not the ones its manifest records, or None."""
+    recorded = manifest.get("outputs")
+    if not isinstance(recorded, dict):
+        return "the manifest records no outputs (written by an older mrsched or cut short)"
+    for name in OUTPUT_FILES:
+        path = Path(run_dir) / name
+        want = recorded.get(name)
+        if not isinstance(want, dict):
+            return f"the manifest does not record {name}"
+        if not path.is_file():
+            return f"{name} is missing"
+        if path.stat().st_size != want.get("bytes"):
+            return f"{name} has {path.stat().st_size} bytes, the manifest records {want.get('bytes')}"
+    actual = describe_outputs(run_dir)
+    for name in OUTPUT_FILES:
+        if actual[name]["sha256"] != recorded[name].get("sha256"):
+            return f"{name} differs from what the run wrote (sha256)"
+    return None
+
+
 def is_complete(run_dir: str | Path) -> bool:
-    """True when the run ended ``ok`` and every Batsim output file is there."""
+    """True when the run ended ``ok`` and every output it records is there, unchanged."""
     manifest = read_manifest(run_dir)
     if not manifest or manifest.get("status") != "ok":
         return False
-    return all((Path(run_dir) / name).is_file() for name in OUTPUT_FILES)
+    return outputs_problem(run_dir, manifest) is None

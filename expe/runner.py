@@ -13,10 +13,12 @@ from pathlib import Path
 from mrsched.errors import MrschedError
 from mrsched.expe import engines, processes
 from mrsched.expe.atomic import sha256_file
-from mrsched.expe.manifest import (MANIFEST, OUTPUT_FILES, read_manifest, utc_now, versions,
-                                   write_manifest)
+from mrsched.expe.manifest import (MANIFEST, OUTPUT_FILES, describe_outputs, outputs_problem,
+                                   read_manifest, utc_now, versions, write_manifest)
 from mrsched.expe.spec import RunSpec
 
+#: metadata the runtime gives a rejected job in out_jobs.csv, before the policy's reason
+REJECT_PREFIX = "rejected: "
 LOG_FILES = ("engine.log", "scheduler.log", "batsim.log", "docker.log", "run_spec.json")
 
 
@@ -24,6 +26,9 @@ def clean_run_dir(run_dir: Path) -> None:
     """Remove what a previous, unfinished attempt left (outputs, logs, manifest)."""
     for name in (MANIFEST, *OUTPUT_FILES, *LOG_FILES):
         (run_dir / name).unlink(missing_ok=True)
+    for pattern in (".partial-*", ".*.tmp"):  # a killed engine's or writer's leftovers
+        for leftover in run_dir.glob(pattern):
+            leftover.unlink(missing_ok=True)
 
 
 def _input_hashes(spec: RunSpec) -> dict:
@@ -34,7 +39,32 @@ def _input_hashes(spec: RunSpec) -> dict:
     return hashes
 
 
-def execute_run(spec: RunSpec | dict) -> dict:
+def rejections(run_dir: Path) -> dict:
+    """``{"count", "jobs", "reasons": {reason: count}}`` of the user jobs the scheduler
+    rejected, read from ``out_jobs.csv`` (the reason travels as the job's metadata); an
+    I/O-phased parent (metadata ``io-phased``, its phases ran) is not a rejection."""
+    import csv
+
+    count, jobs, reasons = 0, 0, {}
+    try:
+        with open(run_dir / "out_jobs.csv", newline="") as fh:
+            for row in csv.DictReader(fh):
+                meta = (row.get("metadata") or "").strip()
+                if meta == "io-phased" or str(row.get("workload_name", "")).endswith("-io"):
+                    continue
+                jobs += 1
+                if row.get("final_state") == "REJECTED":
+                    count += 1
+                    reason = meta[len(REJECT_PREFIX):] if meta.startswith(REJECT_PREFIX) else (
+                        meta or "no reason given")
+                    reasons[reason] = reasons.get(reason, 0) + 1
+    except (OSError, csv.Error, UnicodeDecodeError):
+        return {}
+    return {"count": count, "jobs": jobs,
+            "reasons": dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))}
+
+
+def execute_run(spec: RunSpec | dict, *, warnings: list[str] | tuple = ()) -> dict:
     """Run ``spec`` into ``spec.out_dir``; returns the manifest written there."""
     if isinstance(spec, dict):
         spec = RunSpec.from_dict(spec)
@@ -50,6 +80,12 @@ def execute_run(spec: RunSpec | dict) -> dict:
     }
     for key, value in spec.labels.items():
         manifest.setdefault(key, value)
+    if spec.roles:
+        manifest["roles"] = list(spec.roles)
+    if spec.bb_capacity is not None:
+        manifest["bb_capacity"] = spec.bb_capacity
+    if warnings:
+        manifest["warnings"] = list(warnings)
     t0 = time.perf_counter()
     try:
         missing = [k for k in ("platform", "workload") if manifest[f"{k}_sha256"] is None]
@@ -66,6 +102,13 @@ def execute_run(spec: RunSpec | dict) -> dict:
             absent = [n for n in OUTPUT_FILES if not (run_dir / n).is_file()]
             if absent:
                 status, error = "failed", f"the engine ended without writing {', '.join(absent)}"
+            else:
+                manifest["rejected"] = rejected = rejections(run_dir)
+                if rejected and rejected["jobs"] and rejected["count"] == rejected["jobs"]:
+                    # a result with no executed job is a wrong input, not a schedule
+                    reason, n = next(iter(rejected["reasons"].items()))
+                    status, error = "failed", (f"every job ({rejected['jobs']}) was rejected; "
+                                               f"{n} because: {reason}")
     except MrschedError as exc:
         status, error = "failed", f"{type(exc).__name__}: {exc}"
     except Exception as exc:  # e.g. an engine binary that cannot be executed: this run only
@@ -74,18 +117,18 @@ def execute_run(spec: RunSpec | dict) -> dict:
         # killed by an interrupted campaign: leave no manifest, a re-run redoes it
         return {**manifest, "status": "interrupted", "error": "campaign interrupted"}
     manifest.update(status=status, error=error, wall_time=round(time.perf_counter() - t0, 3),
-                    finished=utc_now())
+                    finished=utc_now(), outputs=describe_outputs(run_dir))
     write_manifest(run_dir, manifest)
     return manifest
 
 
 def run_status(run_dir: str | Path) -> str:
     """``ok`` / ``failed`` / ``timeout`` from the manifest, ``pending`` when there is none,
-    ``incomplete`` when it says ok but an output file is missing."""
+    ``incomplete`` when it says ok but an output it records is missing, cut or changed."""
     manifest = read_manifest(run_dir)
     if manifest is None:
         return "pending"
     status = manifest.get("status", "pending")
-    if status == "ok" and not all((Path(run_dir) / n).is_file() for n in OUTPUT_FILES):
+    if status == "ok" and outputs_problem(run_dir, manifest) is not None:
         return "incomplete"
     return status

@@ -6,6 +6,7 @@ and ``mrsched.expe.runner.execute_run`` turns one into a run directory.
 
 from __future__ import annotations
 
+import json
 import shlex
 from dataclasses import asdict, dataclass, field
 
@@ -22,6 +23,10 @@ class RunSpec:
     limit). ``batsim`` is the Batsim command for ``engine="batsim"`` (a path or a command
     string such as ``"mrsched simulate"``). ``labels`` are copied into the manifest as is
     (campaigns record ``platform_name``, ``workload_name`` and a trace's ``part``).
+    ``roles`` are Batsim ``-r`` specs (``"node_8,node_17:storage"``), given to every engine;
+    ``bb_capacity`` (bytes) is the burst buffer of storage hosts that declare no
+    ``bb_capacity`` (the Euro-Par artifact's platform keeps it in a YAML beside the XML); it
+    reaches the scheduler through Batsim's ``--sched-cfg``, so real Batsim passes it too.
     """
 
     run_id: str
@@ -35,6 +40,8 @@ class RunSpec:
     batsim: str | None = None
     timeout: float | None = None
     labels: dict = field(default_factory=dict)  # recorded in the manifest (e.g. part)
+    roles: tuple = ()
+    bb_capacity: int | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -45,12 +52,26 @@ class RunSpec:
         then be started with ``--enable-dynamic-jobs`` (the scheduler refuses to run without)."""
         return str(self.options.get("job_model", "alloc-only")) == "io-phased"
 
+    @property
+    def sched_cfg(self) -> str:
+        """Batsim's ``--sched-cfg`` text for this run ("" when none is needed)."""
+        if self.bb_capacity is None:
+            return ""
+        return json.dumps({"bb_capacity": int(self.bb_capacity)}, separators=(",", ":"))
+
     def batsim_flags(self) -> list[str]:
         """Extra Batsim command-line flags this run needs, for every engine alike."""
-        return ["--enable-dynamic-jobs"] if self.dynamic_jobs else []
+        flags = ["--enable-dynamic-jobs"] if self.dynamic_jobs else []
+        for spec in self.roles:
+            flags += ["-r", spec]
+        if self.sched_cfg:
+            flags += ["--sched-cfg", self.sched_cfg]
+        return flags
 
     @classmethod
     def from_dict(cls, data: dict) -> "RunSpec":
+        data = dict(data)
+        data["roles"] = tuple(data.get("roles") or ())
         return cls(**data)
 
     def command_line(self) -> str:
@@ -59,6 +80,10 @@ class RunSpec:
                 "--policy", self.policy]
         for key, value in self.options.items():
             argv += ["--option", f"{key}={value}"]
+        for spec in self.roles:
+            argv += ["-r", spec]
+        if self.bb_capacity is not None:
+            argv += ["--bb-capacity", str(int(self.bb_capacity))]
         argv += ["--out", self.out_dir, "--engine", self.engine]
         if self.batsim:
             argv += ["--batsim", self.batsim]

@@ -6,6 +6,7 @@ typo in a campaign file costs one line of output, not a failed campaign.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from mrsched.errors import ConfigError, suggest
@@ -83,3 +84,113 @@ def check_file(path: str | Path, *, what: str, file: str | None = None,
     if not path.is_file():
         raise ConfigError(f"{what} file not found: {path}", file=file, field=key or what)
     return path
+
+
+# ---------------------------------------------------------------- workloads, read up front
+
+def read_workload(path: str | Path, *, file: str | None = None, key: str | None = None) -> dict:
+    """A Batsim workload parsed now (not first by its run), with one clear line when it is not
+    one: an SWF trace is pointed to ``mrsched workload swf``."""
+    import json
+
+    path = Path(path)
+    where = {"file": file, "field": key} if file else {"file": str(path), "field": key}
+    try:
+        head = path.read_bytes()[:2]
+    except OSError as exc:
+        raise ConfigError(f"cannot read workload {path}: {exc.strerror or exc}", **where) from None
+    swf_hint = f"it looks like an SWF trace: convert it first with `mrsched workload swf {path} -o W.json`"
+    if path.name.endswith((".swf", ".swf.gz")) or head == b"\x1f\x8b" or head[:1] == b";":
+        raise ConfigError(f"workload {path} is not a Batsim JSON workload", hint=swf_hint, **where)
+    try:
+        data = json.loads(path.read_text())
+    except RecursionError:
+        raise ConfigError(f"workload {path} is nested too deeply to be a Batsim workload",
+                          **where) from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        line = getattr(exc, "lineno", None)
+        raise ConfigError(f"workload {path} is not valid JSON"
+                          + (f" (line {line}: {exc.msg})" if line else f": {exc}"), **where) from None
+    if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
+        raise ConfigError(f"workload {path} is not a Batsim workload (no 'jobs' list)", **where)
+    return data
+
+
+def uses_burst_buffer(workload: dict) -> bool:
+    """Whether a job asks burst buffer (``burst_buffer`` on the job or the artifact's ``bb``
+    per node on its profile)."""
+    profiles = workload.get("profiles") or {}
+    for job in workload.get("jobs") or []:
+        if not isinstance(job, dict):
+            continue
+        if _positive(job.get("burst_buffer")):
+            return True
+        prof = profiles.get(str(job.get("profile"))) if isinstance(profiles, dict) else None
+        if isinstance(prof, dict) and _positive(prof.get("bb")):
+            return True
+    return False
+
+
+def _positive(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+def check_storage(platform: str | Path, roles, bb_capacity: int | None, workload: dict, *,
+                  file: str | None = None, key: str | None = None) -> None:
+    """Refuse a run whose burst-buffer jobs would all be rejected because the platform's
+    burst-buffer storage hosts declare no ``bb_capacity`` (and none is given)."""
+    if bb_capacity is not None or not uses_burst_buffer(workload):
+        return
+    from mrsched.errors import PlatformError
+
+    try:
+        hosts = _storage_hosts(str(platform), tuple(roles))
+    except PlatformError as exc:
+        raise ConfigError(str(exc), file=file, field=key or "platform") from None
+    if hosts is None:
+        return  # no platform loader installed: the scheduler's own rejections will tell
+    bb_hosts, without = hosts
+    if without and not bb_hosts:
+        names = ", ".join(without[:4]) + (", ..." if len(without) > 4 else "")
+        raise ConfigError(f"platform {platform}: the storage hosts {names} have no bb_capacity, so "
+                          "every burst-buffer job would be rejected", file=file,
+                          field=key or "bb_capacity",
+                          hint="give their capacity with --bb-capacity SIZE (e.g. 40GB), or "
+                               "bb_capacity properties in the platform")
+    if not without and not bb_hosts:
+        hint = ("name the storage hosts with -r HOST1,HOST2:storage (Batsim's -r) and give "
+                "--bb-capacity SIZE")
+        raise ConfigError(f"platform {platform} has no burst-buffer storage host, but the "
+                          "workload asks burst buffer: every such job would be rejected",
+                          file=file, field=key or "platform", hint=hint)
+
+
+@functools.lru_cache(maxsize=32)
+def _storage_hosts(platform: str, roles: tuple[str, ...]):
+    """(burst-buffer storage hosts with bb_capacity, those without) of a platform loaded as
+    Batsim loads it (``-r`` roles applied); None without the simulator's loader."""
+    try:
+        from mrsched.simulator.platform import load_platform
+    except ModuleNotFoundError:
+        return None
+    plat = load_platform(platform, roles=roles)
+    bb_hosts, without = [], []
+    for host in plat.storage_hosts():
+        props = host.properties or {}
+        if str(props.get("pfs", "")).lower() == "true" or host.name == "pfs":
+            continue
+        (bb_hosts if "bb_capacity" in props else without).append(host.name)
+    return bb_hosts, without
+
+
+def workload_warnings(workload: dict, options: dict) -> list[str]:
+    """Mismatches that do not stop a run but change what it means."""
+    out = []
+    gen = workload.get("generator") if isinstance(workload.get("generator"), dict) else {}
+    job_model = str(options.get("job_model", "alloc-only"))
+    if gen.get("variant") == "io-phased" and job_model != "io-phased":
+        out.append("the workload was converted with the io-phased variant (compute shortened "
+                   "to leave room for I/O phases) but runs with job_model=alloc-only: its jobs "
+                   "run shorter than in the trace; use --option job_model=io-phased, or convert "
+                   "with --variant alloc-only")
+    return out

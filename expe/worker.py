@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 import traceback
+from pathlib import Path
 
 from mrsched.errors import ConfigError, MrschedError
+from mrsched.expe.manifest import OUTPUT_SUFFIXES
 from mrsched.expe.spec import RunSpec
 
 ERROR_PREFIX = "mrsched-run-error: "
@@ -23,8 +26,6 @@ ENGINE_ENV = "MRSCHED_EMBEDDED_ENGINE"
 
 def load_simulate():
     """The embedded engine's entry point, ``mrsched.simulator.engine.simulate``."""
-    import os
-
     override = os.environ.get(ENGINE_ENV)
     if override:
         module_name, _, func = override.partition(":")
@@ -52,12 +53,26 @@ def make_scheduler(policy: str, options: dict):
 
 
 def run_spec(spec: dict) -> None:
+    """Simulate into a temporary prefix, then rename each output into place: an output file
+    of the run is complete or absent, never cut short by a kill."""
     simulate = load_simulate()
     scheduler = make_scheduler(spec["policy"], spec.get("options") or {})
-    out_prefix = f"{spec['out_dir']}/out"
-    dynamic = RunSpec.from_dict(spec).dynamic_jobs
-    simulate(spec["platform"], [spec["workload"]], scheduler, export_prefix=out_prefix,
-             dynamic_jobs=dynamic)
+    out_dir = Path(spec["out_dir"])
+    tmp_prefix = out_dir / f".partial-{os.getpid()}"
+    run = RunSpec.from_dict(spec)
+    extra = {}
+    if run.roles:
+        extra["roles"] = tuple(run.roles)
+    if run.sched_cfg:
+        extra["sched_cfg"] = run.sched_cfg
+    try:
+        simulate(spec["platform"], [spec["workload"]], scheduler, export_prefix=str(tmp_prefix),
+                 dynamic_jobs=run.dynamic_jobs, **extra)
+        for suffix in OUTPUT_SUFFIXES:
+            os.replace(f"{tmp_prefix}_{suffix}.csv", out_dir / f"out_{suffix}.csv")
+    finally:
+        for leftover in out_dir.glob(f"{tmp_prefix.name}_*"):
+            leftover.unlink(missing_ok=True)
 
 
 def main(argv: list[str] | None = None) -> int:

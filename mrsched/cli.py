@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 
 from mrsched import __version__
 from mrsched.errors import MrschedError
@@ -28,8 +30,40 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with a 'did you mean' on a mistyped command or option (``mrsched campagin``,
+    ``--polcy``): the usual error line, plus the closest valid word."""
+
+    argv: list[str] = []  # the command line being parsed (set by main), to find the typo
+
+    def error(self, message: str):
+        hint = self._suggestion(message)
+        super().error(message + (f" ({hint})" if hint else ""))
+
+    def _suggestion(self, message: str) -> str | None:
+        import difflib
+        import re
+
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if choice:
+            valid = re.findall(r"'([^']*)'", choice.group(2))
+            close = difflib.get_close_matches(choice.group(1), valid, n=1)
+            return f"did you mean '{close[0]}'?" if close else None
+        if "unrecognized arguments" not in message and "are required" not in message:
+            return None
+        known = {opt for action in self._actions for opt in action.option_strings}
+        longs = sorted(o for o in known if o.startswith("--"))
+        for word in self.argv:
+            flag = word.split("=", 1)[0]
+            if flag.startswith("--") and flag not in known:
+                close = difflib.get_close_matches(flag, longs, n=1)
+                if close:
+                    return f"'{flag}' is not an option; did you mean '{close[0]}'?"
+        return None
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="mrsched",
         description="Multi-resource HPC job scheduling with Batsim: policies, an embedded "
                     "Batsim-compatible simulator, platforms, workloads, campaigns and reports.")
@@ -49,12 +83,47 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, so that cleanup (killing a run's processes) runs
+    as for Ctrl-C; the exit code says which signal it was."""
+
+    def __init__(self, signum: int = signal.SIGTERM):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_sigterm(signum, _frame):
+    raise Terminated(signum)
+
+
+#: what an interrupted command leaves, said on its "interrupted" line
+RESUME_HINTS = {
+    "campaign": "finished runs are kept; run the same command again to resume",
+    "run": "the run was stopped unfinished; run the same command again to redo it",
+}
+
+
+def _interrupted(args, exc: KeyboardInterrupt) -> int:
+    signum = getattr(exc, "signum", signal.SIGINT)
+    detail = getattr(exc, "mrsched_detail", None)
+    hint = RESUME_HINTS.get(args.command)
+    text = f"mrsched {args.command}: interrupted ({signal.Signals(signum).name})"
+    text += "".join(f": {part}" if i == 0 else f"; {part}"
+                    for i, part in enumerate(p for p in (detail, hint) if p))
+    print(text, file=sys.stderr)
+    return 128 + int(signum)  # as a shell reports a command killed by that signal
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    Parser.argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return int(args._run(args) or 0)
     except MrschedError as exc:
@@ -62,9 +131,16 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"mrsched {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"mrsched {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        return _interrupted(args, exc)
+    except BrokenPipeError:  # `mrsched policies | head`: the reader left, nothing to say
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

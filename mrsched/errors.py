@@ -72,7 +72,7 @@ def suggest(name: str, valid) -> str:
     """A 'did you mean' hint listing the valid names, closest first."""
     import difflib
 
-    valid = sorted(valid)
+    valid = sorted({str(v) for v in valid})  # each name once, whatever the caller gathered
     close = difflib.get_close_matches(name, valid, n=1)
     text = f"valid: {', '.join(valid)}"
     if close:

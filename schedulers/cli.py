@@ -115,4 +115,5 @@ def run(args: argparse.Namespace) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     options = parse_options(args.option)
     scheduler = make_scheduler_from_spec(args.policy, options)
-    return serve(scheduler, args.socket, args.timeout, allow_remote=args.allow_remote)
+    return serve(scheduler, args.socket, args.timeout, allow_remote=args.allow_remote,
+                 ready=sys.stdout)

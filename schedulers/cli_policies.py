@@ -22,7 +22,8 @@ def describe(name: str) -> str:
     defaults = policy_parameters(name)
     table = parameter_table(name)
     doc = (cls.__doc__ or (__import__(cls.__module__).__doc__ or "")).strip().splitlines()
-    lines = [f"{name} ({cls.__module__.replace('mrsched.', '')}.{cls.__name__})"]
+    # an importable path: `from mrsched.schedulers.policies.fcfs import FCFS`
+    lines = [f"{name} ({cls.__module__}.{cls.__name__})"]
     if doc:
         lines.append(f"  {_plain(doc[0])}")
     lines.append("options:")

@@ -300,6 +300,41 @@ class PolicyRuntime:
         return mapping
 
 
+#: prefix of a rejected job's metadata (``mrsched.expe.runner`` reads it back)
+REJECT_METADATA_PREFIX = "rejected: "
+
+
+def reject_metadata(reason: str) -> str:
+    """A rejection reason as Batsim job metadata: one line, no ``"`` (Batsim refuses it)."""
+    text = " ".join(str(reason or "no reason given").split()).replace('"', "'")
+    return REJECT_METADATA_PREFIX + text
+
+
+def with_default_bb_capacity(data: dict, sched_config: Any) -> dict:
+    """SIMULATION_BEGINS data where burst-buffer storage hosts without ``bb_capacity`` get
+    sched-config's ``bb_capacity`` (``mrsched run --bb-capacity``; Batsim ``--sched-cfg``).
+
+    A platform whose storage hosts come from Batsim's ``-r`` (the Euro-Par artifact's) has no
+    capacity in the XML; without this every burst-buffer job would be rejected. The PFS (a
+    ``pfs="true"`` host, or one named ``pfs``) keeps none.
+    """
+    default = sched_config.get("bb_capacity") if isinstance(sched_config, dict) else None
+    if default is None:
+        return data
+    if isinstance(default, bool) or not isinstance(default, (int, float)) or not default >= 0:
+        raise SimulationError(f"sched-config bb_capacity must be a number of bytes >= 0, got "
+                              f"{default!r}", event="SIMULATION_BEGINS",
+                              field="sched-config.bb_capacity")
+    storage = []
+    for host in data.get("storage_resources") or []:
+        props = host.get("properties") or {}
+        is_pfs = str(props.get("pfs", "")).lower() == "true" or host.get("name") == "pfs"
+        if "bb_capacity" not in props and not is_pfs:
+            host = {**host, "properties": {**props, "bb_capacity": str(int(default))}}
+        storage.append(host)
+    return {**data, "storage_resources": storage}
+
+
 #: callbacks the lean message path of PolicyScheduler stands in for
 _LEAN_HOOKS = ("on_job_submission", "on_job_completion", "on_requested_call", "on_no_more_events")
 
@@ -336,8 +371,10 @@ class PolicyScheduler(BatsimScheduler):
             if etype == "JOB_SUBMITTED":
                 job_id = data["job_id"]
                 jobs[job_id] = job = data["job"]
+                self._submitted.add(job_id)
                 runtime.submit(now, job_id, job, None)
             elif etype == "JOB_COMPLETED":
+                self._completed.add(data["job_id"])
                 runtime.complete(now, data["job_id"])
         self._lean_now = now
         try:
@@ -356,10 +393,12 @@ class PolicyScheduler(BatsimScheduler):
             return None
         now = msg.get("now")
         events = msg.get("events")
-        if (type(now) is not float and type(now) is not int) or now < self._now or type(events) is not list:
+        # `not self._now <= now < INF` also sends NaN to the full path, which refuses it
+        if (type(now) is not float and type(now) is not int) or not self._now <= now < INF or type(events) is not list:
             return None
         out = []
         last = -INF
+        seen: set[str] = set()   # job ids submitted or completed in this message
         for ev in events:
             if type(ev) is not dict:
                 return None
@@ -370,20 +409,33 @@ class PolicyScheduler(BatsimScheduler):
                 return None
             last = ts
             if etype == "JOB_SUBMITTED":
+                # anything Batsim would not send (a job seen before, job.id other than job_id,
+                # res not an int) goes to the full path, which names it
                 if len(data) != 2 or type(data.get("job_id")) is not str or type(data.get("job")) is not dict:
                     return None
+                job_id = data["job_id"]
+                job = data["job"]
+                if (job_id in self._submitted or job_id in seen or job.get("id", job_id) != job_id
+                        or type(job.get("res", 0)) is not int):
+                    return None
+                seen.add(job_id)
             elif etype == "JOB_COMPLETED":
                 # the runtime frees what it allocated; the alloc text is the one we sent
                 if (len(data) != 4 or type(data.get("job_id")) is not str or "job_state" not in data
                         or "return_code" not in data or not is_known_intervals(data.get("alloc"))):
                     return None
+                job_id = data["job_id"]
+                if job_id not in self._started or job_id in self._completed or job_id in seen:
+                    return None
+                seen.add(job_id)
             elif etype != "REQUESTED_CALL" or data:
                 return None
             out.append((etype, data))
         return out
 
     def on_simulation_begins(self, event) -> None:
-        cluster = cluster_from_simulation_begins(event.to_data())
+        data = with_default_bb_capacity(event.to_data(), self.sched_config)
+        cluster = cluster_from_simulation_begins(data)
         self.runtime.begin(cluster, event.timestamp, self.profiles)
 
     def on_job_submission(self, event) -> None:
@@ -402,6 +454,9 @@ class PolicyScheduler(BatsimScheduler):
             if type(d) is Start:
                 self.start_job(d)
             elif type(d) is Reject:
+                # the reason goes to Batsim's _jobs.csv (metadata column), so that a run
+                # directory says why, whatever engine ran it
+                self.set_job_metadata(d.job_id, reject_metadata(d.reason))
                 self.reject_job(d.job_id)
             else:
                 self.call_me_later(d.time)

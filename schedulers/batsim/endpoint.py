@@ -6,8 +6,9 @@ scheduler binds. ``serve`` binds loopback only unless told otherwise, answers un
 
 Exit codes returned by ``serve``:
   * 0   — replied to SIMULATION_ENDS;
-  * 2   — malformed message (bad JSON, missing key, bad event) or a scheduler decision Batsim
-          would refuse: one line naming the event goes to stderr and the socket is closed
+  * 2   — malformed message (bad JSON, NaN, several parts, nesting too deep, missing key, bad
+          event), a message real Batsim never sends (a job submitted twice, a completion of a
+          job never started, ...) or a scheduler decision Batsim would refuse: one line naming the event goes to stderr and the socket is closed
           *without replying* — an empty reply would only let Batsim run on a broken
           scheduler, and Batsim blocks either way, so the caller must stop it;
   * 130 — SIGINT (Ctrl-C), 143 — SIGTERM (128 + signal number, as a shell reports them).
@@ -25,7 +26,7 @@ import threading
 import time
 from typing import Any, TextIO
 
-from mrsched.errors import ConfigError, MrschedError, SchedulerTimeout
+from mrsched.errors import ConfigError, MrschedError, ProtocolError, SchedulerTimeout
 
 __all__ = ["serve", "check_endpoint", "DEFAULT_SOCKET", "EXIT_OK", "EXIT_MALFORMED",
            "EXIT_SIGINT", "EXIT_SIGTERM"]
@@ -40,6 +41,11 @@ EXIT_SIGTERM = 143
 # not a timeout (a message that arrives wakes the poll at once).
 _POLL_MS = 100
 _LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+
+
+def _refuse_constant(name: str):
+    """NaN and Infinity are not JSON (Python accepts them, Batsim's parser does not)."""
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def check_endpoint(socket: str, *, allow_remote: bool = False) -> str:
@@ -75,7 +81,8 @@ def check_endpoint(socket: str, *, allow_remote: bool = False) -> str:
 
 
 def serve(scheduler: Any, socket: str = DEFAULT_SOCKET, timeout: float | None = None, *,
-          allow_remote: bool = False, stderr: TextIO | None = None) -> int:
+          allow_remote: bool = False, stderr: TextIO | None = None,
+          ready: TextIO | None = None) -> int:
     """Answer Batsim's messages with ``scheduler.handle_message`` until SIMULATION_ENDS.
 
     Parameters
@@ -84,6 +91,8 @@ def serve(scheduler: Any, socket: str = DEFAULT_SOCKET, timeout: float | None = 
     socket : endpoint to bind, loopback only unless ``allow_remote``.
     timeout : seconds to wait for each message; ``None`` waits forever (as Batsim does).
     stderr : where the one-line diagnostic goes (default ``sys.stderr``).
+    ready : where to print one line once the socket is bound (``mrsched serve``: stdout), so
+        that a user knows when to start Batsim; None prints nothing.
 
     Returns the exit code (see the module docstring); raises ``SchedulerTimeout`` when no
     message arrives within ``timeout`` and ``ConfigError`` when the endpoint is refused or
@@ -107,12 +116,17 @@ def serve(scheduler: Any, socket: str = DEFAULT_SOCKET, timeout: float | None = 
     ctx = zmq.Context()
     sock = ctx.socket(zmq.REP)
     sock.setsockopt(zmq.LINGER, 0)
+    if address.startswith("tcp://["):
+        sock.setsockopt(zmq.IPV6, 1)  # libzmq refuses IPv6 addresses without it
     try:
         try:
             sock.bind(address)
         except zmq.ZMQError as exc:
             raise ConfigError(f"cannot bind {address}: {exc}", field="socket",
                               hint="is another scheduler using this port?") from None
+        if ready is not None:
+            print(f"mrsched serve: ready, listening on {address} (start Batsim with -s "
+                  f"{address})", file=ready, flush=True)
         poller = zmq.Poller()
         poller.register(sock, zmq.POLLIN)
         count = 0
@@ -134,14 +148,24 @@ def serve(scheduler: Any, socket: str = DEFAULT_SOCKET, timeout: float | None = 
                 if deadline is not None and time.monotonic() >= deadline:
                     raise SchedulerTimeout(f"no message from Batsim within {timeout} s",
                                            hint=f"after {count} message(s) on {address}")
-            raw = sock.recv()
+            frames = sock.recv_multipart()
             count += 1
             try:
+                if len(frames) != 1:
+                    raise ProtocolError(f"message {count} has {len(frames)} parts; Batsim sends "
+                                        "one JSON message per request")
                 try:
-                    msg = json.loads(raw)
+                    msg = json.loads(frames[0], parse_constant=_refuse_constant)
+                except RecursionError:
+                    raise ProtocolError(f"message {count} is nested too deeply to be a Batsim "
+                                        "message") from None
                 except ValueError as exc:
-                    raise MrschedError(f"message {count} is not JSON: {exc}") from None
-                reply = scheduler.handle_message(msg)
+                    raise ProtocolError(f"message {count} is not JSON: {exc}") from None
+                try:
+                    reply = scheduler.handle_message(msg)
+                except RecursionError:
+                    raise ProtocolError(f"message {count} is nested too deeply to be a Batsim "
+                                        "message") from None
             except MrschedError as exc:
                 where = f"message {count}" if f"message {count}" not in str(exc) else ""
                 print(f"mrsched serve: error: {where + ': ' if where else ''}{exc}", file=err)

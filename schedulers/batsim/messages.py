@@ -634,6 +634,9 @@ PARSERS: dict[str, Any] = {cls.TYPE: cls.from_data for cls in (
     ChangeJobState)}
 
 
+_INF = float("inf")
+
+
 def _is_number(x) -> bool:
     t = type(x)
     return t is float or t is int
@@ -700,6 +703,8 @@ def parse_message(msg: Any) -> Message:
                             hint='{"now": float, "events": [...]}') from None
     if not _is_number(now):
         raise ProtocolError(f"'now' must be a number, got {now!r}", field="now")
+    if not 0 <= now < _INF:  # NaN fails too
+        raise ProtocolError(f"'now' must be a finite time >= 0, got {now!r}", field="now")
     if type(events) is not list:
         raise ProtocolError(f"'events' must be a list, got {type(events).__name__}",
                             field="events")

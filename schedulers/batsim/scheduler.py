@@ -48,6 +48,30 @@ logger = logging.getLogger(__name__)
 MIN_WAKEUP_DELAY = 1e-3
 
 
+def check_submitted_job(job_id: str, job: dict) -> None:
+    """Refuse a JOB_SUBMITTED real Batsim never sends: ``job.id`` other than ``job_id``,
+    ``res`` not an integer (Batsim's loader requires one)."""
+    jid = job.get("id", job_id)
+    if jid != job_id:
+        raise ProtocolError(f"job.id is {jid!r}, not the job_id", event="JOB_SUBMITTED",
+                            job=job_id, field="id")
+    res = job.get("res")
+    if res is not None and type(res) is not int:
+        raise ProtocolError(f"res must be an integer, got {res!r}", event="JOB_SUBMITTED",
+                            job=job_id, field="res")
+
+
+def completion_problem(scheduler: BatsimScheduler, job_id: str) -> str:
+    """Why a JOB_COMPLETED for ``job_id`` cannot come from Batsim."""
+    if job_id in scheduler._completed:
+        return "job completed twice"
+    if job_id in scheduler._decided:
+        return "completion of a job that was rejected"
+    if job_id in scheduler.jobs:
+        return "completion of a job that was never started"
+    return "completion of an unknown job"
+
+
 class BatsimScheduler:
     """Base class: override the ``on_*`` callbacks, call the actions, never touch the wire.
 
@@ -77,6 +101,8 @@ class BatsimScheduler:
         self._wakeups: set[float] = set()          # requested and not yet due
         self._started: set[str] = set()            # EXECUTE_JOB sent
         self._decided: set[str] = set()            # REJECT_JOB sent
+        self._submitted: set[str] = set()          # JOB_SUBMITTED received
+        self._completed: set[str] = set()          # JOB_COMPLETED received
         self._registered_profiles: set[tuple[str, str]] = set()
         self._registration_finished = False
         self._nb_resources: int | None = None
@@ -119,6 +145,10 @@ class BatsimScheduler:
             else:
                 raise ProtocolError("message received after SIMULATION_ENDS",
                                     event=events[0].type if events else None)
+        if self._nb_resources is None and events and type(events[0]) is not m.SimulationBegins:
+            raise ProtocolError(f"{events[0].type} before SIMULATION_BEGINS",
+                                event=events[0].type,
+                                hint="Batsim's first message is SIMULATION_BEGINS")
         if self._now is not None and now < self._now:
             raise ProtocolError(f"message now={now!r} goes back in time (previous "
                                 f"{self._now!r})", field="now")
@@ -154,6 +184,18 @@ class BatsimScheduler:
 
     # built-in bookkeeping before the user's callbacks (kept tiny: hot path)
     def _h_begins(self, e: m.SimulationBegins) -> None:
+        if self._nb_resources is not None:
+            raise ProtocolError("SIMULATION_BEGINS sent twice", event="SIMULATION_BEGINS")
+        resources = e.compute_resources + e.storage_resources
+        if e.nb_resources != len(resources):
+            raise ProtocolError(f"nb_resources is {e.nb_resources!r} but {len(e.compute_resources)} "
+                                f"compute and {len(e.storage_resources)} storage resources are "
+                                "listed", event="SIMULATION_BEGINS", field="nb_resources")
+        ids = [r.id for r in resources]
+        if len(set(ids)) != len(ids):
+            dup = next(i for i in ids if ids.count(i) > 1)
+            raise ProtocolError(f"resource id {dup} is listed twice", event="SIMULATION_BEGINS",
+                                field="id")
         self._nb_resources = e.nb_resources
         self.compute_resources = e.compute_resources
         self.storage_resources = e.storage_resources
@@ -174,13 +216,27 @@ class BatsimScheduler:
         self.on_simulation_begins(e)
 
     def _h_submitted(self, e: m.JobSubmitted) -> None:
-        self.jobs[e.job_id] = e.job
+        job_id = e.job_id
+        if job_id in self._submitted:
+            raise ProtocolError("job submitted twice (Batsim submits a job once)",
+                                event="JOB_SUBMITTED", job=job_id)
+        check_submitted_job(job_id, e.job)
+        self._submitted.add(job_id)
+        self.jobs[job_id] = e.job
         self.on_job_submission(e)
+
+    def _h_completed(self, e: m.JobCompleted) -> None:
+        job_id = e.job_id
+        if job_id not in self._started or job_id in self._completed:
+            raise ProtocolError(completion_problem(self, job_id), event="JOB_COMPLETED",
+                                job=job_id)
+        self._completed.add(job_id)
+        self.on_job_completion(e)
 
     _handlers = {
         m.SimulationBegins: _h_begins,
         m.JobSubmitted: _h_submitted,
-        m.JobCompleted: lambda self, e: self.on_job_completion(e),
+        m.JobCompleted: _h_completed,
         m.JobKilled: lambda self, e: self.on_job_killed(e),
         m.RequestedCall: lambda self, e: self.on_requested_call(e),
         m.Notify: lambda self, e: self.on_notify(e),

@@ -28,3 +28,13 @@ class HangingScheduler(BatsimScheduler):
                 fh.write(f"{os.getpid()} {helper.pid}\n")
         while True:
             time.sleep(1)
+
+
+def crash_midway(platform, workloads, scheduler, *, export_prefix, **_ignored):
+    """An engine (``MRSCHED_EMBEDDED_ENGINE=misbehaving:crash_midway``) that dies after
+    writing part of its outputs, as a killed or crashing simulator would."""
+    with open(f"{export_prefix}_jobs.csv", "w") as fh:
+        fh.write("job_id,workload_name\n1,w0\n")
+    with open(f"{export_prefix}_schedule.csv", "w") as fh:
+        fh.write("makespan\n")
+    raise RuntimeError("engine died while writing its outputs")

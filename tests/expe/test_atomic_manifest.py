@@ -8,7 +8,8 @@ import pytest
 
 from mrsched.errors import ConfigError
 from mrsched.expe.atomic import sha256_file, stable_hash, write_atomic, write_json_atomic
-from mrsched.expe.manifest import OUTPUT_FILES, is_complete, read_manifest, write_manifest
+from mrsched.expe.manifest import (OUTPUT_FILES, describe_outputs, is_complete, read_manifest,
+                                   write_manifest)
 
 
 def test_write_atomic_replaces_and_leaves_no_temp(tmp_path):
@@ -48,6 +49,12 @@ def test_is_complete_needs_ok_and_every_output(tmp_path):
     assert not is_complete(tmp_path)
     for name in OUTPUT_FILES:
         (tmp_path / name).write_text("x\n")
+    assert not is_complete(tmp_path)  # outputs the manifest does not vouch for
+    write_manifest(tmp_path, {"status": "ok", "outputs": describe_outputs(tmp_path)})
+    assert is_complete(tmp_path)
+    (tmp_path / OUTPUT_FILES[0]).write_text("y\n")  # same size, other content
+    assert not is_complete(tmp_path)
+    (tmp_path / OUTPUT_FILES[0]).write_text("x\n")
     assert is_complete(tmp_path)
     (tmp_path / OUTPUT_FILES[1]).unlink()
     assert not is_complete(tmp_path)

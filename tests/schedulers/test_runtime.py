@@ -98,7 +98,7 @@ def test_reject_needs_a_reason_and_a_waiting_job():
     ({"res": 2, "burst_buffer": 32}, "burst buffer per node"),
     ({"res": 4, "burst_buffer": 40}, "such shares"),
     ({"res": 1, "gpus_per_node": 1}, "GPUs"),
-    ({"res": "many"}, "invalid request"),
+    ({"res": 1, "burst_buffer": "lots"}, "invalid request"),  # res "many": a protocol error now
 ])
 def test_never_runnable_jobs_are_rejected_with_a_logged_reason(job, why, caplog):
     # Messages fed by hand, not through the engine: Batsim refuses a workload whose job asks
@@ -108,8 +108,10 @@ def test_never_runnable_jobs_are_rejected_with_a_logged_reason(job, why, caplog)
     sched.handle_message(msg(0, ("SIMULATION_BEGINS", data)))
     with caplog.at_level(logging.INFO, logger="mrsched.schedulers.runtime"):
         reply = sched.handle_message(msg(1, submitted("w0!1", walltime=10, **job)))
-    assert [e["type"] for e in reply["events"]] == ["REJECT_JOB"]
+    assert [e["type"] for e in reply["events"]] == ["SET_JOB_METADATA", "REJECT_JOB"]
     assert why in caplog.text and "w0!1" in caplog.text
+    meta = reply["events"][0]["data"]  # the reason is recorded in Batsim's _jobs.csv too
+    assert meta["job_id"] == "w0!1" and meta["metadata"].startswith("rejected: ") and why in meta["metadata"]
 
 
 def test_execute_job_uses_batsim_ids_and_storage_mapping_only_for_pfs_profiles():

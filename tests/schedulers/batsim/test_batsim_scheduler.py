@@ -100,7 +100,10 @@ def types(reply):
 
 
 def test_callbacks_in_message_order_then_no_more_events():
-    s = Recorder()
+    def start_first(s):
+        if s.now == 0.0:
+            s.execute_job("w0!1", [0])  # Batsim completes only a started job
+    s = Recorder(decide=start_first)
     s.handle_message(msg(0.0, begins(), submit("w0!1", 1, 0.0), submit("w0!2", 2, 0.0)))
     s.handle_message(msg(5.0,
                          ev("NOTIFY", {"type": "no_more_static_job_to_submit"}, 1.0),

@@ -1,0 +1,55 @@
+"""Issue 13 item 9: the dispatcher suggests the right word for a mistyped command or option,
+and `mrsched policies NAME` shows an importable class path."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from mrsched.cli import main
+
+
+def test_mistyped_command_suggests_the_command(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["campagin", "run", "x.yaml"])
+    assert exit_.value.code == 2
+    assert "invalid choice: 'campagin'" in capsys.readouterr().err.splitlines()[-1]
+    with pytest.raises(SystemExit):
+        main(["campagin"])
+    assert capsys.readouterr().err.strip().endswith("(did you mean 'campaign'?)")
+
+
+def test_mistyped_option_suggests_the_option(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "-p", "p.xml", "-w", "w.json", "--polcy", "fcfs", "--out", "r"])
+    assert exit_.value.code == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line.startswith("mrsched run: error: ")
+    assert "'--polcy' is not an option; did you mean '--policy'?" in line
+
+
+def test_policies_name_shows_an_importable_class(capsys):
+    assert main(["policies", "fcfs-bb"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    path = first.split("(", 1)[1].rstrip(")")
+    assert path.startswith("mrsched.schedulers.")
+    module, _, name = path.rpartition(".")
+    assert getattr(importlib.import_module(module), name).__name__ == name
+
+
+def test_report_baseline_lists_each_name_once():
+    """`report --baseline` gathers variant and policy names (a policy with one variant is
+    both): the hint lists each once, closest first."""
+    import pandas as pd
+
+    from mrsched.analysis.campaign import baseline_variant
+    from mrsched.errors import ConfigError
+
+    metrics = pd.DataFrame({"variant": ["fcfs", "sjf-bb", "fcfs-easy"],
+                            "policy": ["fcfs", "sjf-bb", "fcfs-easy"]})
+    with pytest.raises(ConfigError) as err:
+        baseline_variant(metrics, "sjf-b")
+    text = str(err.value)
+    assert "did you mean 'sjf-bb'? valid: fcfs, fcfs-easy, sjf-bb" in text
+    assert text.count("sjf-bb") == 2  # the suggestion and the list, once each
