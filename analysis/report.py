@@ -21,6 +21,7 @@ from mrsched.analysis.metrics import add_job_metrics, resource_usage, usage_over
 from mrsched.analysis.runs import Run
 from mrsched.analysis.tables import Interval, frame_html, summary_html
 from mrsched.errors import ConfigError
+from mrsched.expe.atomic import write_atomic
 
 SUMMARY_METRICS = ("mean_waiting_time", "mean_turnaround_time", "mean_slowdown",
                    "mean_bounded_slowdown", "max_waiting_time", "max_bounded_slowdown",
@@ -58,7 +59,7 @@ class _Figures:
 
         data = png_bytes(fig)
         self.directory.mkdir(parents=True, exist_ok=True)
-        (self.directory / f"{name}.png").write_bytes(data)
+        write_atomic(self.directory / f"{name}.png", data)
         self.names.append(name)
         b64 = base64.b64encode(data).decode("ascii")
         return (f'<figure><img alt="{html.escape(name)}" src="data:image/png;base64,{b64}">'
@@ -206,7 +207,7 @@ def write_report(dir: str | Path, out: str | Path | None = None, baseline: str |
     out_dir = Path(out) if out is not None else directory / "report"
     out_dir.mkdir(parents=True, exist_ok=True)
     metrics = metrics_table(runs, tau=tau)
-    metrics.to_csv(out_dir / "metrics.csv", index=False)
+    write_atomic(out_dir / "metrics.csv", metrics.to_csv(index=False))
     figures = _Figures(out_dir / "figures")
 
     ok = metrics[metrics["status"] == "ok"]
@@ -298,7 +299,7 @@ def write_report(dir: str | Path, out: str | Path | None = None, baseline: str |
     page = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>mrsched report</title>"
             f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
     index = out_dir / "index.html"
-    index.write_text(page, encoding="utf-8")
+    write_atomic(index, page)
     return index
 
 

@@ -215,3 +215,23 @@ def test_every_policy_gets_a_gantt_chart(tmp_path):
     assert sorted({v for _, v in headings}) == policies
     assert len(re.findall(r'<img alt="gantt_\d+"', html)) == 7
     assert "7 runs shown" in html and "7 omitted" in html
+
+
+def test_report_files_are_replaced_atomically(tmp_path, monkeypatch):
+    """A report rewrite that fails before its rename leaves the previous index.html and
+    metrics.csv whole (no half-written page, no temporary left behind)."""
+    from analysis_csv import make_campaign
+    import mrsched.expe.atomic as atomic
+
+    root = make_campaign(tmp_path, ["fcfs", "sjf-bb"], n_jobs=4)
+    index = write_report(root, max_gantt=0)
+    before = {p.name: p.read_bytes() for p in index.parent.iterdir() if p.is_file()}
+
+    def refuse(src, dst):
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(atomic.os, "replace", refuse)
+    with pytest.raises(OSError, match="disk gone"):
+        write_report(root, max_gantt=0, tail_n=5)
+    after = {p.name: p.read_bytes() for p in index.parent.iterdir() if p.is_file()}
+    assert after == before
