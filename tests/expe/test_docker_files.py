@@ -121,11 +121,10 @@ def test_compose_commands(tmp_path):
     spec = spec_for(tmp_path)
     cfile = tmp_path / "c.yml"
     cmds = engines.compose_commands(spec, ["docker-compose"], cfile)
-    project = engines.compose_project(spec)
-    assert cmds.up == ["docker-compose", "-f", str(cfile), "-p", project,
+    assert cmds.project == engines.compose_project(spec)
+    # no --abort-on-container-exit: the scheduler ending first must not stop Batsim
+    assert cmds.up == ["docker-compose", "-f", str(cfile), "-p", cmds.project,
                        "up", "--no-build", "--no-color"]
-    assert cmds.down == ["docker-compose", "-f", str(cfile), "-p", project,
-                         "down", "--remove-orphans", "--timeout", str(engines.DOCKER_STOP_GRACE)]
     v2 = engines.compose_commands(spec, ["docker", "compose"], cfile)
     assert v2.up[:2] == ["docker", "compose"] and v2.up[2:] == cmds.up[1:]
     assert cmds.env == engines.compose_environment(spec)
@@ -200,6 +199,7 @@ def fake_bin(tmp_path, monkeypatch):
     folder = tmp_path / "bin"
     folder.mkdir()
     monkeypatch.setenv("PATH", str(folder))
+    monkeypatch.setattr(engines, "_COMPOSE", {})  # found compose commands are remembered
     for var in ("FAKE_NO_DAEMON", "FAKE_COMPOSE_V2", "FAKE_IMAGES", "MRSCHED_IMAGE", "BATSIM_IMAGE"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("FAKE_IMAGES", f"{engines.DEFAULT_MRSCHED_IMAGE} {engines.DEFAULT_BATSIM_IMAGE}")
@@ -245,6 +245,9 @@ def test_compose_v2_preferred_then_v1(fake_bin, monkeypatch):
     fake_bin("docker", FAKE_DOCKER)
     fake_bin("docker-compose", FAKE_COMPOSE_V1)
     assert engines.docker_compose_argv() == ["docker-compose"]
+    (Path(os.environ["PATH"]) / "docker-compose").unlink()
+    assert engines.docker_compose_argv() == ["docker-compose"]  # remembered for this PATH
+    monkeypatch.setattr(engines, "_COMPOSE", {})
     monkeypatch.setenv("FAKE_COMPOSE_V2", "1")
     assert engines.docker_compose_argv() == ["docker", "compose"]
 
