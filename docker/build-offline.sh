@@ -16,7 +16,8 @@ STANDIN_IMAGE=${STANDIN_IMAGE:-mrsched-batsim-standin:latest}
 BASE_IMAGE=${BASE_IMAGE:-mrsched-base:bookworm}
 PYTHON=${PYTHON:-python3}
 cache=${MRSCHED_DOCKER_CACHE-$HOME/.cache/mrsched-docker}
-say() { echo "build-offline: $*" >&2; }
+t0=$SECONDS
+say() { echo "build-offline: $* ($((SECONDS - t0)) s)" >&2; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/mrsched-build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -60,8 +61,10 @@ platforms=()
 for minor in $(seq 36 -1 17); do platforms+=(--platform "manylinux_2_${minor}_x86_64"); done
 platforms+=(--platform manylinux2014_x86_64 --platform manylinux2010_x86_64 --platform manylinux1_x86_64)
 say "wheelhouse: pip download ${#deps[@]} requirements (+ their dependencies)"
-"$PYTHON" -m pip download --quiet --disable-pip-version-check --only-binary=:all: \
-    --python-version 3.11 --implementation cp --abi cp311 "${platforms[@]}" -d "$ctx/docker/wheelhouse" "${deps[@]}"
+"$PYTHON" -m pip download --disable-pip-version-check --only-binary=:all: \
+    --python-version 3.11 --implementation cp --abi cp311 "${platforms[@]}" \
+    -d "$ctx/docker/wheelhouse" "${deps[@]}" >"$work/pip.log" 2>&1 \
+    || { cat "$work/pip.log" >&2; say "pip download failed"; exit 1; }
 
 # 3. The two images (the legacy builder and BuildKit both work: no registry is contacted
 # since both bases are local).
@@ -73,3 +76,4 @@ say "image $STANDIN_IMAGE"
 docker build --quiet -t "$STANDIN_IMAGE" --build-arg MRSCHED_IMAGE="$MRSCHED_IMAGE" \
     "$repo/docker/standin" >/dev/null
 docker run --rm --entrypoint mrsched "$MRSCHED_IMAGE" --version
+say "done"

@@ -47,38 +47,42 @@ fi
 
 # 2. A private daemon. Its socket is named by DOCKER_HOST for everything below only.
 dir=$(mktemp -d /tmp/mrsched-dockerd.XXXXXX)
-pidfile=$dir/dockerd.pid
+pid=
 export DOCKER_HOST=unix://$dir/docker.sock
 stop_daemon() {
-    if [ -s "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
         ids=$(docker ps -aq 2>/dev/null || true)
         [ -z "$ids" ] || docker rm -f $ids >/dev/null 2>&1 || true
-        kill "$(cat "$pidfile")" 2>/dev/null || true
-        for _ in $(seq 100); do kill -0 "$(cat "$pidfile")" 2>/dev/null || break; sleep 0.2; done
-        kill -9 "$(cat "$pidfile")" 2>/dev/null || true
+        kill "$pid" 2>/dev/null || true
+        for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+        kill -9 "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
     fi
-    # the daemon unmounts its layers on exit; anything left mounted below $dir goes first
+    pid=
+    # the daemon unmounts its layers on exit; anything still mounted below $dir goes first
     grep -o " $dir/[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" || true; done
     rm -rf "$dir"
 }
 trap stop_daemon EXIT
 start_daemon() {  # $1: storage driver
-    rm -f "$pidfile"
+    mkdir -p "$dir"
     dockerd --storage-driver="$1" --iptables=false --ip-masq=false --bridge=none \
-        --data-root "$dir/data" --exec-root "$dir/exec" --pidfile "$pidfile" \
+        --data-root "$dir/data" --exec-root "$dir/exec" --pidfile "$dir/dockerd.pid" \
         -H "$DOCKER_HOST" >>"$dir/dockerd.log" 2>&1 &
+    pid=$!
     for _ in $(seq 150); do
         docker info >/dev/null 2>&1 && return 0
-        kill -0 $! 2>/dev/null || return 1
+        kill -0 "$pid" 2>/dev/null || return 1
         sleep 0.2
     done
     return 1
 }
 phase "starting dockerd on $DOCKER_HOST"
 if ! start_daemon overlay2; then
-    stop_daemon; mkdir -p "$dir"
-    say "overlay2 unavailable, trying vfs (slower builds)"
-    start_daemon vfs || unavailable "dockerd does not start: $(tail -n 3 "$dir/dockerd.log" | tr '\n' ' ')"
+    reason=$(tail -n 2 "$dir/dockerd.log" | tr '\n' ' ')
+    stop_daemon
+    say "overlay2 unavailable ($reason), trying vfs (slower builds)"
+    start_daemon vfs || unavailable "dockerd does not start: $(tail -n 2 "$dir/dockerd.log" | tr '\n' ' ')"
 fi
 
 # 3. The two images, offline.
