@@ -60,7 +60,7 @@ stop_daemon() {
     fi
     pid=
     # the daemon unmounts its layers on exit; anything still mounted below $dir goes first
-    grep -o " $dir/[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" || true; done
+    { grep -o " $dir/[^ ]*" /proc/mounts || true; } | sort -r | while read -r m; do umount -l "$m" || true; done
     rm -rf "$dir"
 }
 trap stop_daemon EXIT
