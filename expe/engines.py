@@ -249,7 +249,7 @@ def docker_compose_argv() -> list[str]:
     for service, image in docker_images().items():
         probe = _probe(["docker", "image", "inspect", "--format", "{{.Id}}", image])
         if isinstance(probe, str) or probe.returncode != 0:
-            how = (f"docker compose -f {compose_file()} build" if service == "scheduler"
+            how = (f"{' '.join(compose)} -f {compose_file()} build" if service == "scheduler"
                    else f"docker pull {image}")
             raise SimulationError(f"docker image '{image}' ({service} service) is not here",
                                   field="engine", hint=how)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -200,9 +201,27 @@ def test_missing_image_and_daemon_are_one_line_errors(inputs, tmp_path, monkeypa
     assert run_cli(inputs, tmp_path / "a", "--engine", "docker") == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and ("docker image 'mrsched-absent:0' (scheduler service) "
-                                     "is not here (docker compose -f ") in err
+                                     "is not here (") in err
+    assert re.search(r"is not here \((docker compose|docker-compose) -f \S+/docker/docker-compose\.yml "
+                     r"build\)", err)  # the command that builds it, with this machine's compose
     with monkeypatch.context() as patch:  # undone before the leftovers check
         patch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")
         assert run_cli(inputs, tmp_path / "b", "--engine", "docker") == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no Docker engine answers (docker info: " in err
+
+
+def test_interrupted_run_removes_its_containers(inputs, tmp_path, hanging_batsim):
+    env = dict(os.environ, BATSIM_IMAGE=hanging_batsim)
+    proc = subprocess.Popen([sys.executable, "-m", "mrsched.cli", "run", "--platform",
+                             str(inputs["platform"]), "--workload", str(inputs["workload"]),
+                             "--policy", "fcfs", "--out", str(tmp_path / "r"), "--engine", "docker"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not docker("ps", "-q", "--filter", "label=com.docker.compose.service=batsim"):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)  # Ctrl-C
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "mrsched run: interrupted" in err, err
+    assert compose_leftovers() == []

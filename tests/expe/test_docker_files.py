@@ -253,8 +253,8 @@ def test_compose_v2_preferred_then_v1(fake_bin, monkeypatch):
 
 
 @pytest.mark.parametrize("missing, service, hint", [
-    ("batsim", "batsim", "docker pull oarteam/batsim"),
-    ("scheduler", "scheduler", "docker/docker-compose.yml build"),
+    ("batsim", "batsim", f"(docker pull {engines.DEFAULT_BATSIM_IMAGE})"),
+    ("scheduler", "scheduler", f"(docker-compose -f {engines.compose_file()} build)"),
 ])
 def test_missing_image(fake_bin, monkeypatch, missing, service, hint):
     fake_bin("docker", FAKE_DOCKER)
