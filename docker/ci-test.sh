@@ -45,7 +45,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 [ "$(id -u)" = 0 ] || unavailable "not root: cannot start a private dockerd"
 
-# 2. A private daemon. Its socket is named by DOCKER_HOST for everything below only.
+# 2. A private daemon. Its socket is named by DOCKER_HOST for everything below only. Its
+# folder is a tmpfs when memory allows (about 2 GB are used): image layers are written faster
+# and removing them is an unmount, not minutes of rm -rf on a busy disk.
 dir=$(mktemp -d /tmp/mrsched-dockerd.XXXXXX)
 pid=
 export DOCKER_HOST=unix://$dir/docker.sock
@@ -57,15 +59,20 @@ stop_daemon() {
         for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
         kill -9 "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || true
+        phase "dockerd stopped"
     fi
     pid=
     # the daemon unmounts its layers on exit; anything still mounted below $dir goes first
-    { grep -o " $dir/[^ ]*" /proc/mounts || true; } | sort -r | while read -r m; do umount -l "$m" || true; done
+    awk -v d="$dir" '$2 == d || index($2, d "/") == 1 {print $2}' /proc/mounts | sort -r \
+        | while read -r m; do umount -l "$m" || true; done
     rm -rf "$dir"
+    phase "removed $dir"
 }
 trap stop_daemon EXIT
+if [ "$(awk '/^MemAvailable:/ {print int($2 / 1048576)}' /proc/meminfo)" -ge 8 ]; then
+    mount -t tmpfs -o size=6g,mode=0700 mrsched-dockerd "$dir" || say "no tmpfs: on disk"
+fi
 start_daemon() {  # $1: storage driver
-    mkdir -p "$dir"
     dockerd --storage-driver="$1" --iptables=false --ip-masq=false --bridge=none \
         --data-root "$dir/data" --exec-root "$dir/exec" --pidfile "$dir/dockerd.pid" \
         -H "$DOCKER_HOST" >>"$dir/dockerd.log" 2>&1 &
@@ -81,6 +88,8 @@ phase "starting dockerd on $DOCKER_HOST"
 if ! start_daemon overlay2; then
     reason=$(tail -n 2 "$dir/dockerd.log" | tr '\n' ' ')
     stop_daemon
+    dir=$(mktemp -d /tmp/mrsched-dockerd.XXXXXX)  # on disk: vfs copies every layer in full
+    export DOCKER_HOST=unix://$dir/docker.sock
     say "overlay2 unavailable ($reason), trying vfs (slower builds)"
     start_daemon vfs || unavailable "dockerd does not start: $(tail -n 2 "$dir/dockerd.log" | tr '\n' ' ')"
 fi
