@@ -39,7 +39,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     phase "installing ${missing[*]} (apt)"
     export DEBIAN_FRONTEND=noninteractive
     apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null \
-        && apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \
+        && apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
             $(printf '%s\n' "${missing[@]}" | sort -u) >/dev/null \
         || unavailable "apt-get install ${missing[*]} failed"
 fi
