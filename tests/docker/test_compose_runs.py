@@ -49,23 +49,32 @@ def standin_batsim(monkeypatch):
     assert compose_leftovers() == []  # every test leaves the daemon as it found it
 
 
-@pytest.fixture(scope="module")
-def inputs(tmp_path_factory) -> dict[str, Path]:
-    """A 4-node cluster and 16 delay jobs whose order differs between fcfs and SJF."""
+def write_inputs(folder: Path, jobs: int) -> dict[str, Path]:
+    """A 4-node cluster and ``jobs`` delay jobs whose order differs between fcfs and SJF."""
     from mrsched.platforms.cluster import generate_cluster
 
-    folder = tmp_path_factory.mktemp("inputs")
     platform = folder / "platform.xml"
     platform.write_text(generate_cluster(nodes=4, storage=1, bb_capacity="10GB").xml)
-    jobs, profiles = [], {}
-    for i in range(16):
+    entries, profiles = [], {}
+    for i in range(jobs):
         run = 40 + (i * 37) % 200
         profiles[f"d{run}"] = {"type": "delay", "delay": run}
-        jobs.append({"id": str(i), "subtime": 5.0 * i, "walltime": 2 * run,
-                     "res": 1 + (i * 3) % 4, "profile": f"d{run}"})
+        entries.append({"id": str(i), "subtime": 5.0 * i, "walltime": 2 * run,
+                        "res": 1 + (i * 3) % 4, "profile": f"d{run}"})
     workload = folder / "workload.json"
-    workload.write_text(json.dumps({"nb_res": 4, "jobs": jobs, "profiles": profiles}))
+    workload.write_text(json.dumps({"nb_res": 4, "jobs": entries, "profiles": profiles}))
     return {"platform": platform, "workload": workload}
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> dict[str, Path]:
+    return write_inputs(tmp_path_factory.mktemp("inputs"), 16)
+
+
+@pytest.fixture(scope="module")
+def long_inputs(tmp_path_factory) -> dict[str, Path]:
+    """3000 jobs: a few seconds of simulation over ZeroMQ, time enough to kill a run mid-way."""
+    return write_inputs(tmp_path_factory.mktemp("long"), 3000)
 
 
 def run_cli(inputs, out: Path, *extra: str) -> int:
@@ -137,7 +146,8 @@ def test_two_run_campaign_on_docker_matches_embedded(inputs, tmp_path, capsys):
     assert len(set(docker_runs.values())) == 2  # the two policies did schedule differently
 
 
-def test_killed_docker_campaign_leaves_no_container_and_resumes(inputs, tmp_path):
+def test_killed_docker_campaign_leaves_no_container_and_resumes(long_inputs, tmp_path):
+    inputs = long_inputs
     path = campaign_file(tmp_path, inputs, "docker")
     out = tmp_path / "results" / "dock"
     proc = subprocess.Popen([sys.executable, "-m", "mrsched.cli", "campaign", "run", str(path),
