@@ -34,11 +34,13 @@ def docker(*args: str) -> str:
 
 
 def compose_leftovers() -> list[str]:
-    """Containers and networks of any mrsched compose project on the daemon."""
+    """Containers and networks of mrsched's compose projects on the daemon (a user's own
+    projects on a shared daemon do not count)."""
+    fmt = '{{.Label "com.docker.compose.project"}} {{.Name}}'
     label = "label=com.docker.compose.project"
-    names = docker("ps", "-a", "--filter", label, "--format", "{{.Names}}").split()
-    nets = docker("network", "ls", "--filter", label, "--format", "{{.Name}}").split()
-    return names + nets
+    found = docker("ps", "-a", "--filter", label, "--format", fmt.replace(".Name", ".Names"))
+    found += docker("network", "ls", "--filter", label, "--format", fmt)
+    return [line for line in found.splitlines() if line.startswith("mrsched-")]
 
 
 @pytest.fixture(autouse=True)
@@ -160,6 +162,7 @@ def test_killed_docker_campaign_leaves_no_container_and_resumes(long_inputs, tmp
         if done and docker("ps", "-q", "--filter", "label=com.docker.compose.service=batsim"):
             break
         time.sleep(0.1)
+    assert compose_leftovers()  # the in-flight run's containers and network, seen
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130 and "interrupted" in err, err
@@ -235,3 +238,18 @@ def test_interrupted_run_removes_its_containers(inputs, tmp_path, hanging_batsim
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130 and "mrsched run: interrupted" in err, err
     assert compose_leftovers() == []
+
+
+def test_failing_scheduler_is_reported_in_one_line(inputs, tmp_path):
+    """A policy the image does not have (say, a user's module.path:Class): the scheduler
+    container exits 2 and the run fails at once with its error line, Batsim stopped."""
+    out = tmp_path / "r"
+    out.mkdir()
+    spec = RunSpec(run_id="bad", out_dir=str(out), platform=str(inputs["platform"]),
+                   workload=str(inputs["workload"]), policy="mymodule:MyScheduler",
+                   engine="docker", timeout=120)
+    started = time.monotonic()
+    result = engines.run_docker(spec)
+    assert result.status == "failed"
+    assert result.error.startswith("scheduler: mrsched serve: error: ") and "mymodule" in result.error
+    assert time.monotonic() - started < 60  # not Batsim's 300 s wait for an answer
