@@ -196,7 +196,8 @@ def docker_images() -> dict[str, str]:
             "batsim": os.environ.get("BATSIM_IMAGE") or DEFAULT_BATSIM_IMAGE}
 
 
-def _first_line(proc: subprocess.CompletedProcess) -> str:
+def _one_line(proc: subprocess.CompletedProcess) -> str:
+    """A command's error output on one line (at most 200 characters), else its exit."""
     text = " ".join((proc.stderr or proc.stdout or "").split())
     return text[:200] or processes.describe_exit(proc.returncode)
 
@@ -240,7 +241,7 @@ def docker_compose_argv() -> list[str]:
                               hint=f"install Docker, or {fallback}")
     info = _probe(["docker", "info", "--format", "{{.ServerVersion}}"])
     if isinstance(info, str) or info.returncode != 0:
-        detail = info if isinstance(info, str) else "docker info: " + _first_line(info)
+        detail = info if isinstance(info, str) else "docker info: " + _one_line(info)
         raise SimulationError(f"no Docker engine answers ({detail})", field="engine",
                               hint=f"start the Docker daemon or set DOCKER_HOST, or {fallback}")
     compose = _COMPOSE.get(os.environ.get("PATH", ""))
