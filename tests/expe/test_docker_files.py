@@ -7,6 +7,7 @@ The same files run for real in tests/docker/ (``bash docker/ci-test.sh``)."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import shlex
@@ -276,14 +277,16 @@ def test_images_follow_the_environment(monkeypatch):
                                        "batsim": "oarteam/batsim:4.2.0"}
 
 
-def test_cli_run_refuses_docker_without_daemon_in_one_line(fake_bin, monkeypatch, tmp_path, capsys):
+def test_cli_run_refuses_docker_without_daemon_in_one_line(fake_bin, monkeypatch, tmp_path, capsys, repo_dir):
     from mrsched.cli import main
 
     fake_bin("docker", FAKE_DOCKER)
     monkeypatch.setenv("FAKE_NO_DAEMON", "1")
-    (tmp_path / "p.xml").write_text("<platform/>")
-    (tmp_path / "w.json").write_text("{}")
-    code = main(["run", "--platform", str(tmp_path / "p.xml"), "--workload", str(tmp_path / "w.json"),
+    # Valid inputs: `mrsched run` checks its inputs before it asks for the engine.
+    (tmp_path / "w.json").write_text(json.dumps({
+        "nb_res": 16, "jobs": [{"id": "1", "subtime": 0, "res": 1, "profile": "p"}],
+        "profiles": {"p": {"type": "delay", "delay": 10}}}))
+    code = main(["run", "--platform", str(repo_dir / "platforms" / "cluster16.xml"), "--workload", str(tmp_path / "w.json"),
                  "--policy", "fcfs", "--out", str(tmp_path / "r"), "--engine", "docker"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1
