@@ -44,8 +44,10 @@ def run_probe(tmp_path: Path, probe: str, ci: str | None, *, with_shared: bool =
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"   # core pytest only: a faster start
     if ci is not None:
         env["CI"] = ci
+    # Its own --basetemp: a nested session must not clean up (and so renumber) the temporary
+    # folders of the session running it, whose cached runs live there.
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-ra", "-p", "no:cacheprovider",
-                           "tests"], cwd=checkout, env=env, capture_output=True, text=True,
+                           "--basetemp", str(tmp_path / "basetemp"), "tests"], cwd=checkout, env=env, capture_output=True, text=True,
                           timeout=120)
 
 
