@@ -348,6 +348,9 @@ class Engine:
         self._qhead = 0
         self._transfer = None            # (end_time, kind, payload, on_sent)
         self._transfer_end = INF
+        # a transfer that began in this step's wake-ups ends in a later SimGrid step, even when
+        # it takes no time (its action is created after this step's actions were updated)
+        self._transfer_fresh = False
         self._ptasks: dict[int, tuple[Any, Callable[[], None]]] = {}
         self._ptask_model = None
         self._spawned: list[Callable[[], None]] = []
@@ -477,6 +480,7 @@ class Engine:
         if self._transfer is None:
             self._transfer = (handler, payload, on_sent)
             self._transfer_end = self.now + dt
+            self._transfer_fresh = True
         else:
             self._queue.append((dt, handler, payload, on_sent))
 
@@ -542,6 +546,7 @@ class Engine:
             # executors' JOB_COMPLETED posts, then actors created in this step (the
             # request-reply actor of a scheduler call).
             horizon = t + TIME_PRECISION
+            self._transfer_fresh = False
             if ptasks:
                 for p in self._ptask_model.advance(t) or ():
                     entry = ptasks.pop(id(p), None)
@@ -553,7 +558,7 @@ class Engine:
                     if tt > self.now:
                         self.now = tt
                     timer.cb()
-            if self._transfer_end <= horizon:
+            if self._transfer_end <= horizon and not self._transfer_fresh:
                 if self._transfer_end > self.now:
                     self.now = self._transfer_end
                 self._deliver()
