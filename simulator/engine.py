@@ -135,6 +135,7 @@ class Resource:
     name: str
     role: str
     properties: dict[str, str]
+    zone_properties: dict[str, str] = field(default_factory=dict)
 
 
 def _load_platform(platform: Any, roles=()):
@@ -413,12 +414,14 @@ class Engine:
         self.compute: list[Resource] = []
         self.resources: list[Resource] = []
         for h in compute:
-            r = Resource(len(self.resources), h.name, _host_role(h), dict(h.properties or {}))
+            r = Resource(len(self.resources), h.name, _host_role(h), dict(h.properties or {}),
+                         dict(getattr(h, "zone_properties", None) or {}))
             self.compute.append(r)
             self.resources.append(r)
         self.storage: list[Resource] = []
         for h in storage:
-            r = Resource(len(self.resources), h.name, "storage", dict(h.properties or {}))
+            r = Resource(len(self.resources), h.name, "storage", dict(h.properties or {}),
+                         dict(getattr(h, "zone_properties", None) or {}))
             self.storage.append(r)
             self.resources.append(r)
         self.nb_compute = len(self.compute)
@@ -1124,7 +1127,7 @@ class Engine:
                 if k != "role":
                     props[k] = v
             return {"id": r.id, "name": r.name, "state": "idle", "properties": props,
-                    "zone_properties": {}}
+                    "zone_properties": dict(r.zone_properties)}
 
         return {
             "nb_resources": len(self.resources),
@@ -1145,8 +1148,19 @@ class Engine:
             "compute_resources": [res_obj(r) for r in self.compute],
             "storage_resources": [res_obj(r) for r in self.storage],
             "workloads": {w.name: os.path.abspath(w.path) for w in self.workloads},
-            "profiles": {w.name: w.profiles for w in self.workloads},
+            "profiles": {w.name: _referenced_profiles(w) for w in self.workloads},
         }
+
+
+def _referenced_profiles(w: Workload) -> dict[str, dict]:
+    """The profiles Batsim keeps after loading a workload (``remove_unreferenced_profiles``):
+    those a job or a composed profile's ``seq`` names; the others are dropped from memory and
+    from SIMULATION_BEGINS."""
+    used = {j.profile for j in w.jobs}
+    for prof in w.profiles.values():
+        if isinstance(prof, dict) and prof.get("type") == "composed":
+            used.update(prof.get("seq", ()))
+    return {name: prof for name, prof in w.profiles.items() if name in used}
 
 
 def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: str | Path | None,
