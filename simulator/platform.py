@@ -803,6 +803,11 @@ class _Loader:
                     raise PlatformError(f"two master hosts: '{master}' and '{name}'", file=self.path,
                                         line=raw["line"], field="role")
                 master = name
+            if role == "compute" and not raw["speeds"][raw["pstate"]] > 0:
+                # SimGrid would run its jobs forever (no progress at speed 0)
+                raise PlatformError(f"compute host '{name}' has speed 0 in its pstate {raw['pstate']}",
+                                    file=self.path, line=raw["line"], element="host", field="speed",
+                                    hint="give it a positive speed (e.g. 1Gf), or the role master/storage")
             zone = raw["zone"]
             hosts[name] = Host(name=name, speed=raw["speeds"][raw["pstate"]], properties=props, role=role,
                                cores=raw["cores"], speeds=raw["speeds"], pstate=raw["pstate"], zone=zone.name,
