@@ -40,7 +40,8 @@ from mrsched.simulator.workload import Job, Workload, load_workloads, parse_job,
 INF = math.inf
 MESSAGE_SIZE = 1.0  # bytes of one Batsim inter-actor message (ipp.cpp)
 TIME_PRECISION = 1e-9  # SimGrid's surf/precision: events closer than this share one step
-RUN_GC_THRESHOLD = (20_000, 20, 20)  # gc thresholds during a run (see Engine.run)
+RUN_GC_THRESHOLD = (20_000, 20, 20)
+ZERO_RUNTIME = 1e-5  # the runtime Batsim records for a job that took no time (jobs_execution.cpp)  # gc thresholds during a run (see Engine.run)
 
 # every event type a scheduler may send (Engine._event_handlers maps each to its handler)
 SCHEDULER_EVENTS = ("EXECUTE_JOB", "REJECT_JOB", "KILL_JOB", "CALL_ME_LATER", "REGISTER_JOB",
@@ -185,6 +186,10 @@ class SimulationResult:
     simulation_time: float
     paths: dict[str, Path]
     transcript: list[dict] | None = None
+
+
+def _by_creation(entry: tuple) -> int:
+    return entry[1]
 
 
 class _Timer:
@@ -555,13 +560,24 @@ class Engine:
                     entry = ptasks.pop(id(p), None)
                     if entry is not None:
                         entry[1]()
-            while heap and heap[0][0] <= horizon:
-                tt, _, timer = heappop(heap)
-                if timer.alive:
-                    if tt > self.now:
-                        self.now = tt
-                    timer.cb()
-            if self._transfer_end <= horizon and not self._transfer_fresh:
+            if heap and heap[0][0] <= horizon:
+                # SimGrid ends every sleep whose remaining time falls below surf/precision in
+                # this step, and wakes their actors in the order the sleeps were created
+                due = []
+                while heap and heap[0][0] <= horizon:
+                    due.append(heappop(heap))
+                if len(due) > 1:
+                    due.sort(key=_by_creation)
+                for _tt, _, timer in due:   # all at the step's time, as in SimGrid
+                    if timer.alive:
+                        timer.cb()
+                while heap and heap[0][0] <= horizon:   # sleeps started by those actors
+                    tt, _, timer = heappop(heap)
+                    if timer.alive:
+                        if tt > self.now:
+                            self.now = tt
+                        timer.cb()
+            if self._transfer_end <= t and not self._transfer_fresh:
                 if self._transfer_end > self.now:
                     self.now = self._transfer_end
                 self._deliver()
@@ -747,12 +763,17 @@ class Engine:
         j = js.job
         if j.dynamic:
             self._release_profile(j)
+        finish, runtime = js.finish, None
+        if finish == js.start and js.final_state != "REJECTED":
+            # Batsim: "computed in null time. Putting epsilon instead."
+            runtime = ZERO_RUNTIME
+            finish = js.start + runtime
         rec = out.JobRecord(local_id=j.local_id, workload=j.workload, profile=j.profile,
                             submission_time=j.subtime, res=j.res, walltime=j.walltime,
                             final_state=js.final_state,
                             starting_time=js.start if js.final_state != "REJECTED" else None,
-                            finish_time=js.finish if js.final_state != "REJECTED" else None,
-                            alloc=js.alloc_text, metadata=js.metadata)
+                            finish_time=finish if js.final_state != "REJECTED" else None,
+                            alloc=js.alloc_text, metadata=js.metadata, runtime=runtime)
         self.records.append(rec)
 
     def _send_to_scheduler(self) -> None:
