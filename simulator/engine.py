@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import gc
 import heapq
+import logging
 import math
 from operator import lt as _lt
 import os
@@ -38,6 +39,7 @@ from mrsched.simulator.profiles import PtaskSpec, flatten, merge, ptask_of, chec
 from mrsched.simulator.workload import Job, Workload, load_workloads, parse_job, submission_order
 
 INF = math.inf
+logger = logging.getLogger(__name__)
 MESSAGE_SIZE = 1.0  # bytes of one Batsim inter-actor message (ipp.cpp)
 TIME_PRECISION = 1e-9  # SimGrid's surf/precision: events closer than this share one step
 RUN_GC_THRESHOLD = (20_000, 20, 20)
@@ -368,10 +370,17 @@ class Engine:
         self._profile_users: dict[tuple[str, str], int] = {}
         self._steps_cache: dict[tuple[int, str], list] = {}
         self._alloc_cache: dict[str, tuple] = {}   # alloc text -> ids, canonical text, ranges
+        oversized = []
         for w in workloads:
             for j in w.jobs:
-                self._check_job_fits(j, w.path)
+                if not self._fits(j):
+                    oversized.append(j)
                 self.jobs[j.id] = JobState(j)
+        if oversized:
+            first = oversized[0]
+            logger.warning("%d job(s) request more than the %d compute resources (first: %s, %d "
+                           "resources); Batsim loads them and leaves them to the scheduler, which "
+                           "must reject them", len(oversized), self.nb_compute, first.id, first.res)
         self._event_handlers: dict[str, Callable[[dict], None]] = {
             "EXECUTE_JOB": self._execute, "REJECT_JOB": self._reject,
             "CALL_ME_LATER": self._call_me_later, "KILL_JOB": self._kill_jobs,
@@ -460,12 +469,9 @@ class Engine:
             self._comm_cache[key] = t
         return t
 
-    def _check_job_fits(self, j: Job, file: str | None) -> None:
+    def _fits(self, j: Job) -> bool:
         prof = self.profiles_of(j)[j.profile]
-        if j.res > self.nb_compute and prof.get("type") != "parallel_homogeneous_total":
-            raise WorkloadError(f"job requests {j.res} resources but the platform has only "
-                                f"{self.nb_compute} compute resources", file=file, job=j.id,
-                                field="res")
+        return j.res <= self.nb_compute or prof.get("type") == "parallel_homogeneous_total"
 
     def profiles_of(self, job: Job) -> dict[str, dict]:
         wl = self.wl_by_name.get(job.workload)
@@ -1134,7 +1140,9 @@ class Engine:
         job.subtime = self.now
         if wl not in self.wl_by_name:
             self.wl_by_name[wl] = Workload(name=wl, path="")
-        self._check_job_fits(job, None)
+        if not self._fits(job):
+            logger.warning("registered job %s requests %d resources, the platform has %d compute "
+                           "resources: the scheduler must reject it", jid, job.res, self.nb_compute)
         js = JobState(job, state=SUBMITTED)
         self.jobs[jid] = js
         self.nb_submitted += 1

@@ -42,11 +42,24 @@ def test_dead_scheduler_times_out(capsys, platform_file, tmp_path):
 @pytest.mark.parametrize("content, expect", [
     ("{", "malformed JSON"),
     (json.dumps({"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "x"}],
-                 "profiles": {"x": {"type": "smpi"}}}), "unknown profile type 'smpi'"),
+                 "profiles": {"x": {"type": "smpi"}}}), "use --engine batsim"),
     (json.dumps({"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "zz"}],
                  "profiles": {}}), "unknown profile 'zz'"),
-    (json.dumps({"jobs": [{"id": 1, "subtime": 0, "res": 9, "profile": "d"}],
-                 "profiles": {"d": {"type": "delay", "delay": 1}}}), "requests 9 resources"),
+    # Batsim 4.2.1 refuses these (profiles.cpp: "non-strictly-positive 'delay'"; rapidjson)
+    (json.dumps({"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}],
+                 "profiles": {"d": {"type": "delay", "delay": 0}}}),
+     "'delay' must be a strictly positive finite number, got 0"),
+    (json.dumps({"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}],
+                 "profiles": {"d": {"type": "delay", "delay": -2.5}}}), "got -2.5"),
+    ('{"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}], '
+     '"profiles": {"d": {"type": "delay", "delay": NaN}}}', "'NaN' is not a JSON number"),
+    ('{"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}], '
+     '"profiles": {"d": {"type": "delay", "delay": Infinity}}}', "'Infinity' is not a JSON number"),
+    (json.dumps({"jobs": [{"id": 1, "subtime": 1e300, "res": 1, "profile": "d"}],
+                 "profiles": {"d": {"type": "delay", "delay": 1}}}), "'subtime' 1e+300 is beyond"),
+    (json.dumps({"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p"}],
+                 "profiles": {"p": {"type": "parallel_homogeneous_pfs"}}}),
+     "no 'bytes_to_read' or 'bytes_to_write'"),
 ])
 def test_bad_workloads(capsys, platform_file, tmp_path, content, expect):
     path = tmp_path / "bad.json"

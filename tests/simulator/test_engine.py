@@ -7,7 +7,7 @@ import csv
 
 import pytest
 
-from mrsched.errors import SimulationError, WorkloadError
+from mrsched.errors import SimulationError
 from mrsched.simulator.engine import format_alloc, parse_alloc, simulate
 from test_engine_support import (fcfs, make_workload, platform_file,  # noqa: F401 (fixtures)
                                  scripted)
@@ -297,11 +297,25 @@ def test_two_workloads_are_w0_and_w1(platform_file, make_workload, fcfs, tmp_pat
     assert got == {("w0", "1"), ("w1", "1")}
 
 
-def test_mmax_and_too_big_job(platform_file, make_workload, fcfs, scripted):
+class _RejectAll:
+    """Rejects every submitted job (what a scheduler does with a job larger than the machine)."""
+
+    def handle_message(self, msg):
+        events = [{"timestamp": msg["now"], "type": "REJECT_JOB",
+                   "data": {"job_id": e["data"]["job_id"]}}
+                  for e in msg["events"] if e["type"] == "JOB_SUBMITTED"]
+        return {"now": msg["now"], "events": events}
+
+
+def test_mmax_and_too_big_job(platform_file, make_workload, scripted, caplog):
+    # Batsim 4.2.1 loads a job larger than the machine and leaves it to the scheduler
     wl = make_workload([{"id": 1, "subtime": 0, "res": 3, "profile": "d10"}])
-    with pytest.raises(WorkloadError, match="requests 3 resources") as err:
-        simulate(platform_file, [wl], fcfs(), export_prefix=None, mmax=2)
-    assert err.value.job == "w0!1" and err.value.field == "res"
+    with caplog.at_level("WARNING", logger="mrsched.simulator.engine"):
+        result = simulate(platform_file, [wl], _RejectAll(), export_prefix=None, mmax=2)
+    assert [r.final_state for r in result.jobs] == ["REJECTED"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1
+    assert "1 job(s) request more than the 2 compute resources (first: w0!1, 3" in warnings[0]
     sched = scripted(None)
     wl2 = make_workload([])
     simulate(platform_file, [wl2], sched, export_prefix=None, mmax=2)
