@@ -221,8 +221,10 @@ class _Executor:
             steps = self.steps
             # a lone delay that ends strictly before the walltime never meets it: no timer
             # (at equal times the walltime timer, armed first, would fire first: kept)
+            # (durations compared, as Batsim's do_delay_task: far in the future, at 1e300 s,
+            # now + delay == now + walltime, yet the delay is the shorter and ends the job)
             if not (len(steps) == 1 and steps[0][1]["type"] == "delay"
-                    and self.e.now + float(steps[0][1]["delay"]) < self.deadline):
+                    and float(steps[0][1]["delay"]) < self.js.job.walltime):
                 self.wall_timer = self.e.at(self.deadline, self.on_walltime)
         self.next_step()
 
@@ -234,8 +236,9 @@ class _Executor:
         name, prof = self.steps[self.index]
         self.step_start = e.now
         if prof["type"] == "delay":
-            end = e.now + float(prof["delay"])
-            if end <= self.deadline:
+            delay = float(prof["delay"])
+            end = e.now + delay
+            if end <= self.deadline or (self.wall_timer is None and self.index == 0):
                 self.timer = e.at(end, self.on_step_done)
             # else: the walltime timer fires first
         else:

@@ -120,7 +120,9 @@ class ReplayScheduler:
             rec = self.pending[0]
             # the first reply may be due up to `tolerance` early (engine clock noise); further
             # ones only when their message time has really passed (the engine batched them)
-            if rec.batsim_now > now + (self.tolerance if taken == 0 else 1e-9):
+            # far in the future (Batsim's long workload, 1e13 s) a few ulps exceed `tolerance`
+            tol = max(self.tolerance, abs(now) * 1e-15)
+            if rec.batsim_now > now + (tol if taken == 0 else 1e-9):
                 break
             taken += 1
             if not self._ready(rec):
@@ -130,7 +132,7 @@ class ReplayScheduler:
             for ev in rec.events:
                 ev = json.loads(json.dumps(ev))
                 ts = float(ev["timestamp"])
-                if abs(shift) > self.tolerance:
+                if abs(shift) > tol:
                     ts += shift
                 ts = max(last_ts, ts, now)
                 ev["timestamp"] = ts
@@ -147,6 +149,6 @@ class ReplayScheduler:
                 elif ev["type"] == "REJECT_JOB":
                     self.submitted.discard(ev["data"]["job_id"])
                 events.append(ev)
-            rnow = rec.reply_now + shift if abs(shift) > self.tolerance else rec.reply_now
+            rnow = rec.reply_now + shift if abs(shift) > tol else rec.reply_now
             reply_now = max(reply_now, rnow, last_ts)
         return {"now": reply_now, "events": events}

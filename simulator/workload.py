@@ -47,10 +47,6 @@ class Workload:
     nb_res: int | None = None
 
 
-#: Latest accepted submission time: 2^53 s, beyond which doubles lose whole seconds.
-MAX_TIME = float(2 ** 53)
-
-
 def round_subtime(value: float) -> float | int:
     """Batsim's JSON writer prints doubles with 6 decimals."""
     if isinstance(value, int):
@@ -79,7 +75,7 @@ def parse_job(obj: Any, workload: str, profiles: dict[str, dict], *, file: str,
         walltime, profile = obj.get("walltime", -1), obj.get("profile")
         ts, tw, ti = type(subtime), type(walltime), type(raw_id)
         if ((ti is int or ti is str and "!" not in raw_id) and (ts is float or ts is int)
-                and 0 <= subtime < MAX_TIME and type(res) is int and res >= 1
+                and 0 <= subtime < INF and type(res) is int and res >= 1
                 and (tw is float or tw is int) and (walltime > 0 or walltime == -1)
                 and walltime < INF and type(profile) is str and profile in profiles):
             local = str(raw_id)
@@ -110,10 +106,6 @@ def parse_job(obj: Any, workload: str, profiles: dict[str, dict], *, file: str,
         if key not in obj:
             raise WorkloadError(f"job has no '{key}'", file=file, job=full_id, field=key)
     subtime = _number(obj["subtime"], file=file, job=full_id, fld="subtime")
-    if not subtime < MAX_TIME:
-        raise WorkloadError(f"'subtime' {subtime!r} is beyond what the simulation can time: above "
-                            "2^53 s a double no longer holds whole seconds (a job there would end "
-                            "in zero time)", file=file, job=full_id, field="subtime")
     res = _number(obj["res"], file=file, job=full_id, fld="res", integer=True)
     if res < 1:
         raise WorkloadError("'res' must be at least 1", file=file, job=full_id, field="res")

@@ -480,3 +480,15 @@ def test_a_run_leaves_no_garbage_cycle_per_job(platform_file, make_workload, fcf
         gc.enable()
     assert engine.nb_completed == 300
     assert found < 50   # each workload submitter's few one-off cycles, not ~5 a reply
+
+
+def test_far_future_job_ends_as_batsim_ends_it(platform_file, make_workload, fcfs, tmp_path):
+    """#13 item 6: at 1e300 s, now + 10 == now + 30 == now. Batsim compares durations (its
+    do_delay_task), so the 10 s delay beats the 30 s walltime; the clock does not move, and
+    the job gets Batsim's null-time runtime of 1e-5 s (not COMPLETED_WALLTIME_REACHED)."""
+    wl = make_workload([{"id": 1, "subtime": 1e300, "res": 1, "profile": "d10", "walltime": 30}])
+    result = simulate(platform_file, [wl], fcfs(), export_prefix=tmp_path / "out")
+    [rec] = result.jobs
+    assert rec.final_state == "COMPLETED_SUCCESSFULLY"
+    row = (tmp_path / "out_jobs.csv").read_text().splitlines()[1].split(",")
+    assert row[7] == "COMPLETED_SUCCESSFULLY" and row[9] == "0.000010"
