@@ -190,8 +190,21 @@ class SimulationResult:
     transcript: list[dict] | None = None
 
 
-def _by_creation(entry: tuple) -> int:
-    return entry[1]
+def _wake_order(entry: tuple) -> tuple:
+    return entry[0], entry[1]
+
+
+class _PtaskEnd:
+    """Wakes the actor of a ptask that ended in this step, unless it was stopped meanwhile."""
+
+    __slots__ = ("e", "p", "cb")
+
+    def __init__(self, engine: "Engine", p, cb: Callable[[], None]):
+        self.e, self.p, self.cb = engine, p, cb
+
+    def __call__(self) -> None:
+        if self.e._ending.pop(id(self.p), None) is not None:
+            self.cb()
 
 
 class _Timer:
@@ -357,15 +370,17 @@ class Engine:
         # server mailbox: FIFO of posted puts, one transfer at a time
         self._queue: list = []          # deque-like list with head index
         self._qhead = 0
-        self._transfer = None            # (end_time, kind, payload, on_sent)
+        self._transfer = None            # (handler, payload, on_sent) of the message in flight
         self._transfer_end = INF
-        # a transfer that began in this step's wake-ups ends in a later SimGrid step, even when
-        # it takes no time (its action is created after this step's actions were updated)
-        self._transfer_fresh = False
+        self._transfer_seq = 0           # creation rank of its SimGrid comm action
+        self._server_waiting = True      # the server is blocked in its mailbox get()
+        # Simcalls of the actors woken in one SimGrid sub-round (puts, the server's next get),
+        # applied in the order those actors ran once all of them ran; None outside a step.
+        self._simcalls: list | None = None
         self._ptasks: dict[int, tuple[Any, Callable[[], None]]] = {}
         self._ptask_model = None
+        self._ending: dict[int, Any] = {}   # ptasks ending in the current step, not yet handled
         self._spawned: list[Callable[[], None]] = []
-        self._deferred: list[Callable[[], None]] = []
 
         self.jobs: dict[str, JobState] = {}
         self.wl_by_name = {w.name: w for w in workloads}
@@ -494,12 +509,42 @@ class Engine:
         """An actor on host ``src`` sends one message to the server (synchronous for it:
         ``on_sent`` resumes the actor once the server received it)."""
         dt = self.comm_time(src, self.master) if src != self.master else self.loopback
-        if self._transfer is None:
-            self._transfer = (handler, payload, on_sent)
-            self._transfer_end = self.now + dt
-            self._transfer_fresh = True
+        if self._simcalls is not None:
+            self._simcalls.append((dt, handler, payload, on_sent))
+        elif self._server_waiting:
+            self._start_transfer(dt, handler, payload, on_sent)
         else:
             self._queue.append((dt, handler, payload, on_sent))
+
+    def _start_transfer(self, dt: float, handler, payload, on_sent) -> None:
+        self._server_waiting = False
+        self._transfer = (handler, payload, on_sent)
+        self._transfer_end = self.now + dt
+        self._seq += 1
+        self._transfer_seq = self._seq
+
+    def _server_get(self) -> None:
+        """The server's next ``get()``: the oldest queued message, or wait for the next put."""
+        if self._qhead < len(self._queue):
+            entry = self._queue[self._qhead]
+            self._queue[self._qhead] = None
+            self._qhead += 1
+            if self._qhead > 1024 and self._qhead * 2 > len(self._queue):
+                del self._queue[:self._qhead]
+                self._qhead = 0
+            self._start_transfer(*entry)
+        else:
+            self._server_waiting = True
+
+    def _apply_simcalls(self) -> None:
+        calls, self._simcalls = self._simcalls, None
+        for call in calls:
+            if call is None:
+                self._server_get()
+            elif self._server_waiting:
+                self._start_transfer(*call)
+            else:
+                self._queue.append(call)
 
     def start_ptask(self, spec: PtaskSpec, on_done: Callable[[], None]):
         if self._ptask_model is None:
@@ -510,12 +555,15 @@ class Engine:
                                       "(mrsched.simulator.ptask), which is not available") from None
             self._ptask_model = PtaskModel(self.platform)
         p = self._ptask_model.add(spec.flops, spec.bytes, self.now)
-        self._ptasks[id(p)] = (p, on_done)
+        self._seq += 1
+        self._ptasks[id(p)] = (p, on_done, self._seq)
         return p
 
     def stop_ptask(self, p) -> None:
         if self._ptasks.pop(id(p), None) is not None:
             self._ptask_model.remove(p, self.now)
+        else:
+            self._ending.pop(id(p), None)   # ended in this step, its actor not woken yet
 
     # -- main loop -------------------------------------------------------------------------
     def run(self) -> SimulationResult:
@@ -557,47 +605,53 @@ class Engine:
                 self._stalled()
             if t > self.now:
                 self.now = t
-            # Same-time order as SimGrid runs Batsim's actors within one step (actions ending
-            # within SimGrid's time precision): actors whose sleep or execution ends, then the
-            # server's reception (and its decision to call the scheduler), then the job
-            # executors' JOB_COMPLETED posts, then actors created in this step (the
-            # request-reply actor of a scheduler call).
+            # One SimGrid step (see docs/DESIGN.md, "Equal times"): every action ending now
+            # (executions, sleeps within surf/precision, the message in flight) wakes its actor;
+            # the actors run in the order their actions were created, the server among them
+            # (it handles the message and decides whether to call the scheduler, seeing only
+            # the messages posted before this step); their puts and the server's next get are
+            # then applied in that same order; actors created meanwhile run after.
             horizon = t + TIME_PRECISION
-            self._transfer_fresh = False
+            wakes: list = []
             if ptasks:
                 for p in self._ptask_model.advance(t) or ():
                     entry = ptasks.pop(id(p), None)
                     if entry is not None:
-                        entry[1]()
-            if heap and heap[0][0] <= horizon:
-                # SimGrid ends every sleep whose remaining time falls below surf/precision in
-                # this step, and wakes their actors in the order the sleeps were created
-                due = []
-                while heap and heap[0][0] <= horizon:
-                    due.append(heappop(heap))
-                if len(due) > 1:
-                    due.sort(key=_by_creation)
-                for _tt, _, timer in due:   # all at the step's time, as in SimGrid
-                    if timer.alive:
-                        timer.cb()
-                while heap and heap[0][0] <= horizon:   # sleeps started by those actors
-                    tt, _, timer = heappop(heap)
-                    if timer.alive:
-                        if tt > self.now:
-                            self.now = tt
-                        timer.cb()
-            if self._transfer_end <= t and not self._transfer_fresh:
+                        # a ptask ending now may still be stopped now (a walltime, a kill)
+                        self._ending[id(p)] = p
+                        wakes.append((entry[2], 0, _PtaskEnd(self, p, entry[1])))
+            while heap and heap[0][0] <= horizon:
+                _tt, seq, timer = heappop(heap)
+                if timer.alive:
+                    wakes.append((seq, 0, timer))
+            if self._transfer_end <= t:
                 if self._transfer_end > self.now:
                     self.now = self._transfer_end
-                self._deliver()
-            if self._deferred:
-                deferred, self._deferred = self._deferred, []
-                for fn in deferred:
+                seq = self._transfer_seq
+                handler, payload, on_sent = self._transfer
+                self._transfer = None
+                self._transfer_end = INF
+                wakes.append((seq, 0, lambda: self._receive(handler, payload)))
+                if on_sent is not None:
+                    wakes.append((seq, 1, on_sent))
+            if len(wakes) > 1:
+                wakes.sort(key=_wake_order)
+            self._simcalls = []
+            for _seq, _sub, fn in wakes:
+                if type(fn) is _Timer:
+                    if fn.alive:    # not cancelled by an actor woken before it
+                        fn.cb()
+                else:
                     fn()
-            if self._spawned:
+            self._apply_simcalls()
+            if self._ending:
+                self._ending.clear()
+            while self._spawned:
                 spawned, self._spawned = self._spawned, []
+                self._simcalls = []
                 for fn in spawned:
                     fn()
+                self._apply_simcalls()
         self.makespan = max((r.finish_time for r in self.records if r.finish_time is not None),
                             default=0.0)
         sim_time = _time.perf_counter() - wall0
@@ -622,27 +676,13 @@ class Engine:
         raise SimulationError(f"the simulation cannot progress: {detail}", event="SIMULATION_ENDS",
                               hint="Batsim would wait forever here")
 
-    def _deliver(self) -> None:
-        handler, payload, on_sent = self._transfer
-        if self._qhead < len(self._queue):
-            dt, k2, p2, s2 = self._queue[self._qhead]
-            self._queue[self._qhead] = None
-            self._qhead += 1
-            if self._qhead > 1024 and self._qhead * 2 > len(self._queue):
-                del self._queue[:self._qhead]
-                self._qhead = 0
-            self._transfer = (k2, p2, s2)
-            self._transfer_end = self.now + dt
-        else:
-            self._transfer = None
-            self._transfer_end = INF
-        # Order matters (see samesubmit / delays transcripts): the server handles the message
-        # and decides whether to call the scheduler before the sender resumes; it calls only
-        # when its mailbox holds no other pending message.
+    def _receive(self, handler, payload) -> None:
+        """The server got a message: it handles it, calls the scheduler if its mailbox holds
+        nothing else (messages posted in this sub-round are not there yet), then asks for the
+        next message (a simcall, applied in turn)."""
         handler(payload)
         self._after_handle()
-        if on_sent is not None:
-            on_sent()
+        self._simcalls.append(None)
 
     # -- actors ----------------------------------------------------------------------------
     def _begin(self) -> None:
@@ -760,7 +800,8 @@ class Engine:
         self.nb_killers -= 1
 
     def _after_handle(self) -> None:
-        if self.sched_ready and self.buffer and self._transfer is None and not self.finished:
+        if (self.sched_ready and self.buffer and self._qhead >= len(self._queue)
+                and not self.finished):
             self._send_to_scheduler()
 
     def _is_finished(self) -> bool:
@@ -1057,10 +1098,7 @@ class Engine:
             # arriving now (samesubmit t=20 vs t=40), whereas a walltime kill posts at once
             # (walltime t=10.01006).
             src = self.resources[js.alloc[0]].name
-            if state == "COMPLETED_SUCCESSFULLY":
-                self._deferred.append(lambda: self.put(src, self._on_completed, js))
-            else:
-                self.put(src, self._on_completed, js)
+            self.put(src, self._on_completed, js)
 
     def _kill(self, ids: list) -> None:
         progress: dict[str, Any] = {}

@@ -184,7 +184,6 @@ CONFORMANCE_CASES = ["decisioncost", "oversized", "iotree", "props", "energy128"
 SLOW_CASES = ["bigcluster", "cluster10k"]
 #: what the engine does not reproduce yet (strict: the test fails once it does)
 KNOWN_GAPS = {
-    "samesubmit2": "a JOB_COMPLETED stamped 40.001332 where Batsim stamps 40.001317 (#21)",
     "ties": "jobs 22-25 ending together at 813: Batsim reports 24, 23, 22, 25 (#14)",
     "kthties": "jobs 20 and 22 ending at 5562: Batsim reports 22 first (#14)",
     "sharing": "--enable-compute-sharing is not implemented (#21 item 2)",
