@@ -351,12 +351,14 @@ class Engine:
     def __init__(self, platform: Any, workloads: list[Workload], scheduler: Any, *,
                  export_prefix: str | Path | None, roles=(), mmax: int | None = None,
                  dynamic_jobs: bool = False, profile_reuse: bool = False, sched_cfg: str = "",
+                 compute_sharing: bool = False,
                  forward_profiles: bool = False, record_transcript: bool = False):
         self.platform = _load_platform(platform, roles)
         self.workloads = workloads
         self.scheduler = scheduler
         self.export_prefix = export_prefix
         self.dynamic_jobs = dynamic_jobs
+        self.compute_sharing = compute_sharing   # Batsim's --enable-compute-sharing
         self.profile_reuse = profile_reuse
         self.sched_cfg = sched_cfg
         self.forward_profiles = forward_profiles
@@ -459,6 +461,7 @@ class Engine:
         self.nb_compute = len(self.compute)
         self.storage_names = {r.id: r.name for r in self.storage}
         self.busy: list[str | None] = [None] * len(self.resources)
+        self._nusers = [0] * len(self.resources)   # jobs per machine (compute sharing)
         self._comm_cache: dict[tuple[str, str], float] = {}
         self.loopback = self.comm_time(self.master, self.master)
 
@@ -1021,7 +1024,7 @@ class Engine:
         else:
             comp = [r for r in alloc if r < nc]
             comp_runs = [(lo, hi if hi < nc else nc - 1) for lo, hi in runs if lo < nc]
-        if any(map(busy.__getitem__, comp)):   # a busy resource holds its job's id
+        if not self.compute_sharing and any(map(busy.__getitem__, comp)):   # holds its job id
             r = next(r for r in comp if busy[r] is not None)
             raise SimulationError(f"resource {r} ({self.resources[r].name}) is busy with job "
                                   f"{busy[r]} (no compute sharing)", event=etype, job=jid,
@@ -1052,18 +1055,22 @@ class Engine:
         self.nb_running += 1
         last = self._last_change
         now = self.now
-        idle = 0.0
-        for lo, hi in comp_runs:   # ascending ids: the same sum as node by node
-            hi += 1
-            for t in last[lo:hi]:
-                idle += now - t
-            last[lo:hi] = [now] * (hi - lo)
-            busy[lo:hi] = [jid] * (hi - lo)
-        self.time_idle += idle
         js.ncomp = len(comp)
         js.comp_runs = comp_runs
-        if comp:
-            self.tracker.change(now, len(comp))
+        if self.compute_sharing:
+            if comp:
+                self.tracker.change(now, self._share_machines(comp, +1))
+        else:
+            idle = 0.0
+            for lo, hi in comp_runs:   # ascending ids: the same sum as node by node
+                hi += 1
+                for t in last[lo:hi]:
+                    idle += now - t
+                last[lo:hi] = [now] * (hi - lo)
+                busy[lo:hi] = [jid] * (hi - lo)
+            self.time_idle += idle
+            if comp:
+                self.tracker.change(now, len(comp))
         key = (id(profiles), js.job.profile)
         steps = self._steps_cache.get(key) if not js.job.dynamic else None
         if steps is None:
@@ -1073,6 +1080,23 @@ class Engine:
         ex = _Executor(self, js, hosts_ids, steps, storage_mapping, extra)
         js.executor = ex
         ex.start()
+
+    def _share_machines(self, comp: list[int], delta: int) -> int:
+        """Compute sharing: a job starts (+1) or ends (-1) on machines that may run others.
+        As Batsim's machines, each accumulates its time in its current state (computing while
+        it runs a job) at every job start and end on it; returns how many changed state."""
+        users, last, now = self._nusers, self._last_change, self.now
+        changed = 0
+        for r in comp:
+            if users[r]:
+                self.time_computing += now - last[r]
+            else:
+                self.time_idle += now - last[r]
+            last[r] = now
+            users[r] += delta
+            if users[r] == (1 if delta > 0 else 0):
+                changed += 1
+        return changed
 
     def job_ended(self, js: JobState, state: str, code: int, *, notify: bool) -> None:
         """The executor stopped (success, walltime or kill): free the machines."""
@@ -1085,13 +1109,18 @@ class Engine:
         last = self._last_change
         busy = self.busy
         now = self.now
-        for lo, hi in js.comp_runs:
-            hi += 1
-            busy[lo:hi] = [None] * (hi - lo)
-            last[lo:hi] = [now] * (hi - lo)
-        if ncomp:
-            self.time_computing += (self.now - js.start) * ncomp
-            self.tracker.change(self.now, -ncomp)
+        if self.compute_sharing:
+            if ncomp:
+                comp = [r for lo, hi in js.comp_runs for r in range(lo, hi + 1)]
+                self.tracker.change(now, -self._share_machines(comp, -1))
+        else:
+            for lo, hi in js.comp_runs:
+                hi += 1
+                busy[lo:hi] = [None] * (hi - lo)
+                last[lo:hi] = [now] * (hi - lo)
+            if ncomp:
+                self.time_computing += (self.now - js.start) * ncomp
+                self.tracker.change(self.now, -ncomp)
         if notify:
             # Batsim's executor frees the machines at once; after a normal end it posts
             # JOB_COMPLETED one scheduling round later, after the server handled a message
@@ -1203,7 +1232,7 @@ class Engine:
             "nb_resources": len(self.resources),
             "nb_compute_resources": len(self.compute),
             "nb_storage_resources": len(self.storage),
-            "allow_compute_sharing": False,
+            "allow_compute_sharing": self.compute_sharing,
             "allow_storage_sharing": True,
             "config": {
                 "redis-enabled": False, "redis-hostname": "127.0.0.1", "redis-port": 6379,
@@ -1236,7 +1265,7 @@ def _referenced_profiles(w: Workload) -> dict[str, dict]:
 def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: str | Path | None,
              roles=(), mmax: int | None = None, dynamic_jobs: bool = False,
              profile_reuse: bool = False, sched_cfg: str = "", forward_profiles: bool = False,
-             record_transcript: bool = False) -> SimulationResult:
+             record_transcript: bool = False, compute_sharing: bool = False) -> SimulationResult:
     """Run one simulation; ``platform`` is a path or a loaded Platform, ``workloads`` paths or
     loaded :class:`Workload` objects (named w0, w1, ... in order)."""
     if isinstance(workloads, (str, Path, Workload)):
@@ -1247,5 +1276,5 @@ def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: st
     engine = Engine(platform, workloads, scheduler, export_prefix=export_prefix, roles=roles,
                     mmax=mmax, dynamic_jobs=dynamic_jobs, profile_reuse=profile_reuse,
                     sched_cfg=sched_cfg, forward_profiles=forward_profiles,
-                    record_transcript=record_transcript)
+                    record_transcript=record_transcript, compute_sharing=compute_sharing)
     return engine.run()

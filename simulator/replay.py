@@ -80,6 +80,7 @@ class ReplayScheduler:
         self.submitted: set[str] = set()
         self.busy: dict[int, str] = {}
         self.nb_compute: int | None = None
+        self.sharing = False   # --enable-compute-sharing: several jobs per machine
 
     def _ready(self, rec: RecordedReply) -> bool:
         busy = dict(self.busy)
@@ -93,7 +94,7 @@ class ReplayScheduler:
                 for r in ids:
                     if self.nb_compute is not None and r >= self.nb_compute:
                         continue
-                    if r in busy:
+                    if r in busy and not self.sharing:
                         return False
                     busy[r] = data["job_id"]
         return True
@@ -104,6 +105,7 @@ class ReplayScheduler:
             etype, data = ev["type"], ev["data"]
             if etype == "SIMULATION_BEGINS":
                 self.nb_compute = int(data["nb_compute_resources"])
+                self.sharing = bool(data.get("allow_compute_sharing"))
             elif etype == "JOB_SUBMITTED":
                 self.submitted.add(data["job_id"])
             elif etype == "JOB_COMPLETED":

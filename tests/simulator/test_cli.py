@@ -172,3 +172,19 @@ def test_unreadable_replies_are_one_line(capsys, platform_file, tmp_path, reply,
         rep.close(linger=0)
     assert code == 2
     assert err.count("\n") == 0 and expect in err and "Traceback" not in err
+
+
+def test_compute_sharing_flag(capsys, shared_dir, tmp_path):
+    """`--enable-compute-sharing` as Batsim's: the sharing case replays to Batsim's outputs."""
+    case = shared_dir / "batsim-reference" / "sharing"
+    code, err = run_cli(capsys, "-p", case / "platform.xml", "-w", case / "workload.json", "-e",
+                        tmp_path / "out", "--enable-compute-sharing", "--replay",
+                        case / "transcript.jsonl")
+    assert code == 0, err
+    assert (tmp_path / "out_jobs.csv").read_bytes() == (case / "out_jobs.csv").read_bytes()
+    assert ((tmp_path / "out_machine_states.csv").read_bytes()
+            == (case / "out_machine_states.csv").read_bytes())
+    code, err = run_cli(capsys, "-p", case / "platform.xml", "-w", case / "workload.json", "-e",
+                        tmp_path / "out2", "--replay", case / "transcript.jsonl")
+    # without the flag the recorded decisions cannot run (the replay waits for free machines)
+    assert code == 2 and "cannot progress" in err
