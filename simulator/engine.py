@@ -226,6 +226,7 @@ class _Executor:
         self.timer: _Timer | None = None
         self.wall_timer: _Timer | None = None
         self.ptask = None
+        self.trace_run = None
         wt = js.job.walltime
         self.deadline = engine.now + wt if wt > 0 else INF
 
@@ -248,7 +249,14 @@ class _Executor:
             return
         name, prof = self.steps[self.index]
         self.step_start = e.now
-        if prof["type"] == "delay":
+        if prof["type"] == "usage_trace":
+            from mrsched.simulator.usage_trace import UsageTraceRun
+
+            ranks = e.wl_by_name[self.js.job.workload].traces[name]
+            hosts = [e.resources[i].name for i in self.host_ids]
+            self.trace_run = UsageTraceRun(e, ranks, hosts, self.js.job.res, self.on_step_done)
+            self.trace_run.start()
+        elif prof["type"] == "delay":
             delay = float(prof["delay"])
             end = e.now + delay
             if end <= self.deadline or (self.wall_timer is None and self.index == 0):
@@ -265,6 +273,7 @@ class _Executor:
     def on_step_done(self) -> None:
         self.timer = None
         self.ptask = None
+        self.trace_run = None
         self.index += 1
         self.next_step()
 
@@ -280,6 +289,9 @@ class _Executor:
         if self.ptask is not None:
             self.e.stop_ptask(self.ptask)
             self.ptask = None
+        if self.trace_run is not None:
+            self.trace_run.stop()
+            self.trace_run = None
 
     def progress(self) -> dict:
         """Batsim's progress tree for JOB_KILLED."""
@@ -465,9 +477,9 @@ class Engine:
         self._comm_cache: dict[tuple[str, str], float] = {}
         self.loopback = self.comm_time(self.master, self.master)
 
-    def comm_time(self, src: str, dst: str) -> float:
-        """Time of one 1-byte Batsim message from src to dst (latency + size / bottleneck)."""
-        key = (src, dst)
+    def comm_time(self, src: str, dst: str, size: float = MESSAGE_SIZE) -> float:
+        """Time of one Batsim message (1 byte) from src to dst (latency + size / bottleneck)."""
+        key = (src, dst) if size == MESSAGE_SIZE else (src, dst, size)
         t = self._comm_cache.get(key)
         if t is None:
             route_fn = getattr(self.platform, "route", None)
@@ -486,7 +498,7 @@ class Engine:
                     bw = min(bws) if bws else INF
                     t = float(getattr(route, "latency", 0.0))
                     if bw < INF:
-                        t += MESSAGE_SIZE / bw
+                        t += size / bw
             self._comm_cache[key] = t
         return t
 
@@ -549,7 +561,8 @@ class Engine:
             else:
                 self._queue.append(call)
 
-    def start_ptask(self, spec: PtaskSpec, on_done: Callable[[], None]):
+    def start_ptask(self, spec: PtaskSpec, on_done: Callable[[], None], *,
+                    copies: dict[str, int] | None = None):
         if self._ptask_model is None:
             try:
                 from mrsched.simulator.ptask import PtaskModel
@@ -557,7 +570,7 @@ class Engine:
                 raise SimulationError("this workload needs the ptask_L07 model "
                                       "(mrsched.simulator.ptask), which is not available") from None
             self._ptask_model = PtaskModel(self.platform)
-        p = self._ptask_model.add(spec.flops, spec.bytes, self.now)
+        p = self._ptask_model.add(spec.flops, spec.bytes, self.now, copies=copies)
         self._seq += 1
         self._ptasks[id(p)] = (p, on_done, self._seq)
         return p
@@ -1154,6 +1167,9 @@ class Engine:
         if not isinstance(wl, str) or not isinstance(name, str):
             raise ProtocolError("REGISTER_PROFILE needs workload_name and profile_name",
                                 event=etype)
+        if isinstance(prof, dict) and prof.get("type") == "usage_trace":
+            raise SimulationError("a usage_trace profile can only come from a workload file "
+                                  "(Batsim does not implement registering one)", event=etype)
         store = self.dyn_profiles.setdefault(wl, {})
         static = self.wl_by_name.get(wl)
         if name in store or (static is not None and name in static.profiles):

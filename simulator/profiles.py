@@ -22,6 +22,7 @@ PROFILE_FIELDS: dict[str, tuple[str, ...]] = {
     "composed": ("seq",),
     "parallel_homogeneous_pfs": (),   # bytes_to_read and/or bytes_to_write (the other is 0)
     "data_staging": ("nb_bytes", "from", "to"),
+    "usage_trace": ("trace",),   # its rank files are read by usage_trace.load_usage_trace
 }
 
 
@@ -111,6 +112,10 @@ def check_profile(name: str, prof: Any, profiles: dict[str, Any], *,
         if not isinstance(prof.get(key, "pfs"), str):
             raise WorkloadError(f"'{key}' must be a label", file=file, element=element,
                                 field=key)
+    elif ptype == "usage_trace":
+        if not isinstance(prof["trace"], str):
+            raise WorkloadError("'trace' must be a file name", file=file, element=element,
+                                field="trace")
     elif ptype == "data_staging":
         if not _is_number(prof["nb_bytes"]) or prof["nb_bytes"] < 0:
             raise WorkloadError("'nb_bytes' must be a non-negative number", file=file,

@@ -45,6 +45,8 @@ class Workload:
     jobs: list[Job] = field(default_factory=list)
     profiles: dict[str, dict[str, Any]] = field(default_factory=dict)
     nb_res: int | None = None
+    #: the rank phases of its usage_trace profiles, read from their files at load time
+    traces: dict[str, list] = field(default_factory=dict)
 
 
 def round_subtime(value: float) -> float | int:
@@ -171,6 +173,11 @@ def load_workload(path: str | Path, name: str) -> Workload:
     for pname, prof in profiles.items():
         check_profile(pname, prof, profiles, file=file)
     wl = Workload(name=name, path=file, profiles=dict(profiles), nb_res=data.get("nb_res"))
+    for pname, prof in profiles.items():
+        if prof["type"] == "usage_trace":
+            from mrsched.simulator.usage_trace import load_usage_trace
+
+            wl.traces[pname] = load_usage_trace(prof["trace"], file, pname)
     seen: set[str] = set()
     for index, obj in enumerate(jobs):
         job = parse_job(obj, name, profiles, file=file, index=index)

@@ -186,7 +186,6 @@ SLOW_CASES = ["bigcluster", "cluster10k"]
 KNOWN_GAPS = {
     "ties": "jobs 22-25 ending together at 813: Batsim reports 24, 23, 22, 25 (#14)",
     "kthties": "jobs 20 and 22 ending at 5562: Batsim reports 22 first (#14)",
-    "usagetrace": "usage_trace profiles are not implemented (#21 item 3)",
 }
 TIME_ABS, TIME_REL = 1e-5, 1e-12
 _TIME_COLUMNS = ("submission_time", "requested_time", "starting_time", "execution_time",
