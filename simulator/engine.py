@@ -15,6 +15,10 @@ were posted. That queue is what produces Batsim's time offsets (JOB_SUBMITTED at
   puts JOB_COMPLETED;
 - CALL_ME_LATER starts a waiter (master host), KILL_JOB a killer (master host).
 
+Time advances in SimGrid's steps: the actors whose actions end in a step run in the order those
+actions were created, and their messages are posted after all of them ran (docs/DESIGN.md,
+"Equal times"), which decides what the server sees at equal times.
+
 The scheduler is anything with ``handle_message(dict) -> dict`` (in process) or a
 ``ZmqScheduler`` connection (same method).
 """
@@ -42,8 +46,8 @@ INF = math.inf
 logger = logging.getLogger(__name__)
 MESSAGE_SIZE = 1.0  # bytes of one Batsim inter-actor message (ipp.cpp)
 TIME_PRECISION = 1e-9  # SimGrid's surf/precision: events closer than this share one step
-RUN_GC_THRESHOLD = (20_000, 20, 20)
-ZERO_RUNTIME = 1e-5  # the runtime Batsim records for a job that took no time (jobs_execution.cpp)  # gc thresholds during a run (see Engine.run)
+RUN_GC_THRESHOLD = (20_000, 20, 20)  # gc thresholds during a run (see Engine.run)
+ZERO_RUNTIME = 1e-5  # the runtime Batsim records for a job that took no time (jobs_execution.cpp)
 
 # every event type a scheduler may send (Engine._event_handlers maps each to its handler)
 SCHEDULER_EVENTS = ("EXECUTE_JOB", "REJECT_JOB", "KILL_JOB", "CALL_ME_LATER", "REGISTER_JOB",
@@ -259,6 +263,7 @@ class _Executor:
         elif prof["type"] == "delay":
             delay = float(prof["delay"])
             end = e.now + delay
+            # (no walltime timer armed: a lone delay shorter than the walltime, see start)
             if end <= self.deadline or (self.wall_timer is None and self.index == 0):
                 self.timer = e.at(end, self.on_step_done)
             # else: the walltime timer fires first
@@ -1135,10 +1140,8 @@ class Engine:
                 self.time_computing += (self.now - js.start) * ncomp
                 self.tracker.change(self.now, -ncomp)
         if notify:
-            # Batsim's executor frees the machines at once; after a normal end it posts
-            # JOB_COMPLETED one scheduling round later, after the server handled a message
-            # arriving now (samesubmit t=20 vs t=40), whereas a walltime kill posts at once
-            # (walltime t=10.01006).
+            # Batsim's executor frees the machines, then posts JOB_COMPLETED; as every put in
+            # a step, it is applied after all the actors woken in that step ran (Engine._run)
             src = self.resources[js.alloc[0]].name
             self.put(src, self._on_completed, js)
 

@@ -302,6 +302,41 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _listening(pid: int, port: int) -> bool:
+    """Whether process ``pid`` listens on 127.0.0.1:``port`` (Linux /proc; elsewhere: assume)."""
+    try:
+        inodes = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+        table = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    except OSError:
+        return True
+    for line in table:
+        cols = line.split()
+        if (cols[1] == f"0100007F:{port:04X}" and cols[3] == "0A"
+                and f"socket:[{cols[9]}]" in inodes):
+            return True
+    return False
+
+
+def _start_scripted(shared_dir: Path, env: dict) -> tuple[subprocess.Popen, int]:
+    """scripted_sched.py on a free loopback port, once it listens there (a port taken between
+    our probe and its bind makes it exit: try another)."""
+    for _attempt in range(5):
+        port = _free_port()
+        proc = subprocess.Popen([sys.executable, "batsim-reference/scripted_sched.py",
+                                 f"tcp://127.0.0.1:{port}"], cwd=shared_dir,
+                                env={**os.environ, **env}, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        deadline = _time.monotonic() + 30
+        while proc.poll() is None and _time.monotonic() < deadline:
+            if _listening(proc.pid, port):
+                return proc, port
+            _time.sleep(0.05)
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(5)
+    raise AssertionError("scripted_sched.py could not listen on a loopback port")
+
+
 SCRIPTED_CASES = [c for c in CONFORMANCE_CASES
                   if c not in ("ties", "kthties")]   # those two were answered by mrsched serve
 
@@ -316,11 +351,7 @@ def test_conformance_live(case, shared_dir, tmp_path):
     case_dir = shared_dir / "batsim-reference" / case
     env = _scripted_command(case_dir)
     assert env is not None
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "batsim-reference/scripted_sched.py",
-                             f"tcp://127.0.0.1:{port}"], cwd=shared_dir,
-                            env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    proc, port = _start_scripted(shared_dir, env)
     try:
         with ZmqScheduler(f"tcp://127.0.0.1:{port}", timeout=60) as conn:
             result = _run_engine(case_dir, conn, tmp_path / "out")
