@@ -556,8 +556,7 @@ class Engine:
         else:
             self._server_waiting = True
 
-    def _apply_simcalls(self) -> None:
-        calls, self._simcalls = self._simcalls, None
+    def _apply_simcalls(self, calls: list) -> None:
         for call in calls:
             if call is None:
                 self._server_get()
@@ -649,30 +648,36 @@ class Engine:
                 if self._transfer_end > self.now:
                     self.now = self._transfer_end
                 seq = self._transfer_seq
-                handler, payload, on_sent = self._transfer
+                received = self._transfer
                 self._transfer = None
                 self._transfer_end = INF
-                wakes.append((seq, 0, lambda: self._receive(handler, payload)))
-                if on_sent is not None:
-                    wakes.append((seq, 1, on_sent))
+                wakes.append((seq, 0, None))      # the server: receives `received`
+                if received[2] is not None:
+                    wakes.append((seq, 1, received[2]))   # the sender resumes
             if len(wakes) > 1:
                 wakes.sort(key=_wake_order)
-            self._simcalls = []
+            calls = self._simcalls = []
             for _seq, _sub, fn in wakes:
-                if type(fn) is _Timer:
+                if fn is None:
+                    self._receive(received[0], received[1])
+                elif type(fn) is _Timer:
                     if fn.alive:    # not cancelled by an actor woken before it
                         fn.cb()
                 else:
                     fn()
-            self._apply_simcalls()
+            self._simcalls = None
+            if calls:
+                self._apply_simcalls(calls)
             if self._ending:
                 self._ending.clear()
             while self._spawned:
                 spawned, self._spawned = self._spawned, []
-                self._simcalls = []
+                calls = self._simcalls = []
                 for fn in spawned:
                     fn()
-                self._apply_simcalls()
+                self._simcalls = None
+                if calls:
+                    self._apply_simcalls(calls)
         self.makespan = max((r.finish_time for r in self.records if r.finish_time is not None),
                             default=0.0)
         sim_time = _time.perf_counter() - wall0
