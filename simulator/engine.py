@@ -29,7 +29,7 @@ import gc
 import heapq
 import logging
 import math
-from operator import lt as _lt
+from operator import itemgetter, lt as _lt
 import os
 import time as _time
 from dataclasses import dataclass, field
@@ -194,8 +194,9 @@ class SimulationResult:
     transcript: list[dict] | None = None
 
 
-def _wake_order(entry: tuple) -> tuple:
-    return entry[0], entry[1]
+# wake-ups by creation rank; the sort is stable, so a received message's server (appended
+# first) runs before its sender, which shares the rank of their comm
+_wake_order = itemgetter(0)
 
 
 class _PtaskEnd:
@@ -389,7 +390,7 @@ class Engine:
         # server mailbox: FIFO of posted puts, one transfer at a time
         self._queue: list = []          # deque-like list with head index
         self._qhead = 0
-        self._transfer = None            # (handler, payload, on_sent) of the message in flight
+        self._transfer = None            # (dt, handler, payload, on_sent) of the message in flight
         self._transfer_end = INF
         self._transfer_seq = 0           # creation rank of its SimGrid comm action
         self._server_waiting = True      # the server is blocked in its mailbox get()
@@ -532,14 +533,16 @@ class Engine:
         if self._simcalls is not None:
             self._simcalls.append((dt, handler, payload, on_sent))
         elif self._server_waiting:
-            self._start_transfer(dt, handler, payload, on_sent)
+            self._start_transfer((dt, handler, payload, on_sent))
         else:
             self._queue.append((dt, handler, payload, on_sent))
 
-    def _start_transfer(self, dt: float, handler, payload, on_sent) -> None:
+    def _start_transfer(self, message: tuple) -> None:
+        """A message (dt, handler, payload, on_sent) starts its way to the server: a new comm
+        action, ranked among the actions by creation."""
         self._server_waiting = False
-        self._transfer = (handler, payload, on_sent)
-        self._transfer_end = self.now + dt
+        self._transfer = message
+        self._transfer_end = self.now + message[0]
         self._seq += 1
         self._transfer_seq = self._seq
 
@@ -552,16 +555,29 @@ class Engine:
             if self._qhead > 1024 and self._qhead * 2 > len(self._queue):
                 del self._queue[:self._qhead]
                 self._qhead = 0
-            self._start_transfer(*entry)
+            self._start_transfer(entry)
         else:
             self._server_waiting = True
+
+    def _wake(self, wakes: list, received) -> None:
+        """Several actors woken in one step: they run in the order their actions were created
+        (the server and then the sender of a received message at the rank of its comm)."""
+        wakes.sort(key=_wake_order)
+        for _seq, fn in wakes:
+            if fn is None:
+                self._receive(received[1], received[2])
+            elif type(fn) is _Timer:
+                if fn.alive:    # not cancelled by an actor woken before it
+                    fn.cb()
+            else:
+                fn()
 
     def _apply_simcalls(self, calls: list) -> None:
         for call in calls:
             if call is None:
                 self._server_get()
             elif self._server_waiting:
-                self._start_transfer(*call)
+                self._start_transfer(call)
             else:
                 self._queue.append(call)
 
@@ -632,39 +648,43 @@ class Engine:
             # the messages posted before this step); their puts and the server's next get are
             # then applied in that same order; actors created meanwhile run after.
             horizon = t + TIME_PRECISION
-            wakes: list = []
+            wakes = []
             if ptasks:
                 for p in self._ptask_model.advance(t) or ():
                     entry = ptasks.pop(id(p), None)
                     if entry is not None:
                         # a ptask ending now may still be stopped now (a walltime, a kill)
                         self._ending[id(p)] = p
-                        wakes.append((entry[2], 0, _PtaskEnd(self, p, entry[1])))
+                        wakes.append((entry[2], _PtaskEnd(self, p, entry[1])))
             while heap and heap[0][0] <= horizon:
-                _tt, seq, timer = heappop(heap)
-                if timer.alive:
-                    wakes.append((seq, 0, timer))
+                entry = heappop(heap)
+                if entry[2].alive:
+                    wakes.append(entry[1:])
+            calls = self._simcalls = []
             if self._transfer_end <= t:
                 if self._transfer_end > self.now:
                     self.now = self._transfer_end
-                seq = self._transfer_seq
                 received = self._transfer
                 self._transfer = None
                 self._transfer_end = INF
-                wakes.append((seq, 0, None))      # the server: receives `received`
-                if received[2] is not None:
-                    wakes.append((seq, 1, received[2]))   # the sender resumes
-            if len(wakes) > 1:
-                wakes.sort(key=_wake_order)
-            calls = self._simcalls = []
-            for _seq, _sub, fn in wakes:
-                if fn is None:
-                    self._receive(received[0], received[1])
-                elif type(fn) is _Timer:
-                    if fn.alive:    # not cancelled by an actor woken before it
-                        fn.cb()
+                if not wakes:   # the common step: one message, nothing else ends
+                    self._receive(received[1], received[2])
+                    if received[3] is not None:
+                        received[3]()
+                else:
+                    seq = self._transfer_seq
+                    wakes.append((seq, None))      # the server: receives `received`
+                    if received[3] is not None:
+                        wakes.append((seq, received[3]))   # then the sender resumes
+                    self._wake(wakes, received)
+            elif len(wakes) == 1:   # one sleep or execution ends
+                fn = wakes[0][1]
+                if type(fn) is _Timer:
+                    fn.cb()
                 else:
                     fn()
+            elif wakes:
+                self._wake(wakes, None)
             self._simcalls = None
             if calls:
                 self._apply_simcalls(calls)
