@@ -38,3 +38,27 @@ def test_bad_traces_are_one_line(tmp_path, lines, trace, expect):
         load_workload(_workload(tmp_path, lines, trace), "w0")
     assert expect in str(err.value) and "\n" not in str(err.value)
     assert err.value.element == "profile u" and err.value.field == "trace"
+
+
+def test_walltime_stops_every_rank(shared_dir, tmp_path):
+    """A usage_trace job longer than its walltime ends at the walltime, its ranks stopped (the
+    machines freed for the next job, which then runs at full speed)."""
+    from mrsched.simulator.engine import simulate
+    from test_engine_support import FCFS
+
+    case = shared_dir / "batsim-reference" / "usagetrace"
+    (tmp_path / "usage-trace").symlink_to(case / "usage-trace")
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps({"nb_res": 4, "jobs": [
+        {"id": 1, "subtime": 0, "res": 4, "profile": "u", "walltime": 5},
+        {"id": 2, "subtime": 1, "res": 4, "profile": "u", "walltime": 100}],
+        "profiles": {"u": {"type": "usage_trace",
+                           "trace": "usage-trace/homo-onephase-100/traces.txt"}}}))
+    result = simulate(case / "platform.xml", [wl], FCFS(), export_prefix=None)
+    by_id = {r.local_id: r for r in result.jobs}
+    assert by_id["1"].final_state == "COMPLETED_WALLTIME_REACHED"
+    assert by_id["1"].finish_time - by_id["1"].starting_time == pytest.approx(5.0, abs=1e-3)
+    assert by_id["2"].final_state == "COMPLETED_SUCCESSFULLY"
+    # job 2 waited for job 1's machines, then ran its 10 s phases and its ranks' messages
+    assert by_id["2"].starting_time == pytest.approx(5.0, abs=1e-2)
+    assert 10.0 < by_id["2"].finish_time - by_id["2"].starting_time < 10.01
