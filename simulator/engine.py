@@ -36,8 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from mrsched.errors import (MrschedError, PlatformError, ProtocolError, SimulationError,
-                            WorkloadError, suggest)
+from mrsched.errors import MrschedError, PlatformError, ProtocolError, SimulationError, suggest
 from mrsched.simulator import outputs as out
 from mrsched.simulator.profiles import PtaskSpec, flatten, merge, ptask_of, check_profile
 from mrsched.simulator.workload import Job, Workload, load_workloads, parse_job, submission_order

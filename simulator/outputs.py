@@ -60,7 +60,7 @@ def job_row(r: JobRecord) -> str:
             f"{success},{r.final_state}")
     meta = '"' + r.metadata + '"'
     if r.starting_time is None or r.finish_time is None:
-        return f"{head},,,,,,,,,{meta}"   # Batsim leaves consumed_energy empty too
+        return f"{head},,,,,,,,,{meta}"   # consumed_energy empty too, as Batsim
     start, finish, sub = r.starting_time, r.finish_time, r.submission_time
     execution = finish - start if r.runtime is None else r.runtime
     waiting = start - sub

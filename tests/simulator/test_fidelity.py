@@ -8,6 +8,13 @@ pytest's capture mode, via ``record_property`` + a summary line on stderr when `
 from __future__ import annotations
 
 import csv
+import os
+import re
+import shlex
+import socket
+import subprocess
+import sys
+import time as _time
 import warnings
 from pathlib import Path
 
@@ -167,15 +174,6 @@ def test_schedule_csv_matches(case, shared_dir, tmp_path):
 # Cases for decision cost, large machines, I/O trees and shared nodes; Batsim's own test inputs;
 # equal-time cases (issues #21 and #14). Compared whole: every message's every event with its
 # data (SIMULATION_BEGINS included, workload paths aside), every out_jobs.csv cell.
-
-import math
-import os
-import re
-import shlex
-import socket
-import subprocess
-import sys
-import time as _time
 
 CONFORMANCE_CASES = ["decisioncost", "oversized", "iotree", "props", "energy128",
                      "vivaldi", "locality", "pfs0", "longwl", "unusedprofiles", "samesubmit2",
