@@ -15,6 +15,9 @@ jobs per CPU second, against 12,000-13,000 for the bench FCFS); see bench_trace.
 After the ptask fast path (issue 7; delay jobs never reach the ptask model, so unchanged):
 bench FCFS 1.83 CPU s (15,300 jobs/s), registry fcfs 4.23 s (6,600 jobs/s, 2.47 s of it in the
 scheduler), I/O-heavy 500 jobs 0.53 s (all share the PFS link: the full solver, as before).
+Issues #21/#14 (SimGrid's step order: actors woken in action-creation order, their puts applied
+after; usage_trace; compute sharing), 20,000 delay jobs, bench FCFS, old/new engine alternated
+on the shared 2-core machine: 0.90/0.98/0.91 -> 1.00/0.97/0.97 CPU s (~5%; ~20,000 jobs/s).
 Whole-trace ptask numbers (KTH-SP2 on Dragonfly, engine 17-21 s -> 3.0-4.8 s) are in
 bench_trace.py.
 I/O-phased runs (issue 4: bench_europar.py, 1,000 KTH-SP2 jobs with stage-in / checkpoint /

@@ -25,6 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="accept REGISTER_JOB / REGISTER_PROFILE")
     parser.add_argument("--enable-profile-reuse", action="store_true",
                         help="keep the profiles of finished dynamic jobs")
+    parser.add_argument("--enable-compute-sharing", action="store_true",
+                        help="several jobs may run on one compute machine (they share its CPU)")
     parser.add_argument("--sched-cfg", default="", help="string forwarded in SIMULATION_BEGINS")
     parser.add_argument("--forward-profiles-on-submission", action="store_true",
                         help="add the job's profile to JOB_SUBMITTED")
@@ -65,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
                           roles=tuple(args.add_role_to_hosts), mmax=args.mmax,
                           dynamic_jobs=args.enable_dynamic_jobs,
                           profile_reuse=args.enable_profile_reuse, sched_cfg=args.sched_cfg,
-                          forward_profiles=args.forward_profiles_on_submission)
+                          forward_profiles=args.forward_profiles_on_submission,
+                          compute_sharing=args.enable_compute_sharing)
     finally:
         if closer is not None:
             closer()

@@ -64,15 +64,9 @@ class ZmqScheduler:
         except zmq.ZMQError as exc:
             self.close()
             raise ProtocolError(f"ZeroMQ error talking to {self.endpoint}: {exc}") from None
-        try:
-            reply = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ProtocolError(f"the scheduler answered malformed JSON: {exc.msg}",
-                                hint=repr(text[:80])) from None
-        ends = any(e.get("type") == "SIMULATION_ENDS" for e in msg.get("events", ()))
-        if ends:
+        if any(e.get("type") == "SIMULATION_ENDS" for e in msg.get("events", ())):
             self.close()
-        return reply
+        return parse_reply(text)
 
     def close(self) -> None:
         if not self.closed:
@@ -84,6 +78,27 @@ class ZmqScheduler:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _not_json(token: str):
+    raise ValueError(f"'{token}' is not a JSON number")
+
+
+def parse_reply(text: str) -> Any:
+    """A scheduler's reply text -> its JSON value; what Batsim's parser (rapidjson) refuses is a
+    ProtocolError of one line: malformed JSON, NaN/Infinity, nesting Python cannot follow."""
+    try:
+        return json.loads(text, parse_constant=_not_json)
+    except json.JSONDecodeError as exc:
+        raise ProtocolError(f"the scheduler answered malformed JSON: {exc.msg}",
+                            hint=repr(text[:80])) from None
+    except ValueError as exc:
+        raise ProtocolError(f"the scheduler answered malformed JSON: {exc}",
+                            hint="Batsim's JSON parser refuses it too") from None
+    except RecursionError:
+        raise ProtocolError("the scheduler's reply nests arrays or objects too deeply to be read",
+                            hint=f"a Batsim reply is {{\"now\": ..., \"events\": [...]}}; got "
+                                 f"{text[:40]!r}...") from None
 
 
 def _first_type(msg: dict) -> str | None:

@@ -15,6 +15,10 @@ were posted. That queue is what produces Batsim's time offsets (JOB_SUBMITTED at
   puts JOB_COMPLETED;
 - CALL_ME_LATER starts a waiter (master host), KILL_JOB a killer (master host).
 
+Time advances in SimGrid's steps: the actors whose actions end in a step run in the order those
+actions were created, and their messages are posted after all of them ran (docs/DESIGN.md,
+"Equal times"), which decides what the server sees at equal times.
+
 The scheduler is anything with ``handle_message(dict) -> dict`` (in process) or a
 ``ZmqScheduler`` connection (same method).
 """
@@ -23,24 +27,26 @@ from __future__ import annotations
 
 import gc
 import heapq
+import logging
 import math
-from operator import lt as _lt
+from operator import itemgetter, lt as _lt
 import os
 import time as _time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from mrsched.errors import (MrschedError, PlatformError, ProtocolError, SimulationError,
-                            WorkloadError, suggest)
+from mrsched.errors import MrschedError, PlatformError, ProtocolError, SimulationError, suggest
 from mrsched.simulator import outputs as out
 from mrsched.simulator.profiles import PtaskSpec, flatten, merge, ptask_of, check_profile
 from mrsched.simulator.workload import Job, Workload, load_workloads, parse_job, submission_order
 
 INF = math.inf
+logger = logging.getLogger(__name__)
 MESSAGE_SIZE = 1.0  # bytes of one Batsim inter-actor message (ipp.cpp)
 TIME_PRECISION = 1e-9  # SimGrid's surf/precision: events closer than this share one step
 RUN_GC_THRESHOLD = (20_000, 20, 20)  # gc thresholds during a run (see Engine.run)
+ZERO_RUNTIME = 1e-5  # the runtime Batsim records for a job that took no time (jobs_execution.cpp)
 
 # every event type a scheduler may send (Engine._event_handlers maps each to its handler)
 SCHEDULER_EVENTS = ("EXECUTE_JOB", "REJECT_JOB", "KILL_JOB", "CALL_ME_LATER", "REGISTER_JOB",
@@ -135,6 +141,7 @@ class Resource:
     name: str
     role: str
     properties: dict[str, str]
+    zone_properties: dict[str, str] = field(default_factory=dict)
 
 
 def _load_platform(platform: Any, roles=()):
@@ -186,6 +193,24 @@ class SimulationResult:
     transcript: list[dict] | None = None
 
 
+# wake-ups by creation rank; the sort is stable, so a received message's server (appended
+# first) runs before its sender, which shares the rank of their comm
+_wake_order = itemgetter(0)
+
+
+class _PtaskEnd:
+    """Wakes the actor of a ptask that ended in this step, unless it was stopped meanwhile."""
+
+    __slots__ = ("e", "p", "cb")
+
+    def __init__(self, engine: "Engine", p, cb: Callable[[], None]):
+        self.e, self.p, self.cb = engine, p, cb
+
+    def __call__(self) -> None:
+        if self.e._ending.pop(id(self.p), None) is not None:
+            self.cb()
+
+
 class _Timer:
     __slots__ = ("t", "cb", "alive")
 
@@ -205,6 +230,7 @@ class _Executor:
         self.timer: _Timer | None = None
         self.wall_timer: _Timer | None = None
         self.ptask = None
+        self.trace_run = None
         wt = js.job.walltime
         self.deadline = engine.now + wt if wt > 0 else INF
 
@@ -213,8 +239,10 @@ class _Executor:
             steps = self.steps
             # a lone delay that ends strictly before the walltime never meets it: no timer
             # (at equal times the walltime timer, armed first, would fire first: kept)
+            # (durations compared, as Batsim's do_delay_task: far in the future, at 1e300 s,
+            # now + delay == now + walltime, yet the delay is the shorter and ends the job)
             if not (len(steps) == 1 and steps[0][1]["type"] == "delay"
-                    and self.e.now + float(steps[0][1]["delay"]) < self.deadline):
+                    and float(steps[0][1]["delay"]) < self.js.job.walltime):
                 self.wall_timer = self.e.at(self.deadline, self.on_walltime)
         self.next_step()
 
@@ -225,9 +253,18 @@ class _Executor:
             return
         name, prof = self.steps[self.index]
         self.step_start = e.now
-        if prof["type"] == "delay":
-            end = e.now + float(prof["delay"])
-            if end <= self.deadline:
+        if prof["type"] == "usage_trace":
+            from mrsched.simulator.usage_trace import UsageTraceRun
+
+            ranks = e.wl_by_name[self.js.job.workload].traces[name]
+            hosts = [e.resources[i].name for i in self.host_ids]
+            self.trace_run = UsageTraceRun(e, ranks, hosts, self.js.job.res, self.on_step_done)
+            self.trace_run.start()
+        elif prof["type"] == "delay":
+            delay = float(prof["delay"])
+            end = e.now + delay
+            # (no walltime timer armed: a lone delay shorter than the walltime, see start)
+            if end <= self.deadline or (self.wall_timer is None and self.index == 0):
                 self.timer = e.at(end, self.on_step_done)
             # else: the walltime timer fires first
         else:
@@ -241,6 +278,7 @@ class _Executor:
     def on_step_done(self) -> None:
         self.timer = None
         self.ptask = None
+        self.trace_run = None
         self.index += 1
         self.next_step()
 
@@ -256,6 +294,9 @@ class _Executor:
         if self.ptask is not None:
             self.e.stop_ptask(self.ptask)
             self.ptask = None
+        if self.trace_run is not None:
+            self.trace_run.stop()
+            self.trace_run = None
 
     def progress(self) -> dict:
         """Batsim's progress tree for JOB_KILLED."""
@@ -327,12 +368,14 @@ class Engine:
     def __init__(self, platform: Any, workloads: list[Workload], scheduler: Any, *,
                  export_prefix: str | Path | None, roles=(), mmax: int | None = None,
                  dynamic_jobs: bool = False, profile_reuse: bool = False, sched_cfg: str = "",
+                 compute_sharing: bool = False,
                  forward_profiles: bool = False, record_transcript: bool = False):
         self.platform = _load_platform(platform, roles)
         self.workloads = workloads
         self.scheduler = scheduler
         self.export_prefix = export_prefix
         self.dynamic_jobs = dynamic_jobs
+        self.compute_sharing = compute_sharing   # Batsim's --enable-compute-sharing
         self.profile_reuse = profile_reuse
         self.sched_cfg = sched_cfg
         self.forward_profiles = forward_profiles
@@ -346,12 +389,17 @@ class Engine:
         # server mailbox: FIFO of posted puts, one transfer at a time
         self._queue: list = []          # deque-like list with head index
         self._qhead = 0
-        self._transfer = None            # (end_time, kind, payload, on_sent)
+        self._transfer = None            # (dt, handler, payload, on_sent) of the message in flight
         self._transfer_end = INF
+        self._transfer_seq = 0           # creation rank of its SimGrid comm action
+        self._server_waiting = True      # the server is blocked in its mailbox get()
+        # Simcalls of the actors woken in one SimGrid sub-round (puts, the server's next get),
+        # applied in the order those actors ran once all of them ran; None outside a step.
+        self._simcalls: list | None = None
         self._ptasks: dict[int, tuple[Any, Callable[[], None]]] = {}
         self._ptask_model = None
+        self._ending: dict[int, Any] = {}   # ptasks ending in the current step, not yet handled
         self._spawned: list[Callable[[], None]] = []
-        self._deferred: list[Callable[[], None]] = []
 
         self.jobs: dict[str, JobState] = {}
         self.wl_by_name = {w.name: w for w in workloads}
@@ -359,10 +407,17 @@ class Engine:
         self._profile_users: dict[tuple[str, str], int] = {}
         self._steps_cache: dict[tuple[int, str], list] = {}
         self._alloc_cache: dict[str, tuple] = {}   # alloc text -> ids, canonical text, ranges
+        oversized = []
         for w in workloads:
             for j in w.jobs:
-                self._check_job_fits(j, w.path)
+                if not self._fits(j):
+                    oversized.append(j)
                 self.jobs[j.id] = JobState(j)
+        if oversized:
+            first = oversized[0]
+            logger.warning("%d job(s) request more than the %d compute resources (first: %s, %d "
+                           "resources); Batsim loads them and leaves them to the scheduler, which "
+                           "must reject them", len(oversized), self.nb_compute, first.id, first.res)
         self._event_handlers: dict[str, Callable[[dict], None]] = {
             "EXECUTE_JOB": self._execute, "REJECT_JOB": self._reject,
             "CALL_ME_LATER": self._call_me_later, "KILL_JOB": self._kill_jobs,
@@ -410,23 +465,26 @@ class Engine:
         self.compute: list[Resource] = []
         self.resources: list[Resource] = []
         for h in compute:
-            r = Resource(len(self.resources), h.name, _host_role(h), dict(h.properties or {}))
+            r = Resource(len(self.resources), h.name, _host_role(h), dict(h.properties or {}),
+                         dict(getattr(h, "zone_properties", None) or {}))
             self.compute.append(r)
             self.resources.append(r)
         self.storage: list[Resource] = []
         for h in storage:
-            r = Resource(len(self.resources), h.name, "storage", dict(h.properties or {}))
+            r = Resource(len(self.resources), h.name, "storage", dict(h.properties or {}),
+                         dict(getattr(h, "zone_properties", None) or {}))
             self.storage.append(r)
             self.resources.append(r)
         self.nb_compute = len(self.compute)
         self.storage_names = {r.id: r.name for r in self.storage}
         self.busy: list[str | None] = [None] * len(self.resources)
+        self._nusers = [0] * len(self.resources)   # jobs per machine (compute sharing)
         self._comm_cache: dict[tuple[str, str], float] = {}
         self.loopback = self.comm_time(self.master, self.master)
 
-    def comm_time(self, src: str, dst: str) -> float:
-        """Time of one 1-byte Batsim message from src to dst (latency + size / bottleneck)."""
-        key = (src, dst)
+    def comm_time(self, src: str, dst: str, size: float = MESSAGE_SIZE) -> float:
+        """Time of one Batsim message (1 byte) from src to dst (latency + size / bottleneck)."""
+        key = (src, dst) if size == MESSAGE_SIZE else (src, dst, size)
         t = self._comm_cache.get(key)
         if t is None:
             route_fn = getattr(self.platform, "route", None)
@@ -445,16 +503,13 @@ class Engine:
                     bw = min(bws) if bws else INF
                     t = float(getattr(route, "latency", 0.0))
                     if bw < INF:
-                        t += MESSAGE_SIZE / bw
+                        t += size / bw
             self._comm_cache[key] = t
         return t
 
-    def _check_job_fits(self, j: Job, file: str | None) -> None:
+    def _fits(self, j: Job) -> bool:
         prof = self.profiles_of(j)[j.profile]
-        if j.res > self.nb_compute and prof.get("type") != "parallel_homogeneous_total":
-            raise WorkloadError(f"job requests {j.res} resources but the platform has only "
-                                f"{self.nb_compute} compute resources", file=file, job=j.id,
-                                field="res")
+        return j.res <= self.nb_compute or prof.get("type") == "parallel_homogeneous_total"
 
     def profiles_of(self, job: Job) -> dict[str, dict]:
         wl = self.wl_by_name.get(job.workload)
@@ -474,13 +529,59 @@ class Engine:
         """An actor on host ``src`` sends one message to the server (synchronous for it:
         ``on_sent`` resumes the actor once the server received it)."""
         dt = self.comm_time(src, self.master) if src != self.master else self.loopback
-        if self._transfer is None:
-            self._transfer = (handler, payload, on_sent)
-            self._transfer_end = self.now + dt
+        if self._simcalls is not None:
+            self._simcalls.append((dt, handler, payload, on_sent))
+        elif self._server_waiting:
+            self._start_transfer((dt, handler, payload, on_sent))
         else:
             self._queue.append((dt, handler, payload, on_sent))
 
-    def start_ptask(self, spec: PtaskSpec, on_done: Callable[[], None]):
+    def _start_transfer(self, message: tuple) -> None:
+        """A message (dt, handler, payload, on_sent) starts its way to the server: a new comm
+        action, ranked among the actions by creation."""
+        self._server_waiting = False
+        self._transfer = message
+        self._transfer_end = self.now + message[0]
+        self._seq += 1
+        self._transfer_seq = self._seq
+
+    def _server_get(self) -> None:
+        """The server's next ``get()``: the oldest queued message, or wait for the next put."""
+        if self._qhead < len(self._queue):
+            entry = self._queue[self._qhead]
+            self._queue[self._qhead] = None
+            self._qhead += 1
+            if self._qhead > 1024 and self._qhead * 2 > len(self._queue):
+                del self._queue[:self._qhead]
+                self._qhead = 0
+            self._start_transfer(entry)
+        else:
+            self._server_waiting = True
+
+    def _wake(self, wakes: list, received) -> None:
+        """Several actors woken in one step: they run in the order their actions were created
+        (the server and then the sender of a received message at the rank of its comm)."""
+        wakes.sort(key=_wake_order)
+        for _seq, fn in wakes:
+            if fn is None:
+                self._receive(received[1], received[2])
+            elif type(fn) is _Timer:
+                if fn.alive:    # not cancelled by an actor woken before it
+                    fn.cb()
+            else:
+                fn()
+
+    def _apply_simcalls(self, calls: list) -> None:
+        for call in calls:
+            if call is None:
+                self._server_get()
+            elif self._server_waiting:
+                self._start_transfer(call)
+            else:
+                self._queue.append(call)
+
+    def start_ptask(self, spec: PtaskSpec, on_done: Callable[[], None], *,
+                    copies: dict[str, int] | None = None):
         if self._ptask_model is None:
             try:
                 from mrsched.simulator.ptask import PtaskModel
@@ -488,13 +589,16 @@ class Engine:
                 raise SimulationError("this workload needs the ptask_L07 model "
                                       "(mrsched.simulator.ptask), which is not available") from None
             self._ptask_model = PtaskModel(self.platform)
-        p = self._ptask_model.add(spec.flops, spec.bytes, self.now)
-        self._ptasks[id(p)] = (p, on_done)
+        p = self._ptask_model.add(spec.flops, spec.bytes, self.now, copies=copies)
+        self._seq += 1
+        self._ptasks[id(p)] = (p, on_done, self._seq)
         return p
 
     def stop_ptask(self, p) -> None:
         if self._ptasks.pop(id(p), None) is not None:
             self._ptask_model.remove(p, self.now)
+        else:
+            self._ending.pop(id(p), None)   # ended in this step, its actor not woken yet
 
     # -- main loop -------------------------------------------------------------------------
     def run(self) -> SimulationResult:
@@ -536,35 +640,63 @@ class Engine:
                 self._stalled()
             if t > self.now:
                 self.now = t
-            # Same-time order as SimGrid runs Batsim's actors within one step (actions ending
-            # within SimGrid's time precision): actors whose sleep or execution ends, then the
-            # server's reception (and its decision to call the scheduler), then the job
-            # executors' JOB_COMPLETED posts, then actors created in this step (the
-            # request-reply actor of a scheduler call).
+            # One SimGrid step (see docs/DESIGN.md, "Equal times"): every action ending now
+            # (executions, sleeps within surf/precision, the message in flight) wakes its actor;
+            # the actors run in the order their actions were created, the server among them
+            # (it handles the message and decides whether to call the scheduler, seeing only
+            # the messages posted before this step); their puts and the server's next get are
+            # then applied in that same order; actors created meanwhile run after.
             horizon = t + TIME_PRECISION
+            wakes = []
             if ptasks:
                 for p in self._ptask_model.advance(t) or ():
                     entry = ptasks.pop(id(p), None)
                     if entry is not None:
-                        entry[1]()
+                        # a ptask ending now may still be stopped now (a walltime, a kill)
+                        self._ending[id(p)] = p
+                        wakes.append((entry[2], _PtaskEnd(self, p, entry[1])))
             while heap and heap[0][0] <= horizon:
-                tt, _, timer = heappop(heap)
-                if timer.alive:
-                    if tt > self.now:
-                        self.now = tt
-                    timer.cb()
-            if self._transfer_end <= horizon:
+                entry = heappop(heap)
+                if entry[2].alive:
+                    wakes.append(entry[1:])
+            calls = self._simcalls = []
+            if self._transfer_end <= t:
                 if self._transfer_end > self.now:
                     self.now = self._transfer_end
-                self._deliver()
-            if self._deferred:
-                deferred, self._deferred = self._deferred, []
-                for fn in deferred:
+                received = self._transfer
+                self._transfer = None
+                self._transfer_end = INF
+                if not wakes:   # the common step: one message, nothing else ends
+                    self._receive(received[1], received[2])
+                    if received[3] is not None:
+                        received[3]()
+                else:
+                    seq = self._transfer_seq
+                    wakes.append((seq, None))      # the server: receives `received`
+                    if received[3] is not None:
+                        wakes.append((seq, received[3]))   # then the sender resumes
+                    self._wake(wakes, received)
+            elif len(wakes) == 1:   # one sleep or execution ends
+                fn = wakes[0][1]
+                if type(fn) is _Timer:
+                    fn.cb()
+                else:
                     fn()
-            if self._spawned:
+            elif wakes:
+                self._wake(wakes, None)
+            self._simcalls = None
+            if calls:
+                self._apply_simcalls(calls)
+            if self._ending:
+                self._ending.clear()
+            while self._spawned:
                 spawned, self._spawned = self._spawned, []
+                calls = self._simcalls = []
                 for fn in spawned:
                     fn()
+                self._simcalls = None
+                if calls:
+                    self._apply_simcalls(calls)
         self.makespan = max((r.finish_time for r in self.records if r.finish_time is not None),
                             default=0.0)
         sim_time = _time.perf_counter() - wall0
@@ -589,27 +721,13 @@ class Engine:
         raise SimulationError(f"the simulation cannot progress: {detail}", event="SIMULATION_ENDS",
                               hint="Batsim would wait forever here")
 
-    def _deliver(self) -> None:
-        handler, payload, on_sent = self._transfer
-        if self._qhead < len(self._queue):
-            dt, k2, p2, s2 = self._queue[self._qhead]
-            self._queue[self._qhead] = None
-            self._qhead += 1
-            if self._qhead > 1024 and self._qhead * 2 > len(self._queue):
-                del self._queue[:self._qhead]
-                self._qhead = 0
-            self._transfer = (k2, p2, s2)
-            self._transfer_end = self.now + dt
-        else:
-            self._transfer = None
-            self._transfer_end = INF
-        # Order matters (see samesubmit / delays transcripts): the server handles the message
-        # and decides whether to call the scheduler before the sender resumes; it calls only
-        # when its mailbox holds no other pending message.
+    def _receive(self, handler, payload) -> None:
+        """The server got a message: it handles it, calls the scheduler if its mailbox holds
+        nothing else (messages posted in this sub-round are not there yet), then asks for the
+        next message (a simcall, applied in turn)."""
         handler(payload)
         self._after_handle()
-        if on_sent is not None:
-            on_sent()
+        self._simcalls.append(None)
 
     # -- actors ----------------------------------------------------------------------------
     def _begin(self) -> None:
@@ -727,7 +845,8 @@ class Engine:
         self.nb_killers -= 1
 
     def _after_handle(self) -> None:
-        if self.sched_ready and self.buffer and self._transfer is None and not self.finished:
+        if (self.sched_ready and self.buffer and self._qhead >= len(self._queue)
+                and not self.finished):
             self._send_to_scheduler()
 
     def _is_finished(self) -> bool:
@@ -739,12 +858,17 @@ class Engine:
         j = js.job
         if j.dynamic:
             self._release_profile(j)
+        finish, runtime = js.finish, None
+        if finish == js.start and js.final_state != "REJECTED":
+            # Batsim: "computed in null time. Putting epsilon instead."
+            runtime = ZERO_RUNTIME
+            finish = js.start + runtime
         rec = out.JobRecord(local_id=j.local_id, workload=j.workload, profile=j.profile,
                             submission_time=j.subtime, res=j.res, walltime=j.walltime,
                             final_state=js.final_state,
                             starting_time=js.start if js.final_state != "REJECTED" else None,
-                            finish_time=js.finish if js.final_state != "REJECTED" else None,
-                            alloc=js.alloc_text, metadata=js.metadata)
+                            finish_time=finish if js.final_state != "REJECTED" else None,
+                            alloc=js.alloc_text, metadata=js.metadata, runtime=runtime)
         self.records.append(rec)
 
     def _send_to_scheduler(self) -> None:
@@ -942,7 +1066,7 @@ class Engine:
         else:
             comp = [r for r in alloc if r < nc]
             comp_runs = [(lo, hi if hi < nc else nc - 1) for lo, hi in runs if lo < nc]
-        if any(map(busy.__getitem__, comp)):   # a busy resource holds its job's id
+        if not self.compute_sharing and any(map(busy.__getitem__, comp)):   # holds its job id
             r = next(r for r in comp if busy[r] is not None)
             raise SimulationError(f"resource {r} ({self.resources[r].name}) is busy with job "
                                   f"{busy[r]} (no compute sharing)", event=etype, job=jid,
@@ -973,18 +1097,22 @@ class Engine:
         self.nb_running += 1
         last = self._last_change
         now = self.now
-        idle = 0.0
-        for lo, hi in comp_runs:   # ascending ids: the same sum as node by node
-            hi += 1
-            for t in last[lo:hi]:
-                idle += now - t
-            last[lo:hi] = [now] * (hi - lo)
-            busy[lo:hi] = [jid] * (hi - lo)
-        self.time_idle += idle
         js.ncomp = len(comp)
         js.comp_runs = comp_runs
-        if comp:
-            self.tracker.change(now, len(comp))
+        if self.compute_sharing:
+            if comp:
+                self.tracker.change(now, self._share_machines(comp, +1))
+        else:
+            idle = 0.0
+            for lo, hi in comp_runs:   # ascending ids: the same sum as node by node
+                hi += 1
+                for t in last[lo:hi]:
+                    idle += now - t
+                last[lo:hi] = [now] * (hi - lo)
+                busy[lo:hi] = [jid] * (hi - lo)
+            self.time_idle += idle
+            if comp:
+                self.tracker.change(now, len(comp))
         key = (id(profiles), js.job.profile)
         steps = self._steps_cache.get(key) if not js.job.dynamic else None
         if steps is None:
@@ -994,6 +1122,23 @@ class Engine:
         ex = _Executor(self, js, hosts_ids, steps, storage_mapping, extra)
         js.executor = ex
         ex.start()
+
+    def _share_machines(self, comp: list[int], delta: int) -> int:
+        """Compute sharing: a job starts (+1) or ends (-1) on machines that may run others.
+        As Batsim's machines, each accumulates its time in its current state (computing while
+        it runs a job) at every job start and end on it; returns how many changed state."""
+        users, last, now = self._nusers, self._last_change, self.now
+        changed = 0
+        for r in comp:
+            if users[r]:
+                self.time_computing += now - last[r]
+            else:
+                self.time_idle += now - last[r]
+            last[r] = now
+            users[r] += delta
+            if users[r] == (1 if delta > 0 else 0):
+                changed += 1
+        return changed
 
     def job_ended(self, js: JobState, state: str, code: int, *, notify: bool) -> None:
         """The executor stopped (success, walltime or kill): free the machines."""
@@ -1006,23 +1151,23 @@ class Engine:
         last = self._last_change
         busy = self.busy
         now = self.now
-        for lo, hi in js.comp_runs:
-            hi += 1
-            busy[lo:hi] = [None] * (hi - lo)
-            last[lo:hi] = [now] * (hi - lo)
-        if ncomp:
-            self.time_computing += (self.now - js.start) * ncomp
-            self.tracker.change(self.now, -ncomp)
+        if self.compute_sharing:
+            if ncomp:
+                comp = [r for lo, hi in js.comp_runs for r in range(lo, hi + 1)]
+                self.tracker.change(now, -self._share_machines(comp, -1))
+        else:
+            for lo, hi in js.comp_runs:
+                hi += 1
+                busy[lo:hi] = [None] * (hi - lo)
+                last[lo:hi] = [now] * (hi - lo)
+            if ncomp:
+                self.time_computing += (self.now - js.start) * ncomp
+                self.tracker.change(self.now, -ncomp)
         if notify:
-            # Batsim's executor frees the machines at once; after a normal end it posts
-            # JOB_COMPLETED one scheduling round later, after the server handled a message
-            # arriving now (samesubmit t=20 vs t=40), whereas a walltime kill posts at once
-            # (walltime t=10.01006).
+            # Batsim's executor frees the machines, then posts JOB_COMPLETED; as every put in
+            # a step, it is applied after all the actors woken in that step ran (Engine._run)
             src = self.resources[js.alloc[0]].name
-            if state == "COMPLETED_SUCCESSFULLY":
-                self._deferred.append(lambda: self.put(src, self._on_completed, js))
-            else:
-                self.put(src, self._on_completed, js)
+            self.put(src, self._on_completed, js)
 
     def _kill(self, ids: list) -> None:
         progress: dict[str, Any] = {}
@@ -1049,6 +1194,9 @@ class Engine:
         if not isinstance(wl, str) or not isinstance(name, str):
             raise ProtocolError("REGISTER_PROFILE needs workload_name and profile_name",
                                 event=etype)
+        if isinstance(prof, dict) and prof.get("type") == "usage_trace":
+            raise SimulationError("a usage_trace profile can only come from a workload file "
+                                  "(Batsim does not implement registering one)", event=etype)
         store = self.dyn_profiles.setdefault(wl, {})
         static = self.wl_by_name.get(wl)
         if name in store or (static is not None and name in static.profiles):
@@ -1105,7 +1253,9 @@ class Engine:
         job.subtime = self.now
         if wl not in self.wl_by_name:
             self.wl_by_name[wl] = Workload(name=wl, path="")
-        self._check_job_fits(job, None)
+        if not self._fits(job):
+            logger.warning("registered job %s requests %d resources, the platform has %d compute "
+                           "resources: the scheduler must reject it", jid, job.res, self.nb_compute)
         js = JobState(job, state=SUBMITTED)
         self.jobs[jid] = js
         self.nb_submitted += 1
@@ -1119,13 +1269,13 @@ class Engine:
                 if k != "role":
                     props[k] = v
             return {"id": r.id, "name": r.name, "state": "idle", "properties": props,
-                    "zone_properties": {}}
+                    "zone_properties": dict(r.zone_properties)}
 
         return {
             "nb_resources": len(self.resources),
             "nb_compute_resources": len(self.compute),
             "nb_storage_resources": len(self.storage),
-            "allow_compute_sharing": False,
+            "allow_compute_sharing": self.compute_sharing,
             "allow_storage_sharing": True,
             "config": {
                 "redis-enabled": False, "redis-hostname": "127.0.0.1", "redis-port": 6379,
@@ -1140,14 +1290,25 @@ class Engine:
             "compute_resources": [res_obj(r) for r in self.compute],
             "storage_resources": [res_obj(r) for r in self.storage],
             "workloads": {w.name: os.path.abspath(w.path) for w in self.workloads},
-            "profiles": {w.name: w.profiles for w in self.workloads},
+            "profiles": {w.name: _referenced_profiles(w) for w in self.workloads},
         }
+
+
+def _referenced_profiles(w: Workload) -> dict[str, dict]:
+    """The profiles Batsim keeps after loading a workload (``remove_unreferenced_profiles``):
+    those a job or a composed profile's ``seq`` names; the others are dropped from memory and
+    from SIMULATION_BEGINS."""
+    used = {j.profile for j in w.jobs}
+    for prof in w.profiles.values():
+        if isinstance(prof, dict) and prof.get("type") == "composed":
+            used.update(prof.get("seq", ()))
+    return {name: prof for name, prof in w.profiles.items() if name in used}
 
 
 def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: str | Path | None,
              roles=(), mmax: int | None = None, dynamic_jobs: bool = False,
              profile_reuse: bool = False, sched_cfg: str = "", forward_profiles: bool = False,
-             record_transcript: bool = False) -> SimulationResult:
+             record_transcript: bool = False, compute_sharing: bool = False) -> SimulationResult:
     """Run one simulation; ``platform`` is a path or a loaded Platform, ``workloads`` paths or
     loaded :class:`Workload` objects (named w0, w1, ... in order)."""
     if isinstance(workloads, (str, Path, Workload)):
@@ -1158,5 +1319,5 @@ def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: st
     engine = Engine(platform, workloads, scheduler, export_prefix=export_prefix, roles=roles,
                     mmax=mmax, dynamic_jobs=dynamic_jobs, profile_reuse=profile_reuse,
                     sched_cfg=sched_cfg, forward_profiles=forward_profiles,
-                    record_transcript=record_transcript)
+                    record_transcript=record_transcript, compute_sharing=compute_sharing)
     return engine.run()

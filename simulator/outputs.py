@@ -39,6 +39,9 @@ class JobRecord:
     finish_time: float | None = None
     alloc: str = ""
     metadata: str = ""
+    #: Batsim's job runtime when it is not finish - start: a job that took no time is given
+    #: 1e-5 s (finish_time is then start + 1e-5, and execution_time exactly 1e-5)
+    runtime: float | None = None
 
 
 def f6(x: float) -> str:
@@ -57,9 +60,9 @@ def job_row(r: JobRecord) -> str:
             f"{success},{r.final_state}")
     meta = '"' + r.metadata + '"'
     if r.starting_time is None or r.finish_time is None:
-        return f"{head},,,,,,,,-1.000000,{meta}"
+        return f"{head},,,,,,,,,{meta}"   # consumed_energy empty too, as Batsim
     start, finish, sub = r.starting_time, r.finish_time, r.submission_time
-    execution = finish - start
+    execution = finish - start if r.runtime is None else r.runtime
     waiting = start - sub
     turnaround = finish - sub
     stretch = turnaround / execution if execution > 0 else 0.0
@@ -99,7 +102,7 @@ def schedule_row(records: list[JobRecord], *, nb_machines: int, makespan: float,
     nb_jobs = len(records)
     stretches, turnarounds, waits = [], [], []
     for r in finished:
-        execution = r.finish_time - r.starting_time
+        execution = r.finish_time - r.starting_time if r.runtime is None else r.runtime
         turnaround = r.finish_time - r.submission_time
         stretches.append(turnaround / execution if execution > 0 else 0.0)
         turnarounds.append(turnaround)

@@ -9,6 +9,8 @@ line and element, rather than silently simulated differently.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 import logging
 import os
@@ -119,8 +121,9 @@ class Platform:
             return cached
         a = self._netpoint(src)
         b = self._netpoint(dst)
-        links = self._global_links(a, b)
-        route = Route(tuple(links), float(sum(link.latency for link in links)))
+        extra: list[float] = []
+        links = self._global_links(a, b, extra)
+        route = Route(tuple(links), float(sum(link.latency for link in links)) + sum(extra))
         self._route_cache[key] = route
         return route
 
@@ -131,7 +134,7 @@ class Platform:
             raise PlatformError(f"unknown host '{name}'", file=self.path, hint=suggest(name, valid)[:300])
         return np
 
-    def _global_links(self, src: rt.NetPoint, dst: rt.NetPoint) -> list:
+    def _global_links(self, src: rt.NetPoint, dst: rt.NetPoint, extra: list[float]) -> list:
         """SimGrid ``NetZoneImpl::get_global_route``: common ancestor, gateways, recursion."""
         path_src = _zone_path(src.zone)
         path_dst = _zone_path(dst.zone)
@@ -145,19 +148,24 @@ class Platform:
             if src.zone is not common or dst.zone is not common:
                 raise PlatformError(f"cannot route from '{src.name}' to '{dst.name}': "
                                     f"zone '{common.name}' mixes hosts and sub-zones", file=self.path)
-            return list(common.local_route(src, dst, self).links)
+            local = common.local_route(src, dst, self)
+            if local.latency:
+                extra.append(local.latency)
+            return list(local.links)
         common = father
         local = common.local_route(src_anc.netpoint, dst_anc.netpoint, self)
+        if local.latency:
+            extra.append(local.latency)
         if local.gw_src is None or local.gw_dst is None:
             raise PlatformError(f"no route from '{src.name}' to '{dst.name}': zone '{common.name}' "
                                 f"has no zoneRoute from '{src_anc.name}' to '{dst_anc.name}'",
                                 file=self.path, hint="add a <zoneRoute> with gw_src/gw_dst")
         links: list = []
         if src is not local.gw_src:
-            links.extend(self._global_links(src, local.gw_src))
+            links.extend(self._global_links(src, local.gw_src, extra))
         links.extend(local.links)
         if local.gw_dst is not dst:
-            links.extend(self._global_links(local.gw_dst, dst))
+            links.extend(self._global_links(local.gw_dst, dst, extra))
         return links
 
     def _warn_missing_route(self, zone, src, dst) -> None:
@@ -197,12 +205,19 @@ def _read_xml(path: str) -> _Elem:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise PlatformError(f"cannot read platform file: {exc.strerror or exc}", file=path) from None
+    # SimGrid's own XML reader takes white space before the XML declaration (Batsim's
+    # properties_example.xml starts with a blank line); expat refuses it, so it is skipped
+    # here and the line numbers of messages keep counting it.
+    body = data.lstrip()
+    skipped = data[:len(data) - len(body)].count(b"\n") if body.startswith(b"<?xml") else 0
+    if skipped or body.startswith(b"<?xml"):
+        data = body
     parser = xml.parsers.expat.ParserCreate()
     stack: list[_Elem] = []
     root: list[_Elem] = []
 
     def start(tag, attrs):
-        elem = _Elem(tag, dict(attrs), parser.CurrentLineNumber)
+        elem = _Elem(tag, dict(attrs), parser.CurrentLineNumber + skipped)
         if stack:
             stack[-1].children.append(elem)
         else:
@@ -218,7 +233,7 @@ def _read_xml(path: str) -> _Elem:
         parser.Parse(data, True)
     except xml.parsers.expat.ExpatError as exc:
         raise PlatformError(f"malformed XML: {xml.parsers.expat.ErrorString(exc.code)}", file=path,
-                            line=exc.lineno) from None
+                            line=exc.lineno + skipped) from None
     if not root:
         raise PlatformError("empty platform file", file=path)
     return root[0]
@@ -227,7 +242,7 @@ def _read_xml(path: str) -> _Elem:
 # ------------------------------------------------------------------------------------------------
 # The loader
 # ------------------------------------------------------------------------------------------------
-_ROUTING_KINDS = {"Full": rt.FullZone, "Floyd": rt.FloydZone, "Dijkstra": rt.DijkstraZone,
+_ROUTING_KINDS = {"Vivaldi": rt.VivaldiZone, "Full": rt.FullZone, "Floyd": rt.FloydZone, "Dijkstra": rt.DijkstraZone,
                   "DijkstraCache": rt.DijkstraZone, "None": rt.EmptyZone, "Cluster": rt.StarZone}
 _SHARING = ("SHARED", "FATPIPE", "SPLITDUPLEX")
 _CONFIG_NUMERIC = {"network/loopback-bw", "network/loopback-lat", "network/TCP-gamma", "network/TCP_gamma"}
@@ -438,13 +453,16 @@ class _Loader:
         zone.properties = self.props(elem)
         allowed = {"prop", "host", "router", "link", "route", "zoneRoute", "ASroute", "zone", "AS", "cluster"}
         if routing == "Cluster":
-            allowed = {"prop", "host", "router", "link", "host_link", "backbone"}
+            allowed = {"prop", "host", "router", "link", "host_link", "backbone", "cabinet"}
         self.only_children(elem, allowed)
         routes = []
+        cabinets = []
         for child in elem.children:
             tag = child.tag
             if tag == "host":
                 self.read_host(child, zone)
+                if isinstance(zone, rt.VivaldiZone):
+                    self.read_coordinates(child, zone)
             elif tag == "router":
                 self.check_attrs(child, ("id", "coordinates"), ("id",))
                 self.only_children(child, ())
@@ -465,6 +483,8 @@ class _Loader:
                 zone.backbone = self.new_link(child, child.attrib["id"],
                                               self.quantity(child, "bandwidth", parse_bandwidth),
                                               self.quantity(child, "latency", parse_time, "0"), "SHARED")
+            elif tag == "cabinet":
+                cabinets.append(child)
             elif tag == "host_link":
                 self.check_attrs(child, ("id", "up", "down"), ("id", "up", "down"))
                 np = self.netpoints.get(child.attrib["id"])
@@ -474,12 +494,49 @@ class _Loader:
                 up = self.plain_link(child, child.attrib["up"], "up")
                 down = self.plain_link(child, child.attrib["down"], "down")
                 zone.host_links.append((np, up, down, self.where(child)))
+        for child in cabinets:  # SimGrid builds them when the zone closes, after host_links
+            self.read_cabinet(child, zone)
         # Routes are added once every vertex of the zone exists (SimGrid parses them in order,
         # but names must already be declared; declaring order only matters for vertex ids).
         for child in routes:
             self.read_route(child, zone)
         zone.seal()
         return zone
+
+    def read_coordinates(self, elem: _Elem, zone: rt.VivaldiZone) -> None:
+        """A Vivaldi zone's host needs ``coordinates="x y height"`` (SimGrid asserts it)."""
+        text = elem.attrib.get("coordinates")
+        if text is None:
+            raise self.fail(elem, "a host of a Vivaldi zone needs 'coordinates'", field="coordinates",
+                            hint='e.g. coordinates="0 0 0"')
+        try:
+            values = tuple(float(x) for x in text.split())
+        except ValueError:
+            values = ()
+        if len(values) != 3 or not all(math.isfinite(v) for v in values):
+            raise self.fail(elem, f"coordinates '{text}' must be three numbers", field="coordinates")
+        zone.coords[self.netpoints[elem.attrib["id"]].id] = values
+
+    def read_cabinet(self, elem: _Elem, zone: rt.StarZone) -> None:
+        """``<cabinet>`` in a Cluster zone (SimGrid ``sg_platf_build_cabinet``): a host per radical,
+        named prefix+radical+suffix, each with links ``link_<host>_UP``/``_DOWN`` to the backbone."""
+        self.check_attrs(elem, ("id", "prefix", "suffix", "radical", "speed", "bw", "lat"),
+                         ("id", "prefix", "suffix", "radical", "speed", "bw", "lat"))
+        self.only_children(elem, ())
+        speeds = self.speeds(elem, elem.attrib["speed"])
+        if len(speeds) != 1:
+            raise self.fail(elem, "a cabinet takes one speed", field="speed")
+        bw = self.quantity(elem, "bw", parse_bandwidth)
+        lat = self.quantity(elem, "lat", parse_time)
+        for radical in self.radicals(elem, elem.attrib["radical"]):
+            name = f"{elem.attrib['prefix']}{radical}{elem.attrib['suffix']}"
+            self.unique(elem, name, self.hosts_raw, "host")
+            np = self.add_point(elem, zone, name, "host")
+            self.hosts_raw[name] = {"speeds": speeds, "pstate": 0, "cores": 1, "properties": {},
+                                    "zone": zone, "np": np, "line": elem.line}
+            up = self.new_link(elem, f"link_{name}_UP", bw, lat, "SHARED")
+            down = self.new_link(elem, f"link_{name}_DOWN", bw, lat, "SHARED")
+            zone.host_links.append((np, up, down, self.where(elem)))
 
     def plain_link(self, elem: _Elem, name: str, field_name: str):
         link = self.links.get(name)
@@ -746,6 +803,11 @@ class _Loader:
                     raise PlatformError(f"two master hosts: '{master}' and '{name}'", file=self.path,
                                         line=raw["line"], field="role")
                 master = name
+            if role == "compute" and not raw["speeds"][raw["pstate"]] > 0:
+                # SimGrid would run its jobs forever (no progress at speed 0)
+                raise PlatformError(f"compute host '{name}' has speed 0 in its pstate {raw['pstate']}",
+                                    file=self.path, line=raw["line"], element="host", field="speed",
+                                    hint="give it a positive speed (e.g. 1Gf), or the role master/storage")
             zone = raw["zone"]
             hosts[name] = Host(name=name, speed=raw["speeds"][raw["pstate"]], properties=props, role=role,
                                cores=raw["cores"], speeds=raw["speeds"], pstate=raw["pstate"], zone=zone.name,

@@ -8,6 +8,7 @@ the EXECUTE_JOB ``storage_mapping``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,8 +20,9 @@ PROFILE_FIELDS: dict[str, tuple[str, ...]] = {
     "parallel_homogeneous": ("cpu", "com"),
     "parallel_homogeneous_total": ("cpu", "com"),
     "composed": ("seq",),
-    "parallel_homogeneous_pfs": ("bytes_to_read", "bytes_to_write"),
+    "parallel_homogeneous_pfs": (),   # bytes_to_read and/or bytes_to_write (the other is 0)
     "data_staging": ("nb_bytes", "from", "to"),
+    "usage_trace": ("trace",),   # its rank files are read by usage_trace.load_usage_trace
 }
 
 
@@ -44,6 +46,10 @@ def check_profile(name: str, prof: Any, profiles: dict[str, Any], *,
     if not isinstance(prof, dict):
         raise WorkloadError("a profile must be a JSON object", file=file, element=element)
     ptype = prof.get("type")
+    if ptype == "smpi":
+        raise WorkloadError("'smpi' profiles need SimGrid's SMPI, which the embedded engine does "
+                            "not have", file=file, element=element, field="type",
+                            hint="use --engine batsim: real Batsim runs them")
     if ptype not in PROFILE_FIELDS:
         raise WorkloadError(f"unknown profile type {ptype!r}", file=file, element=element,
                             field="type", hint=suggest(str(ptype), PROFILE_FIELDS))
@@ -52,9 +58,13 @@ def check_profile(name: str, prof: Any, profiles: dict[str, Any], *,
             raise WorkloadError(f"'{ptype}' profile has no '{key}'", file=file,
                                 element=element, field=key)
     if ptype == "delay":
-        if not _is_number(prof["delay"]) or prof["delay"] < 0:
-            raise WorkloadError("'delay' must be a non-negative number", file=file,
-                                element=element, field="delay")
+        delay = prof["delay"]
+        if not _is_number(delay) or not 0 < delay < math.inf:
+            # Batsim 4.2.1 (profiles.cpp): "has a non-strictly-positive 'delay' field"
+            raise WorkloadError(f"'delay' must be a strictly positive finite number, got {delay!r}",
+                                file=file, element=element, field="delay",
+                                hint="a zero-length job is written as Batsim takes it: "
+                                     '{"type": "parallel_homogeneous", "cpu": 0, "com": 0}')
     elif ptype == "parallel":
         cpu, com = prof["cpu"], prof["com"]
         if not isinstance(cpu, list) or not all(_is_number(x) and x >= 0 for x in cpu):
@@ -89,13 +99,23 @@ def check_profile(name: str, prof: Any, profiles: dict[str, Any], *,
             raise WorkloadError("'repeat' must be a positive integer", file=file,
                                 element=element, field="repeat")
     elif ptype == "parallel_homogeneous_pfs":
+        if "bytes_to_read" not in prof and "bytes_to_write" not in prof:
+            raise WorkloadError("'parallel_homogeneous_pfs' profile has no 'bytes_to_read' or "
+                                "'bytes_to_write' (0 if not set)", file=file, element=element,
+                                field="bytes_to_read")
         for key in ("bytes_to_read", "bytes_to_write"):
-            if not _is_number(prof[key]) or prof[key] < 0:
+            value = prof.get(key, 0)
+            if not _is_number(value) or not 0 <= value < math.inf:
                 raise WorkloadError(f"'{key}' must be a non-negative number", file=file,
                                     element=element, field=key)
-        if not isinstance(prof.get("storage", "pfs"), str):
-            raise WorkloadError("'storage' must be a label", file=file, element=element,
-                                field="storage")
+        key = "storage" if "storage" in prof else "host"   # Batsim takes either, storage first
+        if not isinstance(prof.get(key, "pfs"), str):
+            raise WorkloadError(f"'{key}' must be a label", file=file, element=element,
+                                field=key)
+    elif ptype == "usage_trace":
+        if not isinstance(prof["trace"], str):
+            raise WorkloadError("'trace' must be a file name", file=file, element=element,
+                                field="trace")
     elif ptype == "data_staging":
         if not _is_number(prof["nb_bytes"]) or prof["nb_bytes"] < 0:
             raise WorkloadError("'nb_bytes' must be a non-negative number", file=file,
@@ -173,12 +193,13 @@ def ptask_of(prof: dict, hosts: list[str], *, storage_mapping: dict[str, int] | 
                         add_bytes(h, h2, com)
         used = tuple(hosts)
     elif ptype == "parallel_homogeneous_pfs":
-        storage = resolve_storage(prof.get("storage", "pfs"), storage_mapping, storage_names,
+        label = prof.get("storage", prof.get("host", "pfs"))
+        storage = resolve_storage(label, storage_mapping, storage_names,
                                   job=job, field="storage_mapping")
         for h in hosts:
             add_flops(h, 0.0)
-            add_bytes(h, storage, prof["bytes_to_write"])
-            add_bytes(storage, h, prof["bytes_to_read"])
+            add_bytes(h, storage, prof.get("bytes_to_write", 0))
+            add_bytes(storage, h, prof.get("bytes_to_read", 0))
         add_flops(storage, 0.0)
         used = tuple(hosts) + ((storage,) if storage not in hosts else ())
     elif ptype == "data_staging":

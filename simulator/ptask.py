@@ -195,8 +195,12 @@ class PtaskModel:
         return len(self._act)
 
     def add(self, flops: dict[str, float], bytes: dict[tuple[str, str], float], now: float,
-            tag: Any = None) -> Ptask:
-        """Start a ptask at ``now``: ``flops[host]``, ``bytes[(src, dst)]`` (hosts by name)."""
+            tag: Any = None, copies: dict[str, int] | None = None) -> Ptask:
+        """Start a ptask at ``now``: ``flops[host]``, ``bytes[(src, dst)]`` (hosts by name).
+
+        ``copies[host]``: the host appears that many times in SimGrid's host list, each copy
+        computing ``flops[host]`` (Batsim's usage_trace phases): they add up on its CPU, and
+        each is bounded by one core."""
         hosts = self.platform.hosts
         weights: dict[int, float] = {}
         bound = math.inf
@@ -214,7 +218,13 @@ class PtaskModel:
                                                                      False))
                 used += 1
                 c = cpu[1]
-                weights[c] = weights.get(c, 0.0) + amount
+                if copies:
+                    n = copies.get(name, 1)
+                    used += n - 1
+                    for _ in range(n):   # SimGrid's expand, copy by copy
+                        weights[c] = weights.get(c, 0.0) + amount
+                else:
+                    weights[c] = weights.get(c, 0.0) + amount
                 per_core = cpu[0] / amount  # one core per host and task
                 if per_core < bound:
                     bound = per_core

@@ -9,6 +9,8 @@ among equal-cost paths follows SimGrid's iteration orders, so contention lands o
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 import heapq
 from typing import Any
@@ -38,6 +40,7 @@ class ZoneRoute:
     links: list
     gw_src: NetPoint | None = None
     gw_dst: NetPoint | None = None
+    latency: float = 0.0  # added to the links' latencies (Vivaldi's coordinate distance)
 
 
 @dataclass(eq=False)
@@ -454,6 +457,28 @@ class StarZone(Zone):
             seen.add(id(link))
             result.links.append(link)
         result.gw_src, result.gw_dst = sr.gateway, dr.gateway
+        return result
+
+
+class VivaldiZone(StarZone):
+    """SimGrid's VivaldiZone: a StarZone whose routes also take the coordinate distance as
+    latency (``sqrt(dx^2 + dy^2) + |h_src| + |h_dst|`` milliseconds, VivaldiZone.cpp)."""
+
+    kind = "Vivaldi"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.coords: dict[int, tuple[float, float, float]] = {}
+
+    def local_route(self, src, dst, platform):
+        result = super().local_route(src, dst, platform)
+        if src.kind == "zone":
+            result.gw_src = platform._netpoints.get("router_" + src.name)
+            result.gw_dst = platform._netpoints.get("router_" + dst.name)
+        a = self.coords.get(src.id, (0.0, 0.0, 0.0))
+        b = self.coords.get(dst.id, (0.0, 0.0, 0.0))
+        dist = math.sqrt((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2) + abs(a[2]) + abs(b[2])
+        result.latency = dist / 1000.0
         return result
 
 

@@ -45,6 +45,8 @@ class Workload:
     jobs: list[Job] = field(default_factory=list)
     profiles: dict[str, dict[str, Any]] = field(default_factory=dict)
     nb_res: int | None = None
+    #: the rank phases of its usage_trace profiles, read from their files at load time
+    traces: dict[str, list] = field(default_factory=dict)
 
 
 def round_subtime(value: float) -> float | int:
@@ -136,6 +138,11 @@ def _job(obj: dict, workload: str, full_id: str, local: str, subtime: float, wal
                walltime=float(walltime), res=res, profile=profile, json=forwarded, dynamic=dynamic)
 
 
+def _not_json(token: str):
+    """``NaN``/``Infinity``: Python's json module takes them, JSON (and rapidjson) does not."""
+    raise ValueError(f"malformed JSON: '{token}' is not a JSON number")
+
+
 def load_workload(path: str | Path, name: str) -> Workload:
     """Read one Batsim JSON workload; every problem is a WorkloadError naming file and job."""
     path = Path(path)
@@ -147,8 +154,11 @@ def load_workload(path: str | Path, name: str) -> Workload:
     except OSError as exc:
         raise WorkloadError(f"cannot read: {exc.strerror}", file=file) from None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
+        data = json.loads(text, parse_constant=_not_json)
+    except ValueError as exc:
+        if not isinstance(exc, json.JSONDecodeError):
+            raise WorkloadError(str(exc), file=file,
+                                hint="Batsim's JSON parser refuses it too") from None
         raise WorkloadError(f"malformed JSON: {exc.msg} (column {exc.colno})", file=file,
                             line=exc.lineno) from None
     if not isinstance(data, dict):
@@ -163,6 +173,11 @@ def load_workload(path: str | Path, name: str) -> Workload:
     for pname, prof in profiles.items():
         check_profile(pname, prof, profiles, file=file)
     wl = Workload(name=name, path=file, profiles=dict(profiles), nb_res=data.get("nb_res"))
+    for pname, prof in profiles.items():
+        if prof["type"] == "usage_trace":
+            from mrsched.simulator.usage_trace import load_usage_trace
+
+            wl.traces[pname] = load_usage_trace(prof["trace"], file, pname)
     seen: set[str] = set()
     for index, obj in enumerate(jobs):
         job = parse_job(obj, name, profiles, file=file, index=index)

@@ -42,11 +42,22 @@ def test_dead_scheduler_times_out(capsys, platform_file, tmp_path):
 @pytest.mark.parametrize("content, expect", [
     ("{", "malformed JSON"),
     (json.dumps({"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "x"}],
-                 "profiles": {"x": {"type": "smpi"}}}), "unknown profile type 'smpi'"),
+                 "profiles": {"x": {"type": "smpi"}}}), "use --engine batsim"),
     (json.dumps({"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "zz"}],
                  "profiles": {}}), "unknown profile 'zz'"),
-    (json.dumps({"jobs": [{"id": 1, "subtime": 0, "res": 9, "profile": "d"}],
-                 "profiles": {"d": {"type": "delay", "delay": 1}}}), "requests 9 resources"),
+    # Batsim 4.2.1 refuses these (profiles.cpp: "non-strictly-positive 'delay'"; rapidjson)
+    (json.dumps({"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}],
+                 "profiles": {"d": {"type": "delay", "delay": 0}}}),
+     "'delay' must be a strictly positive finite number, got 0"),
+    (json.dumps({"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}],
+                 "profiles": {"d": {"type": "delay", "delay": -2.5}}}), "got -2.5"),
+    ('{"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}], '
+     '"profiles": {"d": {"type": "delay", "delay": NaN}}}', "'NaN' is not a JSON number"),
+    ('{"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}], '
+     '"profiles": {"d": {"type": "delay", "delay": Infinity}}}', "'Infinity' is not a JSON number"),
+    (json.dumps({"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p"}],
+                 "profiles": {"p": {"type": "parallel_homogeneous_pfs"}}}),
+     "no 'bytes_to_read' or 'bytes_to_write'"),
 ])
 def test_bad_workloads(capsys, platform_file, tmp_path, content, expect):
     path = tmp_path / "bad.json"
@@ -128,3 +139,51 @@ def test_against_mrsched_serve(capsys, platform_file, tmp_path):
     lines = (tmp_path / "o_jobs.csv").read_text().splitlines()[1:]
     assert len(lines) == 10
     assert all(",COMPLETED_SUCCESSFULLY," in line for line in lines)
+
+
+@pytest.mark.parametrize("reply, expect", [
+    ("[" * 100_000 + "]" * 100_000, "nests arrays or objects too deeply"),
+    ('{"now": NaN, "events": []}', "'NaN' is not a JSON number"),
+    ('{"now": 0, "events": [{"timestamp": Infinity, "type": "NOTIFY", "data": {}}]}',
+     "'Infinity' is not a JSON number"),
+])
+def test_unreadable_replies_are_one_line(capsys, platform_file, tmp_path, reply, expect):
+    """#13 item 5: a 100k-deep reply is one error line, not a RecursionError traceback; NaN and
+    Infinity are refused as Batsim's rapidjson refuses them."""
+    zmq = pytest.importorskip("zmq")
+    import threading
+
+    rep = zmq.Context.instance().socket(zmq.REP)
+    port = rep.bind_to_random_port("tcp://127.0.0.1")
+
+    def answer():
+        if rep.poll(10_000):
+            rep.recv()
+            rep.send_string(reply)
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        code, err = run_cli(capsys, "-p", platform_file, "-w", good_workload(tmp_path), "-e",
+                            tmp_path / "out", "-s", f"tcp://127.0.0.1:{port}", "--timeout", "10")
+    finally:
+        thread.join(10)
+        rep.close(linger=0)
+    assert code == 2
+    assert err.count("\n") == 0 and expect in err and "Traceback" not in err
+
+
+def test_compute_sharing_flag(capsys, shared_dir, tmp_path):
+    """`--enable-compute-sharing` as Batsim's: the sharing case replays to Batsim's outputs."""
+    case = shared_dir / "batsim-reference" / "sharing"
+    code, err = run_cli(capsys, "-p", case / "platform.xml", "-w", case / "workload.json", "-e",
+                        tmp_path / "out", "--enable-compute-sharing", "--replay",
+                        case / "transcript.jsonl")
+    assert code == 0, err
+    assert (tmp_path / "out_jobs.csv").read_bytes() == (case / "out_jobs.csv").read_bytes()
+    assert ((tmp_path / "out_machine_states.csv").read_bytes()
+            == (case / "out_machine_states.csv").read_bytes())
+    code, err = run_cli(capsys, "-p", case / "platform.xml", "-w", case / "workload.json", "-e",
+                        tmp_path / "out2", "--replay", case / "transcript.jsonl")
+    # without the flag the recorded decisions cannot run (the replay waits for free machines)
+    assert code == 2 and "cannot progress" in err

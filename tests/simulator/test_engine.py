@@ -7,7 +7,7 @@ import csv
 
 import pytest
 
-from mrsched.errors import ProtocolError, SimulationError, WorkloadError
+from mrsched.errors import ProtocolError, SimulationError
 from mrsched.simulator.engine import format_alloc, parse_alloc, simulate
 from test_engine_support import (fcfs, make_workload, platform_file,  # noqa: F401 (fixtures)
                                  scripted)
@@ -297,11 +297,25 @@ def test_two_workloads_are_w0_and_w1(platform_file, make_workload, fcfs, tmp_pat
     assert got == {("w0", "1"), ("w1", "1")}
 
 
-def test_mmax_and_too_big_job(platform_file, make_workload, fcfs, scripted):
+class _RejectAll:
+    """Rejects every submitted job (what a scheduler does with a job larger than the machine)."""
+
+    def handle_message(self, msg):
+        events = [{"timestamp": msg["now"], "type": "REJECT_JOB",
+                   "data": {"job_id": e["data"]["job_id"]}}
+                  for e in msg["events"] if e["type"] == "JOB_SUBMITTED"]
+        return {"now": msg["now"], "events": events}
+
+
+def test_mmax_and_too_big_job(platform_file, make_workload, scripted, caplog):
+    # Batsim 4.2.1 loads a job larger than the machine and leaves it to the scheduler
     wl = make_workload([{"id": 1, "subtime": 0, "res": 3, "profile": "d10"}])
-    with pytest.raises(WorkloadError, match="requests 3 resources") as err:
-        simulate(platform_file, [wl], fcfs(), export_prefix=None, mmax=2)
-    assert err.value.job == "w0!1" and err.value.field == "res"
+    with caplog.at_level("WARNING", logger="mrsched.simulator.engine"):
+        result = simulate(platform_file, [wl], _RejectAll(), export_prefix=None, mmax=2)
+    assert [r.final_state for r in result.jobs] == ["REJECTED"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1
+    assert "1 job(s) request more than the 2 compute resources (first: w0!1, 3" in warnings[0]
     sched = scripted(None)
     wl2 = make_workload([])
     simulate(platform_file, [wl2], sched, export_prefix=None, mmax=2)
@@ -466,3 +480,15 @@ def test_a_run_leaves_no_garbage_cycle_per_job(platform_file, make_workload, fcf
         gc.enable()
     assert engine.nb_completed == 300
     assert found < 50   # each workload submitter's few one-off cycles, not ~5 a reply
+
+
+def test_far_future_job_ends_as_batsim_ends_it(platform_file, make_workload, fcfs, tmp_path):
+    """#13 item 6: at 1e300 s, now + 10 == now + 30 == now. Batsim compares durations (its
+    do_delay_task), so the 10 s delay beats the 30 s walltime; the clock does not move, and
+    the job gets Batsim's null-time runtime of 1e-5 s (not COMPLETED_WALLTIME_REACHED)."""
+    wl = make_workload([{"id": 1, "subtime": 1e300, "res": 1, "profile": "d10", "walltime": 30}])
+    result = simulate(platform_file, [wl], fcfs(), export_prefix=tmp_path / "out")
+    [rec] = result.jobs
+    assert rec.final_state == "COMPLETED_SUCCESSFULLY"
+    row = (tmp_path / "out_jobs.csv").read_text().splitlines()[1].split(",")
+    assert row[7] == "COMPLETED_SUCCESSFULLY" and row[9] == "0.000010"

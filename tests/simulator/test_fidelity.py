@@ -8,6 +8,13 @@ pytest's capture mode, via ``record_property`` + a summary line on stderr when `
 from __future__ import annotations
 
 import csv
+import os
+import re
+import shlex
+import socket
+import subprocess
+import sys
+import time as _time
 import warnings
 from pathlib import Path
 
@@ -161,3 +168,205 @@ def test_schedule_csv_matches(case, shared_dir, tmp_path):
     for key, value in ref.items():
         if key not in ("scheduling_time", "simulation_time"):
             assert mine[key] == value, (key, mine[key], value)
+
+
+# --------------------------------------------------------------------------------------------
+# Cases for decision cost, large machines, I/O trees and shared nodes; Batsim's own test inputs;
+# equal-time cases (issues #21 and #14). Compared whole: every message's every event with its
+# data (SIMULATION_BEGINS included, workload paths aside), every out_jobs.csv cell.
+
+CONFORMANCE_CASES = ["decisioncost", "oversized", "iotree", "props", "energy128",
+                     "vivaldi", "locality", "pfs0", "longwl", "unusedprofiles", "samesubmit2",
+                     "ties", "kthties", "sharing", "usagetrace"]
+#: 1,024 nodes exchanging all-to-all (~20-120 s a run here), 10,000 nodes (~7 s replayed)
+SLOW_CASES = ["bigcluster", "cluster10k"]
+#: what the engine does not reproduce yet (strict: the test fails once it does)
+KNOWN_GAPS = {
+    "ties": "jobs 22-25 ending together at 813: Batsim reports 24, 23, 22, 25 (#14)",
+    "kthties": "jobs 20 and 22 ending at 5562: Batsim reports 22 first (#14)",
+}
+TIME_ABS, TIME_REL = 1e-5, 1e-12
+_TIME_COLUMNS = ("submission_time", "requested_time", "starting_time", "execution_time",
+                 "finish_time", "waiting_time", "turnaround_time")
+
+
+def _case_flags(case_dir: Path) -> dict:
+    """Batsim's flags from command.txt, as engine arguments."""
+    text = (case_dir / "command.txt").read_text()
+    batsim = next(line for line in text.splitlines() if line.startswith("batsim -"))
+    m = re.search(r" -m (\S+)", batsim)
+    mmax = re.search(r"--mmax (\d+)", batsim)
+    flags = {"roles": tuple(re.findall(r" -r (\S+)", batsim)),
+             "master_host": m.group(1) if m else "master_host",
+             "mmax": int(mmax.group(1)) if mmax else None}
+    if "--enable-compute-sharing" in batsim:
+        flags["compute_sharing"] = True
+    return flags
+
+
+def _run_engine(case_dir: Path, scheduler, prefix: Path):
+    from mrsched.simulator.platform import load_platform
+
+    flags = _case_flags(case_dir)
+    platform = load_platform(str(case_dir / "platform.xml"), roles=flags.pop("roles"),
+                             master_host=flags.pop("master_host"))
+    return simulate(platform, [case_dir / "workload.json"], scheduler, export_prefix=prefix,
+                    record_transcript=True, **flags)
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= TIME_ABS or abs(a - b) <= TIME_REL * abs(b)
+
+
+def compare_all_messages(recorded: list[dict], mine: list[dict]) -> None:
+    rec_b = [e["msg"] for e in recorded if e["from"] == "batsim"]
+    my_b = [e["msg"] for e in mine if e["from"] == "batsim"]
+    for i, (a, b) in enumerate(zip(my_b, rec_b)):
+        ea = [(e["type"], e["data"].get("job_id")) for e in a["events"]]
+        eb = [(e["type"], e["data"].get("job_id")) for e in b["events"]]
+        assert ea == eb, f"message {i} at {b['now']}: {ea[:5]} vs Batsim {eb[:5]}"
+        assert _close(a["now"], b["now"]), f"message {i}: now {a['now']} vs Batsim {b['now']}"
+        for x, y in zip(a["events"], b["events"]):
+            assert _close(x["timestamp"], y["timestamp"]), (i, x["type"], x["timestamp"],
+                                                           y["timestamp"])
+            dx, dy = dict(x["data"]), dict(y["data"])
+            if x["type"] == "SIMULATION_BEGINS":
+                dx.pop("workloads"), dy.pop("workloads")
+            assert dx == dy, f"message {i} {x['type']}: data differ"
+    assert len(my_b) == len(rec_b), f"{len(my_b)} messages vs Batsim's {len(rec_b)}"
+
+
+def compare_jobs_rows(reference: Path, mine: Path) -> None:
+    with open(reference, newline="") as fh:
+        ref = list(csv.DictReader(fh))
+    with open(mine, newline="") as fh:
+        got = list(csv.DictReader(fh))
+    assert [r["job_id"] for r in got] == [r["job_id"] for r in ref], "rows in another order"
+    for r, m in zip(ref, got):
+        assert list(m) == list(r)
+        # durations are differences of dates: far in the future, their tolerance is the dates'
+        scale = max((abs(float(r[c])) for c in ("submission_time", "finish_time") if r[c]),
+                    default=0.0)
+        for col, value in r.items():
+            if col in _TIME_COLUMNS and value and m[col]:
+                dev = abs(float(m[col]) - float(value))
+                assert dev <= TIME_ABS or dev <= TIME_REL * scale, (r["job_id"], col, m[col],
+                                                                    value)
+            elif col == "stretch" and value and m[col]:
+                # turnaround / execution (long doubles in Batsim): the turnaround's tolerance
+                # over the execution time, plus the 6-decimal print
+                tol = (max(TIME_ABS, TIME_REL * scale) / float(r["execution_time"])
+                       + 1e-9 * float(value) + 1e-6)
+                assert abs(float(m[col]) - float(value)) <= tol, (r["job_id"], col, m[col], value)
+            else:
+                assert m[col] == value, (r["job_id"], col, m[col], value)
+
+
+def _params(cases, *marks):
+    return [pytest.param(c, marks=[*marks, *([pytest.mark.xfail(reason=KNOWN_GAPS[c],
+                                                                strict=True)]
+                                             if c in KNOWN_GAPS else [])]) for c in cases]
+
+
+_CONFORMANCE_PARAMS = _params(CONFORMANCE_CASES) + _params(SLOW_CASES, pytest.mark.slow)
+
+
+@pytest.mark.parametrize("case", _CONFORMANCE_PARAMS)
+def test_conformance_replayed(case, shared_dir, tmp_path):
+    """The recorded scheduler replies, replayed: Batsim's messages and out_jobs.csv."""
+    case_dir = shared_dir / "batsim-reference" / case
+    transcript = load_transcript(case_dir / "transcript.jsonl")
+    result = _run_engine(case_dir, ReplayScheduler(transcript), tmp_path / "out")
+    compare_all_messages(transcript, result.transcript)
+    compare_jobs_rows(case_dir / "out_jobs.csv", tmp_path / "out_jobs.csv")
+
+
+def _scripted_command(case_dir: Path) -> tuple[dict, bool] | None:
+    """The environment scripted_sched.py ran with (command.txt), or None for other schedulers."""
+    line = next(line for line in (case_dir / "command.txt").read_text().splitlines()
+                if line.startswith("scheduler:"))
+    if "scripted_sched.py" not in line:
+        return None
+    env = {}
+    for token in shlex.split(line.partition(":")[2].partition("python")[0]):
+        key, _, value = token.partition("=")
+        env[key] = value
+    return env
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _listening(pid: int, port: int) -> bool:
+    """Whether process ``pid`` listens on 127.0.0.1:``port`` (Linux /proc; elsewhere: assume)."""
+    try:
+        inodes = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+        table = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    except OSError:
+        return True
+    for line in table:
+        cols = line.split()
+        if (cols[1] == f"0100007F:{port:04X}" and cols[3] == "0A"
+                and f"socket:[{cols[9]}]" in inodes):
+            return True
+    return False
+
+
+def _start_scripted(shared_dir: Path, env: dict) -> tuple[subprocess.Popen, int]:
+    """scripted_sched.py on a free loopback port, once it listens there (a port taken between
+    our probe and its bind makes it exit: try another)."""
+    for _attempt in range(5):
+        port = _free_port()
+        proc = subprocess.Popen([sys.executable, "batsim-reference/scripted_sched.py",
+                                 f"tcp://127.0.0.1:{port}"], cwd=shared_dir,
+                                env={**os.environ, **env}, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        deadline = _time.monotonic() + 30
+        while proc.poll() is None and _time.monotonic() < deadline:
+            if _listening(proc.pid, port):
+                return proc, port
+            _time.sleep(0.05)
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(5)
+    raise AssertionError("scripted_sched.py could not listen on a loopback port")
+
+
+SCRIPTED_CASES = [c for c in CONFORMANCE_CASES
+                  if c not in ("ties", "kthties")]   # those two were answered by mrsched serve
+
+
+@pytest.mark.parametrize("case", _params(SCRIPTED_CASES) + _params(SLOW_CASES, pytest.mark.slow))
+def test_conformance_live(case, shared_dir, tmp_path):
+    """scripted_sched.py (the scheduler that answered Batsim) served live over ZeroMQ, run from
+    ../shared as its command.txt says: message for message, and out_jobs.csv row for row."""
+    pytest.importorskip("zmq")
+    from mrsched.simulator.connection import ZmqScheduler
+
+    case_dir = shared_dir / "batsim-reference" / case
+    env = _scripted_command(case_dir)
+    assert env is not None
+    proc, port = _start_scripted(shared_dir, env)
+    try:
+        with ZmqScheduler(f"tcp://127.0.0.1:{port}", timeout=60) as conn:
+            result = _run_engine(case_dir, conn, tmp_path / "out")
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+    transcript = load_transcript(case_dir / "transcript.jsonl")
+    compare_all_messages(transcript, result.transcript)
+    rec_s = [e["msg"] for e in transcript if e["from"] == "scheduler"]
+    my_s = [e["msg"] for e in result.transcript if e["from"] == "scheduler"]
+    assert len(my_s) == len(rec_s)
+    for i, (a, b) in enumerate(zip(my_s, rec_s)):   # the scheduler echoes Batsim's times
+        assert _close(a["now"], b["now"]), f"reply {i}: now {a['now']} vs {b['now']}"
+        assert [(e["type"], e["data"]) for e in a["events"]] == [
+            (e["type"], e["data"]) for e in b["events"]], f"reply {i}: other decisions"
+        assert all(_close(x["timestamp"], y["timestamp"]) for x, y in zip(a["events"],
+                                                                           b["events"]))
+    compare_jobs_rows(case_dir / "out_jobs.csv", tmp_path / "out_jobs.csv")

@@ -10,7 +10,7 @@ def test_job_rows():
     assert job_row(done) == ('7,w0,p,1.000000,2,-1.000000,1,COMPLETED_SUCCESSFULLY,3.000000,'
                              '10.000000,13.000000,2.000000,12.000000,1.200000,0-1,-1.000000,""')
     rejected = JobRecord("8", "w1", "p", 5.0, 1, 60, "REJECTED", metadata="io-phased")
-    assert job_row(rejected) == ('8,w1,p,5.000000,1,60.000000,0,REJECTED,,,,,,,,-1.000000,'
+    assert job_row(rejected) == ('8,w1,p,5.000000,1,60.000000,0,REJECTED,,,,,,,,,'
                                  '"io-phased"')
 
 

@@ -211,8 +211,11 @@ def test_explicit_dragonfly_with_routers_full_and_floyd(tmp_path):
     ('<zone id="z" routing="Full">\n<trace id="t" periodicity="1"/></zone>', 5, "trace", "not supported inside <zone>"),
     ('<zone id="z" routing="Full"><host id="a" speed="1Gf" availability_file="x"/></zone>', 4, "host",
      "unsupported attribute 'availability_file'"),
-    ('<zone id="z" routing="Vivaldi"></zone>', 4, "zone", "unsupported routing 'Vivaldi'"),
+    ('<zone id="z" routing="Vivaldi"><host id="h" speed="1Gf"/></zone>', 4, "host", "needs 'coordinates'"),
     ('<zone id="z" routing="Full"><host id="a" speed="1Gz"/></zone>', 4, "host", "unknown unit"),
+    ('<zone id="z" routing="Full"><host id="a" speed="0f"/></zone>', 4, "host", "host 'a' has speed 0"),
+    ('<zone id="z" routing="Full"><host id="a" speed="1Gf, 0f" pstate="1"/></zone>', 4, "host",
+     "host 'a' has speed 0 in its pstate 1"),
     ('<zone id="z" routing="Full"><link id="l" bandwidth="1GBps" sharing_policy="WIFI"/></zone>', 4, "link",
      "unsupported sharing policy"),
     ('<zone id="z" routing="Full"><host id="a" speed="1Gf"/><host id="b" speed="1Gf"/>\n'
