@@ -7,13 +7,16 @@ pytest's capture mode, via ``record_property`` + a summary line on stderr when `
 
 from __future__ import annotations
 
+import atexit
 import csv
 import os
 import re
 import shlex
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time as _time
 import warnings
 from pathlib import Path
@@ -48,13 +51,17 @@ _RUNS: dict[Path, tuple] = {}
 
 
 def run_case(case_dir: Path, tmp_path: Path):
-    """Replay one reference case (once per session; outputs land in that run's tmp_path)."""
+    """Replay one reference case, once per session. Its outputs go to a folder of the cache's
+    own, removed at exit: a test's tmp_path belongs to pytest, which may clean or renumber it
+    while later tests still read the cached run."""
     if case_dir not in _RUNS:
         transcript = load_transcript(case_dir / "transcript.jsonl")
+        out_dir = Path(tempfile.mkdtemp(prefix=f"mrsched-fidelity-{case_dir.name}-"))
+        atexit.register(shutil.rmtree, out_dir, ignore_errors=True)
         result = simulate(case_dir / "platform.xml", [case_dir / "workload.json"],
-                          ReplayScheduler(transcript), export_prefix=tmp_path / "out",
+                          ReplayScheduler(transcript), export_prefix=out_dir / "out",
                           mmax=_mmax(case_dir), record_transcript=True)
-        _RUNS[case_dir] = (transcript, result, tmp_path)
+        _RUNS[case_dir] = (transcript, result, out_dir)
     transcript, result, out_dir = _RUNS[case_dir]
     return transcript, result, out_dir
 
