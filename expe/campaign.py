@@ -61,6 +61,7 @@ class InputSpec:
     part: str | None = None  # a trace part such as "3/16" (recorded in run manifests)
     roles: tuple[str, ...] = ()  # a platform's Batsim -r specs
     bb_capacity: int | None = None  # a platform's capacity for storage hosts without one
+    compute_sharing: bool = False  # the platform is run with Batsim's --enable-compute-sharing
 
 
 @dataclass(frozen=True)
@@ -219,7 +220,7 @@ def _input(kind: str, item, index: int, file: str, base: Path) -> InputSpec:
     item = dict(item)
     name = item.pop("name", None)
     if "path" in item:
-        allowed = {"path", "roles", "bb_capacity"} if kind == "platform" else {"path"}
+        allowed = {"path", "roles", "bb_capacity", "compute_sharing"} if kind == "platform" else {"path"}
         extra = set(item) - allowed
         if extra:
             key = sorted(extra)[0]
@@ -232,8 +233,12 @@ def _input(kind: str, item, index: int, file: str, base: Path) -> InputSpec:
                        missing_file_hint(path))
         if kind == "workload":  # parsed now: a bad workload is found before anything runs
             read_workload(path, file=file, key=f"{where}path")
+        sharing = item.get("compute_sharing", False)
+        if not isinstance(sharing, bool):
+            raise _err(f"compute_sharing must be true or false, got {sharing!r}", file,
+                       f"{where}compute_sharing")
         return InputSpec(kind, str(name or path.stem), path=str(path), key=sha256_file(path)[:12],
-                         roles=roles, bb_capacity=bb_capacity)
+                         roles=roles, bb_capacity=bb_capacity, compute_sharing=sharing)
     if kind == "workload" and "swf" in item:
         trace = (base / str(item.pop("swf"))).resolve()
         if not trace.is_file():
@@ -541,6 +546,7 @@ def plan_runs(campaign: Campaign) -> list[PlannedRun]:
                        policy=pol.policy, options=options, seed=run_seed,
                        engine=campaign.engine, batsim=campaign.batsim, timeout=campaign.timeout,
                        roles=plat.roles, bb_capacity=plat.bb_capacity,
+                       compute_sharing=plat.compute_sharing,
                        labels={"campaign": campaign.name, "platform_name": plat.name,
                                "workload_name": wl.name, "policy_label": pol.label,
                                **({"part": wl.part} if wl.part else {})})

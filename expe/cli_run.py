@@ -45,6 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bb-capacity", default=None, metavar="SIZE",
                         help="burst buffer of storage hosts without a bb_capacity property "
                              "(e.g. 40GB; the Euro-Par artifact's platform keeps it in a YAML)")
+    parser.add_argument("--enable-compute-sharing", dest="compute_sharing", action="store_true",
+                        help="Batsim's --enable-compute-sharing: jobs may share compute hosts")
     parser.add_argument("--force", action="store_true",
                         help="overwrite --out even when it holds another run")
 
@@ -89,7 +91,8 @@ def build_spec(args: argparse.Namespace):
                    workload=str(workload.resolve()), policy=args.policy, options=options,
                    seed=args.seed, engine=args.engine,
                    batsim=args.batsim if args.engine == "batsim" else None, timeout=args.timeout,
-                   roles=tuple(args.roles), bb_capacity=bb_capacity)
+                   roles=tuple(args.roles), bb_capacity=bb_capacity,
+                   compute_sharing=args.compute_sharing)
     return spec, workload_warnings(data, options)
 
 

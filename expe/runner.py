@@ -84,6 +84,8 @@ def execute_run(spec: RunSpec | dict, *, warnings: list[str] | tuple = ()) -> di
         manifest["roles"] = list(spec.roles)
     if spec.bb_capacity is not None:
         manifest["bb_capacity"] = spec.bb_capacity
+    if spec.compute_sharing:
+        manifest["compute_sharing"] = True
     if warnings:
         manifest["warnings"] = list(warnings)
     t0 = time.perf_counter()

@@ -27,6 +27,8 @@ class RunSpec:
     ``bb_capacity`` (bytes) is the burst buffer of storage hosts that declare no
     ``bb_capacity`` (the Euro-Par artifact's platform keeps it in a YAML beside the XML); it
     reaches the scheduler through Batsim's ``--sched-cfg``, so real Batsim passes it too.
+    ``compute_sharing`` starts the engine with Batsim's ``--enable-compute-sharing`` (several
+    jobs may then share a compute host, its CPU shared as SimGrid shares it).
     """
 
     run_id: str
@@ -42,6 +44,7 @@ class RunSpec:
     labels: dict = field(default_factory=dict)  # recorded in the manifest (e.g. part)
     roles: tuple = ()
     bb_capacity: int | None = None
+    compute_sharing: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -66,6 +69,8 @@ class RunSpec:
             flags += ["-r", spec]
         if self.sched_cfg:
             flags += ["--sched-cfg", self.sched_cfg]
+        if self.compute_sharing:
+            flags.append("--enable-compute-sharing")
         return flags
 
     @classmethod
@@ -84,6 +89,8 @@ class RunSpec:
             argv += ["-r", spec]
         if self.bb_capacity is not None:
             argv += ["--bb-capacity", str(int(self.bb_capacity))]
+        if self.compute_sharing:
+            argv.append("--enable-compute-sharing")
         argv += ["--out", self.out_dir, "--engine", self.engine]
         if self.batsim:
             argv += ["--batsim", self.batsim]

@@ -65,6 +65,8 @@ def run_spec(spec: dict) -> None:
         extra["roles"] = tuple(run.roles)
     if run.sched_cfg:
         extra["sched_cfg"] = run.sched_cfg
+    if run.compute_sharing:
+        extra["compute_sharing"] = True
     try:
         simulate(spec["platform"], [spec["workload"]], scheduler, export_prefix=str(tmp_prefix),
                  dynamic_jobs=run.dynamic_jobs, **extra)
