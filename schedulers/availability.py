@@ -333,6 +333,28 @@ class AvailabilityProfile:
                 pre.append((m, b, c))
         return pre[j]
 
+    def room_test(self):
+        """``test(nodes, bytes, walltime)``: False when no request asking at least that many
+        nodes and burst-buffer bytes for at least that long can start now — more than the
+        free nodes, or free bytes in total, all along the window from the present.
+
+        A necessary condition of ``fits_now`` (it reads the same prefix aggregates), monotone
+        in each argument: ``OrderedQueue`` tests it on the minima of whole subtrees of the
+        queue to skip jobs that provably cannot start. Valid until the profile changes (after
+        a change it is still necessary, only weaker)."""
+        times, prefix = self.times, self._prefix
+        end = times[0]
+        rooms: dict[float, tuple[int, int]] = {}   # walltime -> (free nodes, free bytes)
+
+        def test(n: float, b: float, w: float) -> bool:
+            room = rooms.get(w)
+            if room is None:
+                j = bisect_left(times, end + w) - 1
+                mask, bbmin, _ = prefix(j if j > 0 else 0)
+                room = rooms[w] = (mask.bit_count(), sum(bbmin))
+            return n <= room[0] and b <= room[1]
+        return test
+
     def earliest_start(self, request: Request, duration: float | None = None, not_before: float | None = None,
                        *, not_after: float = INF, with_bb: bool = True,
                        with_counters: bool = True) -> tuple[float, Allocation] | None:
