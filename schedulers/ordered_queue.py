@@ -15,7 +15,6 @@ follow each other by key. Equal keys keep submission order, as the stable sort o
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -40,25 +39,20 @@ def _alive(n: float, b: float, w: float) -> bool:
     return n != INF
 
 
-class _Run:
-    """Jobs of one order key in arrival order: slots that only grow, and a segment tree of
-    the minimum nodes / bytes / walltime of every subtree (INF for empty slots)."""
+class _MinTree:
+    """A segment tree over slots 0..cap-1 of the minimum nodes / bytes / walltime of every
+    subtree (INF for empty slots)."""
 
-    __slots__ = ("cap", "mn", "mb", "mw", "items", "end", "slot")
+    __slots__ = ("cap", "mn", "mb", "mw")
 
-    def __init__(self, jobs: Iterable[Job] = ()):
-        jobs = list(jobs)
+    def __init__(self, leaves: list[tuple[float, float, float]]):
         cap = 8
-        while cap < 2 * len(jobs):
+        while cap < 2 * len(leaves):
             cap *= 2
         self.cap = cap
-        self.items: list[Job | None] = jobs + [None] * (cap - len(jobs))
-        self.end = len(jobs)
-        self.slot = {j.id: s for s, j in enumerate(jobs)}
         mn, mb, mw = [INF] * (2 * cap), [INF] * (2 * cap), [INF] * (2 * cap)
-        for s, j in enumerate(jobs):
-            r = j.request
-            mn[cap + s], mb[cap + s], mw[cap + s] = r.nodes, r.bb_total, r.walltime
+        for s, (n, b, w) in enumerate(leaves):
+            mn[cap + s], mb[cap + s], mw[cap + s] = n, b, w
         for i in range(cap - 1, 0, -1):
             a, b = 2 * i, 2 * i + 1
             mn[i] = mn[a] if mn[a] < mn[b] else mn[b]
@@ -66,13 +60,10 @@ class _Run:
             mw[i] = mw[a] if mw[a] < mw[b] else mw[b]
         self.mn, self.mb, self.mw = mn, mb, mw
 
-    def __len__(self) -> int:
-        return len(self.slot)
+    def root(self) -> tuple[float, float, float]:
+        return self.mn[1], self.mb[1], self.mw[1]
 
-    def live(self) -> list[Job]:
-        return [j for j in self.items[:self.end] if j is not None]
-
-    def _set(self, s: int, n: float, b: float, w: float) -> None:
+    def set(self, s: int, n: float, b: float, w: float) -> None:
         mn, mb, mw = self.mn, self.mb, self.mw
         i = s + self.cap
         mn[i], mb[i], mw[i] = n, b, w
@@ -87,29 +78,13 @@ class _Run:
             mn[i], mb[i], mw[i] = n, b, w
             i >>= 1
 
-    def append(self, job: Job) -> None:
-        s = self.end
-        self.end = s + 1
-        self.items[s] = job
-        self.slot[job.id] = s
-        r = job.request
-        self._set(s, r.nodes, r.bb_total, r.walltime)
-
-    def full(self) -> bool:
-        return self.end == self.cap
-
-    def remove(self, job_id: str) -> None:
-        s = self.slot.pop(job_id)
-        self.items[s] = None
-        self._set(s, INF, INF, INF)
-
     def first(self, lo: int, test: RoomTest) -> int:
-        """The first slot >= ``lo`` holding a job that passes ``test``, or -1: a left-to-right
-        walk over the subtrees right of ``lo`` that enters only those whose minima pass."""
-        if lo >= self.end:
-            return -1
+        """The first slot >= ``lo`` whose minima pass ``test``, or -1: a left-to-right walk
+        over the subtrees right of ``lo`` that enters only those whose minima pass."""
         mn, mb, mw, cap = self.mn, self.mb, self.mw, self.cap
-        i = lo + cap
+        if lo >= cap or not test(mn[1], mb[1], mw[1]):
+            return -1               # nothing in the whole tree passes
+        i = lo + cap if lo else 1
         while True:
             if test(mn[i], mb[i], mw[i]):
                 if i >= cap:
@@ -121,6 +96,38 @@ class _Run:
             if not i:
                 return -1
             i += 1
+
+
+class _Run:
+    """Jobs of one order key in arrival order: slots that only grow (compacted when full)."""
+
+    __slots__ = ("tree", "items", "end", "slot")
+
+    def __init__(self, jobs: Iterable[Job] = ()):
+        jobs = list(jobs)
+        self.tree = _MinTree([(j.request.nodes, j.request.bb_total, j.request.walltime) for j in jobs])
+        self.items: list[Job | None] = jobs + [None] * (self.tree.cap - len(jobs))
+        self.end = len(jobs)
+        self.slot = {j.id: s for s, j in enumerate(jobs)}
+
+    def live(self) -> list[Job]:
+        return [j for j in self.items[:self.end] if j is not None]
+
+    def full(self) -> bool:
+        return self.end == self.tree.cap
+
+    def append(self, job: Job) -> None:
+        s = self.end
+        self.end = s + 1
+        self.items[s] = job
+        self.slot[job.id] = s
+        r = job.request
+        self.tree.set(s, r.nodes, r.bb_total, r.walltime)
+
+    def remove(self, job_id: str) -> None:
+        s = self.slot.pop(job_id)
+        self.items[s] = None
+        self.tree.set(s, INF, INF, INF)
 
 
 class OrderedQueue:
@@ -135,7 +142,9 @@ class OrderedQueue:
         self.order = order
         self._key = _KEYS[order]
         self._runs: dict[Any, _Run] = {}
-        self._keys: list = []           # the runs' keys, ascending
+        self._keys: list = []           # the runs' keys, ascending (empty runs are kept)
+        self._rank: dict[Any, int] = {}  # key -> index in _keys
+        self._top = _MinTree([])        # over the runs, in key order: each run's minima
         self._key_of: dict[str, Any] = {}
         self._mirror: Mapping[str, Job] | None = None
 
@@ -178,45 +187,53 @@ class OrderedQueue:
         for job in queue:
             groups.setdefault(key(job), []).append(job)
         self._runs = {k: _Run(js) for k, js in groups.items()}
-        self._keys = sorted(groups)
         self._key_of = {j.id: k for k, js in groups.items() for j in js}
+        self._rerank()
+
+    def _rerank(self) -> None:
+        """Rebuild the tree over the runs (a new order key appeared)."""
+        self._keys = sorted(self._runs)
+        self._rank = {k: i for i, k in enumerate(self._keys)}
+        self._top = _MinTree([self._runs[k].tree.root() for k in self._keys])
 
     def _add(self, job: Job) -> None:
         k = self._key(job)
         run = self._runs.get(k)
         if run is None:
             run = self._runs[k] = _Run()
-            insort(self._keys, k)
+            self._rerank()
         elif run.full():
             run = self._runs[k] = _Run(run.live())   # compact, or double when half full
         run.append(job)
         self._key_of[job.id] = k
+        self._top.set(self._rank[k], *run.tree.root())
 
     def remove(self, job: Job) -> None:
         k = self._key_of.pop(job.id)
         run = self._runs[k]
         run.remove(job.id)
-        if not run.slot:
-            del self._runs[k]
-            del self._keys[bisect_left(self._keys, k)]
+        self._top.set(self._rank[k], *run.tree.root())
 
     # -- queries -------------------------------------------------------------------------------
     def next_job(self, after: tuple | None = None, test: RoomTest = _alive) -> tuple[Job | None, tuple | None]:
         """The first job after position ``after`` (None: from the front) passing ``test``, and
         its position; ``(None, None)`` when there is none."""
-        keys, runs = self._keys, self._runs
-        if after is None:
-            i, lo = 0, 0
-        else:
+        runs, keys, top = self._runs, self._keys, self._top
+        if after is not None:
             k, s = after
-            i = bisect_left(keys, k)
-            lo = s + 1 if i < len(keys) and keys[i] == k else 0
-        while i < len(keys):
-            k = keys[i]
-            run = runs[k]
-            s = run.first(lo, test)
+            r = self._rank[k]
+            s = runs[k].tree.first(s + 1, test)
             if s >= 0:
-                return run.items[s], (k, s)
-            i += 1
-            lo = 0
-        return None, None
+                return runs[k].items[s], (k, s)
+            r += 1
+        else:
+            r = 0
+        while True:
+            r = top.first(r, test)      # the next run whose minima pass
+            if r < 0:
+                return None, None
+            k = keys[r]
+            s = runs[k].tree.first(0, test)
+            if s >= 0:
+                return runs[k].items[s], (k, s)
+            r += 1
