@@ -169,16 +169,15 @@ class OrderedQueue:
             self._mirror = jobs
             return self
         key_of = self._key_of
-        if len(key_of) != len(jobs):
-            new = []
-            for jid in reversed(jobs):          # new jobs are the dict's tail (insertion order)
-                if jid in key_of:
-                    break
-                new.append(jid)
-            for jid in reversed(new):
-                self._add(jobs[jid])
-            if len(key_of) != len(jobs):        # not a tail: someone else changed the queue
-                self._rebuild(queue)
+        new = []
+        for jid in reversed(jobs):              # new jobs are the dict's tail (insertion order)
+            if jid in key_of:
+                break
+            new.append(jid)
+        for jid in reversed(new):
+            self._add(jobs[jid])
+        if len(key_of) != len(jobs):            # not just a tail: someone else changed the queue
+            self._rebuild(queue)
         return self
 
     def _rebuild(self, queue: Iterable[Job]) -> None:
