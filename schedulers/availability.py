@@ -71,6 +71,17 @@ class Reservation:
 def lowest_bits(mask: int, n: int) -> int:
     """The ``n`` lowest set bits of ``mask`` (batsched's 'basic' selector: first free ids)."""
     extra = mask.bit_count() - n
+    if extra > 16 and n > 16:
+        # large machines: bisect on the cut below which exactly n bits are set (a few
+        # big-int operations, instead of one per bit dropped or kept)
+        lo, hi = n, mask.bit_length()
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if (mask & ((1 << mid) - 1)).bit_count() >= n:
+                hi = mid
+            else:
+                lo = mid + 1
+        return mask & ((1 << lo) - 1)
     if extra < n:
         # fewer bits to drop than to keep: clear the highest ``extra`` set bits
         for _ in range(extra):
@@ -653,6 +664,13 @@ class AvailabilityProfile:
         chosen = lowest_bits(mask, n)
         if not total:
             return Allocation(chosen, (), {}, cvec if use_c else ())
+        if type(placer) is BurstBufferPlacer:
+            # the same placement run by run (place_split), memoised: a start's placement is
+            # built once, not once per node per check
+            placed = self._placed(chosen, total, n, bbmin)
+            if placed is None:
+                return None
+            return Allocation(chosen, placed[0], dict(placed[1]), cvec if use_c else ())
         placement = placer.place(_indices(chosen), split_shares(total, n), bbmin)
         if placement is None:
             return None
