@@ -68,6 +68,23 @@ class Reservation:
     log_pos: int = 0          # the profile's release-log length when this was made
 
 
+class Room(dict):
+    """``AvailabilityProfile.room()``: walltime -> (free nodes, free bytes) from the present,
+    computed on first use (a dict, so the queue's hot loop reads it with one subscript)."""
+
+    __slots__ = ("_times", "_prefix")
+
+    def __init__(self, times: list[float], prefix):
+        super().__init__()
+        self._times, self._prefix = times, prefix
+
+    def __missing__(self, w: float) -> tuple[int, int]:
+        j = bisect_left(self._times, self._times[0] + w) - 1
+        mask, bbmin, _ = self._prefix(j if j > 0 else 0)
+        room = self[w] = (mask.bit_count(), sum(bbmin))
+        return room
+
+
 def lowest_bits(mask: int, n: int) -> int:
     """The ``n`` lowest set bits of ``mask`` (batsched's 'basic' selector: first free ids)."""
     extra = mask.bit_count() - n
@@ -344,27 +361,16 @@ class AvailabilityProfile:
                 pre.append((m, b, c))
         return pre[j]
 
-    def room_test(self):
-        """``test(nodes, bytes, walltime)``: False when no request asking at least that many
-        nodes and burst-buffer bytes for at least that long can start now — more than the
-        free nodes, or free bytes in total, all along the window from the present.
+    def room(self) -> "Room":
+        """What any request can use from now on, by walltime: ``room[w]`` is ``(free nodes,
+        free burst-buffer bytes in total)`` all along ``[now, now + w)``.
 
-        A necessary condition of ``fits_now`` (it reads the same prefix aggregates), monotone
-        in each argument: ``OrderedQueue`` tests it on the minima of whole subtrees of the
-        queue to skip jobs that provably cannot start. Valid until the profile changes (after
-        a change it is still necessary, only weaker)."""
-        times, prefix = self.times, self._prefix
-        end = times[0]
-        rooms: dict[float, tuple[int, int]] = {}   # walltime -> (free nodes, free bytes)
-
-        def test(n: float, b: float, w: float) -> bool:
-            room = rooms.get(w)
-            if room is None:
-                j = bisect_left(times, end + w) - 1
-                mask, bbmin, _ = prefix(j if j > 0 else 0)
-                room = rooms[w] = (mask.bit_count(), sum(bbmin))
-            return n <= room[0] and b <= room[1]
-        return test
+        A request asking more of either cannot start now: a necessary condition of
+        ``fits_now`` (the same prefix aggregates), non-increasing in ``w``. ``OrderedQueue``
+        compares it with the minima of whole subtrees of the queue to skip jobs that provably
+        cannot start. Valid until the profile changes (after a change it is still necessary,
+        only weaker)."""
+        return Room(self.times, self._prefix)
 
     def earliest_start(self, request: Request, duration: float | None = None, not_before: float | None = None,
                        *, not_after: float = INF, with_bb: bool = True,

@@ -4,7 +4,7 @@ Why: a backfilling pass asks "which is the next job, in queue order, that could 
 Scanning the queue answers it in O(queue) per round, which made overloaded runs quadratic.
 Here the jobs sit in segment trees of minima (nodes, burst-buffer bytes, walltime) over their
 queue positions, so a pass skips every subtree whose smallest request already exceeds what the
-profile has free (``AvailabilityProfile.room_test``): only jobs that may fit are visited.
+profile has free (``AvailabilityProfile.room``): only jobs that may fit are visited.
 
 Order: jobs with the same order key (``fcfs``: all of them; ``sjf``: same walltime; ``largest`` /
 ``smallest``: same node count) form one *run* in submission order, an append-only tree; runs
@@ -23,9 +23,10 @@ from mrsched.schedulers.policies.base import WaitingQueue
 
 INF = math.inf
 
-#: a room test: ``test(nodes, bytes, walltime)`` is False only when no request asking at least
-#: that much of each can start now (monotone: a larger request fails whenever a smaller fails)
-RoomTest = Callable[[float, float, float], bool]
+#: a room: ``room[walltime] -> (nodes, bytes)``, the most a request running that long may ask
+#: (non-increasing in walltime; see ``AvailabilityProfile.room``). A job passes when it asks no
+#: more than that; a subtree may hold one when its minima do.
+Room = Mapping[float, tuple[float, float]]
 
 _KEYS: dict[str, Callable[[Job], Any]] = {
     "fcfs": lambda j: 0,
@@ -35,8 +36,15 @@ _KEYS: dict[str, Callable[[Job], Any]] = {
 }
 
 
-def _alive(n: float, b: float, w: float) -> bool:
-    return n != INF
+class _Anything(dict):
+    """The room that lets every job pass (empty slots, INF, never do)."""
+
+    def __missing__(self, w: float) -> tuple[float, float]:
+        return _HUGE
+
+
+_HUGE = (1e300, 1e300)
+_ANY = _Anything()
 
 
 class _MinTree:
@@ -78,15 +86,17 @@ class _MinTree:
             mn[i], mb[i], mw[i] = n, b, w
             i >>= 1
 
-    def first(self, lo: int, test: RoomTest) -> int:
-        """The first slot >= ``lo`` whose minima pass ``test``, or -1: a left-to-right walk
-        over the subtrees right of ``lo`` that enters only those whose minima pass."""
+    def first(self, lo: int, room: Room) -> int:
+        """The first slot >= ``lo`` holding a job that passes ``room``, or -1: a left-to-right
+        walk over the subtrees right of ``lo`` that enters only those whose minima pass."""
         mn, mb, mw, cap = self.mn, self.mb, self.mw, self.cap
-        if lo >= cap or not test(mn[1], mb[1], mw[1]):
+        r = room[mw[1]]
+        if lo >= cap or mn[1] > r[0] or mb[1] > r[1]:
             return -1               # nothing in the whole tree passes
         i = lo + cap if lo else 1
         while True:
-            if test(mn[i], mb[i], mw[i]):
+            r = room[mw[i]]         # hot loop: one subscript and two comparisons a subtree
+            if mn[i] <= r[0] and mb[i] <= r[1]:
                 if i >= cap:
                     return i - cap
                 i *= 2              # descend: left child first
@@ -134,8 +144,8 @@ class OrderedQueue:
     """The waiting jobs in policy order (``fcfs``, ``sjf``, ``largest``, ``smallest``), kept
     across rounds and mirrored from the runtime's waiting queue by ``update``.
 
-    A position is ``(order key, slot)``; ``next_job(after, test)`` is the first job after a
-    position that passes a room test. Jobs a policy starts or rejects leave with ``remove``.
+    A position is ``(order key, slot)``; ``next_job(after, room)`` is the first job after a
+    position that asks no more than a room. Jobs a policy starts or rejects leave with ``remove``.
     """
 
     def __init__(self, order: str = "fcfs"):
@@ -214,25 +224,25 @@ class OrderedQueue:
         self._top.set(self._rank[k], *run.tree.root())
 
     # -- queries -------------------------------------------------------------------------------
-    def next_job(self, after: tuple | None = None, test: RoomTest = _alive) -> tuple[Job | None, tuple | None]:
-        """The first job after position ``after`` (None: from the front) passing ``test``, and
-        its position; ``(None, None)`` when there is none."""
+    def next_job(self, after: tuple | None = None, room: Room = _ANY) -> tuple[Job | None, tuple | None]:
+        """The first job after position ``after`` (None: from the front) asking no more than
+        ``room`` (default: any job), and its position; ``(None, None)`` when there is none."""
         runs, keys, top = self._runs, self._keys, self._top
         if after is not None:
             k, s = after
             r = self._rank[k]
-            s = runs[k].tree.first(s + 1, test)
+            s = runs[k].tree.first(s + 1, room)
             if s >= 0:
                 return runs[k].items[s], (k, s)
             r += 1
         else:
             r = 0
         while True:
-            r = top.first(r, test)      # the next run whose minima pass
+            r = top.first(r, room)      # the next run whose minima pass
             if r < 0:
                 return None, None
             k = keys[r]
-            s = runs[k].tree.first(0, test)
+            s = runs[k].tree.first(0, room)
             if s >= 0:
                 return runs[k].items[s], (k, s)
             r += 1

@@ -63,7 +63,7 @@ class EasyBackfilling(Policy):
                 ctx.start(job, alloc)
                 queue.remove(job)
             elif job.request.has_walltime:
-                if len(held) == self.depth - 1 and queue.next_job(at, profile.room_test())[0] is None:
+                if len(held) == self.depth - 1 and queue.next_job(at, profile.room())[0] is None:
                     break   # no later job can start even without this last reservation
                 found = profile.earliest_start(job.request, None, now, with_bb=with_bb)
                 if found is not None:
@@ -74,7 +74,7 @@ class EasyBackfilling(Policy):
             job, at = queue.next_job(at)
         # backfilling: every later job that fits now beside the reservations; the queue
         # visits only the jobs that the free room does not rule out
-        room = profile.room_test()
+        room = profile.room()
         while job is not None:
             job, at = queue.next_job(at, room)
             if job is not None:
@@ -82,7 +82,7 @@ class EasyBackfilling(Policy):
                 if alloc is not None:
                     ctx.start(job, alloc)
                     queue.remove(job)
-                    room = profile.room_test()
+                    room = profile.room()
         for reservation in held:
             profile.release(reservation)
         return ctx.decisions

@@ -41,13 +41,13 @@ class Filler(Policy):
         profile = ctx.profile
         # in queue order, every job that fits now; the queue visits only the jobs that the
         # free room does not rule out (nothing free: nothing visited, as batsched stops)
-        room = profile.room_test()
+        room = profile.room()
         job, at = queue.next_job(None, room)
         while job is not None:
             alloc = profile.fits_now(job.request)
             if alloc is not None:
                 ctx.start(job, alloc)
                 queue.remove(job)
-                room = profile.room_test()
+                room = profile.room()
             job, at = queue.next_job(at, room)
         return ctx.decisions

@@ -1,4 +1,4 @@
-"""The ordered queue and the profile's room test: same order as ``order_queue``, the same
+"""The ordered queue and the profile's room: same order as ``order_queue``, the same
 first job as a scan, only necessary conditions pruned, and a pass that does not grow with the
 queue."""
 
@@ -40,13 +40,16 @@ def test_iteration_and_first_fit_match_a_scan_of_order_queue(order):
         assert list(kept) == expected
         limit_n, limit_b, limit_w = int(rng.integers(1, 7)), int(rng.integers(0, 3000)), float(rng.integers(1, 45))
 
-        def test(n, b, w):
-            return n <= limit_n and b <= limit_b and w <= limit_w
+        class Room(dict):           # up to limit_w: limit_n nodes and limit_b bytes; then nothing
+            def __missing__(self, w):
+                return (limit_n, limit_b) if w <= limit_w else (-1, -1)
 
-        scan = [j for j in expected if test(j.request.nodes, j.request.bb_total, j.request.walltime)]
+        room = Room()
+        scan = [j for j in expected if j.request.nodes <= room[j.request.walltime][0]
+                and j.request.bb_total <= room[j.request.walltime][1]]
         got, at = [], None
         while True:
-            job, at = kept.next_job(at, test)
+            job, at = kept.next_job(at, room)
             if job is None:
                 break
             got.append(job)
@@ -68,8 +71,8 @@ def test_a_queue_changed_behind_its_back_is_read_again():
     assert list(kept.update(as_list)) == order_queue(as_list, "sjf")
 
 
-def test_room_test_is_necessary_for_fits_now():
-    """Whenever a request fits now, the room test passes for it (and so for anything smaller)."""
+def test_room_is_necessary_for_fits_now():
+    """Whenever a request fits now, the room admits it (and so for anything smaller)."""
     rng = np.random.default_rng(9)
     cluster = dragonfly()
     profile = AvailabilityProfile(cluster, 0.0)
@@ -81,10 +84,11 @@ def test_room_test_is_necessary_for_fits_now():
             found = profile.earliest_start(req, None, now + float(rng.integers(0, 20)))
             if found is not None and rng.random() < 0.5:
                 running[f"r{step}-{_}"] = profile.reserve(found[0], found[0] + req.walltime, found[1])
-        room = profile.room_test()
+        room = profile.room()
         for _ in range(20):
             req = random_request(rng)
-            passes = room(req.nodes, req.bb_total, req.walltime)
+            free_nodes, free_bytes = room[req.walltime]
+            passes = req.nodes <= free_nodes and req.bb_total <= free_bytes
             if profile.fits_now(req) is not None:
                 fits += 1
                 assert passes, (step, req)
