@@ -9,8 +9,9 @@ Run on demand (not a test):
 
 Workloads are the issue's overloaded synthetic burst-buffer ones (``mrsched workload synthetic
 --model burst-buffer --variant alloc-only --seed 1``) on the 96-node Dragonfly, plus
-``--big-sizes`` jobs on a 10,000-node Dragonfly written with SimGrid's Dragonfly zone (4 groups x 25
-chassis x 10 routers x 10 nodes; one burst-buffer node per chassis). Each run is one
+``--big-sizes`` jobs on a 10,000-node Dragonfly in the zoned form (4 groups x 25 chassis x 10
+routers x 10 nodes; one burst-buffer node per chassis: 9,900 compute nodes), arrivals every 60 s
+on average instead of 120 s (its jobs, log-uniform up to the machine, are ~50x wider). Each run is one
 ``simulate`` call in its own child process (peak memory is the child's maximum resident set).
 Printed per run: CPU seconds of the whole run and of the scheduler alone, jobs/s (jobs / whole
 CPU), peak memory, and time(N)/time(previous N) for the same policy and machine (the growth:
@@ -39,7 +40,7 @@ POLICIES = ("fcfs-bb", "sjf-bb", "fcfs-easy", "conservative-bb", "filler")
 BIG = dict(groups=4, chassis=25, routers=10, nodes_per_router=10)   # 10,000 hosts, 100 of them storage
 
 
-def make_workload(out: Path, jobs: int, platform: Path, label: str) -> Path:
+def make_workload(out: Path, jobs: int, platform: Path, label: str, interarrival: float = 120.0) -> Path:
     """The issue's synthetic workload of ``jobs`` jobs on ``platform``, cached in ``out``."""
     path = out / f"synthetic-{label}-{jobs}.json"
     if not path.exists():
@@ -47,7 +48,7 @@ def make_workload(out: Path, jobs: int, platform: Path, label: str) -> Path:
         from mrsched.workloads.platform_info import read_platform_info
         from mrsched.workloads.synthetic import generate_synthetic
         wl = generate_synthetic(jobs=jobs, platform=read_platform_info(platform), seed=1,
-                                model="burst-buffer", variant="alloc-only")
+                                model="burst-buffer", variant="alloc-only", mean_interarrival=interarrival)
         write_workload(path, wl)
     return path
 
@@ -116,9 +117,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     from mrsched.platforms.bundled import bundled_path
-    machines = [("dragonfly96", Path(bundled_path("dragonfly96")), args.sizes)]
+    machines = [("dragonfly96", Path(bundled_path("dragonfly96")), args.sizes, 120.0)]
     if args.big_sizes:
-        machines.append(("dragonfly10k", big_platform(args.out), args.big_sizes))
+        # jobs of 1..9,900 nodes (log-uniform) are ~50x wider there: arrivals twice as often
+        # keep that machine overloaded too
+        machines.append(("dragonfly10k", big_platform(args.out), args.big_sizes, 60.0))
     base_dir = None
     if args.check:
         sys.path.insert(0, str(REPO / "bench"))
@@ -128,11 +131,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'machine':>12} | {'policy':>15} | {'jobs':>9} | {'cpu s':>8} | {'sched s':>8} | {'jobs/s':>8} | "
           f"{'peak MB':>8} | {'x prev':>6}" + (f" | baseline cpu s | identical _jobs.csv" if args.check else ""))
     all_same = True
-    for label, platform, sizes in machines:
+    for label, platform, sizes, interarrival in machines:
         for policy in args.policies:
             prev = None
             for n in sizes:
-                workload = make_workload(args.out, n, platform, label)
+                workload = make_workload(args.out, n, platform, label, interarrival)
                 prefix = args.out / f"{label}-{policy}-{n}"
                 got = run_child("mrsched", None, policy, platform, workload, prefix, args.timeout)
                 if got is None:
