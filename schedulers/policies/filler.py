@@ -15,7 +15,8 @@ Examples
 from __future__ import annotations
 
 from mrsched.schedulers.decisions import Decision
-from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext, order_queue
+from mrsched.schedulers.ordered_queue import OrderedQueue
+from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext
 
 
 class Filler(Policy):
@@ -29,12 +30,24 @@ class Filler(Policy):
         self.job_model = job_model
         self.period = period
 
+    def setup(self, cluster) -> None:
+        super().setup(cluster)
+        self.queue_ = OrderedQueue(self.order)
+
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
+        if self.__dict__.get("queue_") is None:   # a policy driven without setup()
+            self.queue_ = OrderedQueue(self.order)
+        queue = self.queue_.update(ctx.queue)
         profile = ctx.profile
-        for job in order_queue(ctx.queue, self.order):
-            if profile.nodes[0].bit_count() == 0:
-                break  # nothing free: no later job can fit (batsched stops here too)
+        # in queue order, every job that fits now; the queue visits only the jobs that the
+        # free room does not rule out (nothing free: nothing visited, as batsched stops)
+        room = profile.room()
+        job, at = queue.next_job(None, room)
+        while job is not None:
             alloc = profile.fits_now(job.request)
             if alloc is not None:
                 ctx.start(job, alloc)
+                queue.remove(job)
+                room = profile.room()
+            job, at = queue.next_job(at, room)
         return ctx.decisions
