@@ -15,11 +15,12 @@ Examples
 --------
 >>> from mrsched.schedulers.registry import make_policy
 >>> make_policy("sjf-bb").get_params()
-{'order': 'sjf', 'reserve': 'all', 'depth': 1, 'job_model': 'alloc-only', 'period': 0.0}
+{'order': 'sjf', 'reserve': 'all', 'depth': 1, 'job_model': 'alloc-only', 'period': 0.0, 'io_aware': False}
 """
 
 from __future__ import annotations
 
+from mrsched.schedulers.bandwidth import BandwidthTree, io_context
 from mrsched.schedulers.decisions import Decision
 from mrsched.schedulers.ordered_queue import OrderedQueue
 from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext
@@ -35,23 +36,29 @@ class EasyBackfilling(Policy):
         "order": Param(str, ORDERS, help="queue order (sjf: shortest walltime first)"),
         "reserve": Param(str, RESERVE, help="what the blocked head job reserves: nodes only, or all resources"),
         "depth": Param(int, min=1, help="number of blocked jobs at the queue front that get a reservation"),
+        "io_aware": Param(bool, help="also allocate io_bandwidth_per_node on every level of the platform's "
+                                     "bandwidth tree, now and in reservations (seed 004)"),
     }
 
     def __init__(self, *, order: str = "fcfs", reserve: str = "all", depth: int = 1,
-                 job_model: str = "alloc-only", period: float = 0.0):
+                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False):
         self.order = order
         self.reserve = reserve
         self.depth = depth
+        self.io_aware = io_aware
         self.job_model = job_model
         self.period = period
 
     def setup(self, cluster) -> None:
         super().setup(cluster)
         self.queue_ = OrderedQueue(self.order)
+        self.tree_ = BandwidthTree.from_cluster(cluster) if self.io_aware else None
 
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
-        profile, now = ctx.profile, ctx.now
         queue = self._queue().update(ctx.queue)
+        if self.io_aware:
+            ctx = io_context(self, ctx, queue)
+        profile, now = ctx.profile, ctx.now
         with_bb = self.reserve == "all"
         held = []   # reservations of the blocked jobs, released after the round
         # Alg. 1: jobs start in order while they fit; the first `depth` that do not (and have
@@ -99,8 +106,9 @@ class FcfsEasy(EasyBackfilling):
     name = "fcfs-easy"
 
     def __init__(self, *, order: str = "fcfs", reserve: str = "nodes", depth: int = 1,
-                 job_model: str = "alloc-only", period: float = 0.0):
-        super().__init__(order=order, reserve=reserve, depth=depth, job_model=job_model, period=period)
+                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False):
+        super().__init__(order=order, reserve=reserve, depth=depth, job_model=job_model, period=period,
+                         io_aware=io_aware)
 
 
 class FcfsBB(EasyBackfilling):
@@ -115,5 +123,6 @@ class SjfBB(EasyBackfilling):
     name = "sjf-bb"
 
     def __init__(self, *, order: str = "sjf", reserve: str = "all", depth: int = 1,
-                 job_model: str = "alloc-only", period: float = 0.0):
-        super().__init__(order=order, reserve=reserve, depth=depth, job_model=job_model, period=period)
+                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False):
+        super().__init__(order=order, reserve=reserve, depth=depth, job_model=job_model, period=period,
+                         io_aware=io_aware)
