@@ -22,12 +22,13 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from mrsched.errors import ConfigError
 from mrsched.schedulers.availability import Allocation, AvailabilityProfile, Reservation, lowest_bits
 from mrsched.schedulers.cluster import Cluster
 from mrsched.schedulers.job import Request
+from mrsched.schedulers.ordered_queue import OrderedQueue
 
 INF = math.inf
 #: relative slack of bandwidth comparisons (sums of float rates)
@@ -425,17 +426,27 @@ def reject_infeasible(ctx, queue, tree: BandwidthTree, submitted) -> None:
         if job is None or not job.request.io_bandwidth_per_node:
             continue
         reason = tree.infeasible_reason(job.request)
-        if reason is not None and jid in queue:
+        if reason is not None:
             ctx.reject(job, reason)
-            queue.remove(job)
+            if isinstance(queue, OrderedQueue) and jid in queue:
+                queue.remove(job)
 
 
-def io_context(policy, ctx, queue) -> IoContext:
+def io_context(policy, ctx, queue, planned: Iterable[Reservation] = ()) -> IoContext:
     """The ``io_aware`` hook of a policy's round: reject the new jobs whose bandwidth never
     fits, then hand back a context whose profile is bandwidth-aware. ``queue`` is the
-    policy's ``OrderedQueue`` (rejected jobs leave it)."""
+    policy's ``OrderedQueue`` (rejected jobs leave it) or its ordered list; ``planned``: the
+    reservations a policy keeps across rounds in the runtime's profile (conservative), whose
+    bandwidth is taken as well (and given back when the policy releases them)."""
     tree = policy.__dict__.get("tree_")
     if tree is None:
         tree = policy.tree_ = BandwidthTree.from_cluster(ctx.cluster)
     reject_infeasible(ctx, queue, tree, ctx.submitted)
-    return IoContext(ctx, tree)
+    io = IoContext(ctx, tree)
+    prof = io.profile
+    for r in planned:
+        rate = prof._rate(r.tag)
+        if rate:
+            prof.bandwidth.add(r.start, r.end, r.allocation.nodes, rate)
+            prof._held[id(r)] = (r, rate)
+    return io

@@ -12,6 +12,7 @@ Examples
 
 from __future__ import annotations
 
+from mrsched.schedulers.bandwidth import BandwidthTree, io_context
 from mrsched.schedulers.decisions import Decision
 from mrsched.schedulers.ordered_queue import OrderedQueue
 from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext
@@ -21,21 +22,28 @@ class FCFS(Policy):
     """``fcfs``: start jobs in queue order while they fit; no backfilling."""
 
     name = "fcfs"
-    _parameter_constraints = {"order": Param(str, ORDERS, help="queue order")}
+    _parameter_constraints = {"order": Param(str, ORDERS, help="queue order"),
+                              "io_aware": Param(bool, help="also allocate io_bandwidth_per_node on every level of the platform's "
+                                     "bandwidth tree (seed 004)")}
 
-    def __init__(self, *, order: str = "fcfs", job_model: str = "alloc-only", period: float = 0.0):
+    def __init__(self, *, order: str = "fcfs", job_model: str = "alloc-only", period: float = 0.0,
+                 io_aware: bool = False):
         self.order = order
         self.job_model = job_model
         self.period = period
+        self.io_aware = io_aware
 
     def setup(self, cluster) -> None:
         super().setup(cluster)
         self.queue_ = OrderedQueue(self.order)
+        self.tree_ = BandwidthTree.from_cluster(cluster) if self.io_aware else None
 
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
         if self.__dict__.get("queue_") is None:   # a policy driven without setup()
             self.queue_ = OrderedQueue(self.order)
         queue = self.queue_.update(ctx.queue)
+        if self.io_aware:
+            ctx = io_context(self, ctx, queue)
         job, _ = queue.next_job()
         while job is not None:
             alloc = ctx.profile.fits_now(job.request)

@@ -15,6 +15,7 @@ from mrsched.schedulers.registry import make_policy
 from mrsched.schedulers.runtime import PolicyRuntime
 
 MB = 1e6
+IO_POLICIES = ["fcfs-easy", "fcfs-bb", "sjf-bb", "easy-bf", "filler", "fcfs", "conservative-bb"]
 
 
 def tree_cluster(units: int, per_unit: int, edge_bw: float, core_bw: float, pfs_bw: float, node_bw: float = 1e12):
@@ -50,7 +51,7 @@ def test_a_platform_without_tree_is_refused():
         BandwidthTree.from_cluster(Cluster.simple(4))
 
 
-@pytest.mark.parametrize("policy", ["fcfs-easy", "fcfs-bb", "sjf-bb", "easy-bf"])
+@pytest.mark.parametrize("policy", IO_POLICIES)
 def test_fig_3_3_job2_refuses_the_contended_switch(policy):
     """Fig. 3.3: Job 1 loads unit 0's edge switch; Job 2's lowest free nodes would put one of
     its nodes under that switch (over-allocating it): the I/O-aware scheduler places it on
@@ -97,9 +98,10 @@ def test_easy_reservation_respects_future_bandwidth():
     assert set(starts(rt.step(100.0))) == {"w!2"}      # 400 + 150 > 500: w!3 still waits
 
 
-def test_never_fitting_job_is_rejected_with_reason():
+@pytest.mark.parametrize("policy", IO_POLICIES)
+def test_never_fitting_job_is_rejected_with_reason(policy):
     cl = tree_cluster(2, 2, 256 * MB, 10_000 * MB, 300 * MB)
-    rt = PolicyRuntime(make_policy("sjf-bb", io_aware=True))
+    rt = PolicyRuntime(make_policy(policy, io_aware=True))
     rt.begin(cl, 0.0)
     rt.submit(0.0, "w!1", job(4, 100 * MB))     # 400 MB/s > PFS 300
     rt.submit(0.0, "w!2", job(2, 140 * MB))     # 280 > 256 on one unit: one node per unit
@@ -117,7 +119,6 @@ def test_io_aware_off_ignores_bandwidth():
     assert starts(rt.step(0.0)) == {"w!1": [0, 1, 2, 3]}
 
 
-IO_POLICIES = ["fcfs-easy", "fcfs-bb", "sjf-bb", "easy-bf"]
 
 
 def _used_bandwidth(tree, running):
