@@ -9,7 +9,8 @@ the shared core link, exactly the form real Batsim 4.2.1 accepts in
 ``pfs_link`` (``pfs_bw``), so SimGrid's max-min sharing contends on every level of the tree.
 
 Schedulers see the tree from SIMULATION_BEGINS: every compute host carries ``edge`` (its unit
-index), ``edge_bw`` and ``node_bw`` (bytes/s, ``<cluster>`` props); the PFS host carries
+index), ``edge_bw`` and ``node_bw`` (bytes/s, ``<cluster>`` props) and ``speed`` (flop/s, for
+``io_model=contention``); the PFS host carries
 ``role=storage``, ``pfs=true``, ``pfs_bw`` and ``core_bw``.
 
 Units are zero-padded (``su03_n17``) so that Batsim's id order (names' string order) is unit
@@ -111,6 +112,7 @@ def generate_iotree(*, units: int = CTS1["units"], nodes_per_unit: int = CTS1["n
         out.append(f'      <prop id="edge" value="{u}"/>')
         out.append(f'      <prop id="edge_bw" value="{num(edge_bw)}"/>')
         out.append(f'      <prop id="node_bw" value="{num(node_bw)}"/>')
+        out.append(f'      <prop id="speed" value="{num(speed_f)}"/>')
         out.append("    </cluster>")
     out += ['    <zone id="io" routing="Full">',
             '      <router id="io_router"/>',

@@ -450,3 +450,17 @@ def io_context(policy, ctx, queue, planned: Iterable[Reservation] = ()) -> IoCon
             prof.bandwidth.add(r.start, r.end, r.allocation.nodes, rate)
             prof._held[id(r)] = (r, rate)
     return io
+
+
+def _io_params() -> dict:
+    from mrsched.schedulers.policies.base import Param
+    return {
+        "io_aware": Param(bool, help="also allocate io_bandwidth_per_node on every level of the platform's "
+                                     "bandwidth tree, now and in reservations (seed 004)"),
+        "io_model": Param(str, ("none", "contention"), help="contention: each job's I/O runs as an "
+                                                            "additional_io_job ptask beside its compute"),
+    }
+
+
+#: the knobs of the policies that can be made I/O-aware (declared once)
+IO_PARAMS = _io_params()

@@ -15,12 +15,12 @@ Examples
 --------
 >>> from mrsched.schedulers.registry import make_policy
 >>> make_policy("sjf-bb").get_params()
-{'order': 'sjf', 'reserve': 'all', 'depth': 1, 'job_model': 'alloc-only', 'period': 0.0, 'io_aware': False}
+{'order': 'sjf', 'reserve': 'all', 'depth': 1, 'job_model': 'alloc-only', 'period': 0.0, 'io_aware': False, 'io_model': 'none'}
 """
 
 from __future__ import annotations
 
-from mrsched.schedulers.bandwidth import BandwidthTree, io_context
+from mrsched.schedulers.bandwidth import IO_PARAMS, BandwidthTree, io_context
 from mrsched.schedulers.decisions import Decision
 from mrsched.schedulers.ordered_queue import OrderedQueue
 from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext
@@ -36,16 +36,16 @@ class EasyBackfilling(Policy):
         "order": Param(str, ORDERS, help="queue order (sjf: shortest walltime first)"),
         "reserve": Param(str, RESERVE, help="what the blocked head job reserves: nodes only, or all resources"),
         "depth": Param(int, min=1, help="number of blocked jobs at the queue front that get a reservation"),
-        "io_aware": Param(bool, help="also allocate io_bandwidth_per_node on every level of the platform's "
-                                     "bandwidth tree, now and in reservations (seed 004)"),
+        **IO_PARAMS,
     }
 
     def __init__(self, *, order: str = "fcfs", reserve: str = "all", depth: int = 1,
-                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False):
+                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False, io_model: str = "none"):
         self.order = order
         self.reserve = reserve
         self.depth = depth
         self.io_aware = io_aware
+        self.io_model = io_model
         self.job_model = job_model
         self.period = period
 
@@ -106,9 +106,9 @@ class FcfsEasy(EasyBackfilling):
     name = "fcfs-easy"
 
     def __init__(self, *, order: str = "fcfs", reserve: str = "nodes", depth: int = 1,
-                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False):
+                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False, io_model: str = "none"):
         super().__init__(order=order, reserve=reserve, depth=depth, job_model=job_model, period=period,
-                         io_aware=io_aware)
+                         io_aware=io_aware, io_model=io_model)
 
 
 class FcfsBB(EasyBackfilling):
@@ -123,6 +123,6 @@ class SjfBB(EasyBackfilling):
     name = "sjf-bb"
 
     def __init__(self, *, order: str = "sjf", reserve: str = "all", depth: int = 1,
-                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False):
+                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False, io_model: str = "none"):
         super().__init__(order=order, reserve=reserve, depth=depth, job_model=job_model, period=period,
-                         io_aware=io_aware)
+                         io_aware=io_aware, io_model=io_model)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 
 from mrsched.schedulers.availability import Reservation
-from mrsched.schedulers.bandwidth import BandwidthTree, io_context
+from mrsched.schedulers.bandwidth import IO_PARAMS, BandwidthTree, io_context
 from mrsched.schedulers.decisions import Decision
 from mrsched.schedulers.job import Job
 from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext, order_queue
@@ -41,15 +41,15 @@ class ConservativeBackfilling(Policy):
     _parameter_constraints = {
         "order": Param(str, ORDERS, help="queue order used to insert and compress reservations"),
         "compression": Param(str, COMPRESSIONS, help="how reservations move when a job ends early"),
-        "io_aware": Param(bool, help="also allocate io_bandwidth_per_node on every level of the platform's "
-                                     "bandwidth tree (seed 004)"),
+        **IO_PARAMS,
     }
 
     def __init__(self, *, order: str = "fcfs", compression: str = "batsched",
-                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False):
+                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False, io_model: str = "none"):
         self.order = order
         self.compression = compression
         self.io_aware = io_aware
+        self.io_model = io_model
         self.job_model = job_model
         self.period = period
 

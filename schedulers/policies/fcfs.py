@@ -12,7 +12,7 @@ Examples
 
 from __future__ import annotations
 
-from mrsched.schedulers.bandwidth import BandwidthTree, io_context
+from mrsched.schedulers.bandwidth import IO_PARAMS, BandwidthTree, io_context
 from mrsched.schedulers.decisions import Decision
 from mrsched.schedulers.ordered_queue import OrderedQueue
 from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext
@@ -22,16 +22,15 @@ class FCFS(Policy):
     """``fcfs``: start jobs in queue order while they fit; no backfilling."""
 
     name = "fcfs"
-    _parameter_constraints = {"order": Param(str, ORDERS, help="queue order"),
-                              "io_aware": Param(bool, help="also allocate io_bandwidth_per_node on every level of the platform's "
-                                     "bandwidth tree (seed 004)")}
+    _parameter_constraints = {"order": Param(str, ORDERS, help="queue order"), **IO_PARAMS}
 
     def __init__(self, *, order: str = "fcfs", job_model: str = "alloc-only", period: float = 0.0,
-                 io_aware: bool = False):
+                 io_aware: bool = False, io_model: str = "none"):
         self.order = order
         self.job_model = job_model
         self.period = period
         self.io_aware = io_aware
+        self.io_model = io_model
 
     def setup(self, cluster) -> None:
         super().setup(cluster)
