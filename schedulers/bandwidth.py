@@ -340,8 +340,18 @@ class IoAwareProfile:
         return Allocation(chosen, (), {}, alloc.counters)
 
     def fits_now(self, request: Request, duration: float | None = None, **kw) -> Allocation | None:
+        rate = request.io_bandwidth_per_node
+        if rate:
+            # the cheap necessary test first: the job's total against the global levels (the
+            # PFS is what binds on an underprovisioned machine: most queued jobs fail here)
+            now = self.now
+            _, top_free = self.bandwidth.window(now, now + (request.walltime if duration is None else duration))
+            total = rate * request.nodes
+            for free, cap in zip(top_free, self.tree.top_bw):
+                if not _fits(total, free, cap):
+                    return None
         alloc = self.profile.fits_now(request, duration, **kw)
-        if alloc is None or not request.io_bandwidth_per_node:
+        if alloc is None or not rate:
             return alloc
         return self._with_bandwidth(request, alloc, self.now, duration)
 
