@@ -92,7 +92,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     mo = sub.add_parser("model", help="seed 004's workload model fitted on an SWF trace (user arrivals, "
                                       "power-of-two sizes, joint limit/elapsed; I/O rate per node)")
-    mo.add_argument("--from", dest="trace", required=True, help="SWF trace to fit (.swf or .swf.gz)")
+    mo.add_argument("--from", "--trace", dest="trace", required=True, help="SWF trace to fit (.swf or .swf.gz)")
     mo.add_argument("--nodes", type=int, required=True, help="compute nodes of the target machine")
     mo.add_argument("--jobs", type=int, required=True, help="jobs to sample")
     mo.add_argument("--io-rate", default="18MB/s", help="I/O bandwidth per node (default 18MB/s)")

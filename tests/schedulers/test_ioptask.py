@@ -82,3 +82,24 @@ def test_io_aware_prevents_the_stretch(tmp_path):
 def test_io_model_and_io_phased_exclude_each_other():
     with pytest.raises(ConfigError, match="choose one"):
         make_scheduler("fcfs-bb", {"io_model": "contention", "job_model": "io-phased"})
+
+
+def test_same_run_through_mrsched_serve(tmp_path):
+    """``mrsched run --engine batsim --batsim "mrsched simulate"``: the scheduler served over
+    ZeroMQ sends the same EXECUTE_JOBs, so the jobs stretch the same."""
+    import csv
+    import shlex
+    import sys
+
+    from mrsched.cli import main
+
+    plat = tmp_path / "p.xml"
+    plat.write_text(generate_iotree(units=2, nodes_per_unit=4, edge_bandwidth="1GBps", core_bandwidth="10GBps",
+                                    pfs_bandwidth="2GBps", node_bandwidth="100GBps", latency="0us").xml)
+    wl = workload(tmp_path, [(2, 0.5 * G, 1e10, 0)] * 3)
+    batsim = shlex.join([sys.executable, "-m", "mrsched.cli", "simulate"])
+    assert main(["run", "-p", str(plat), "-w", str(wl), "--policy", "fcfs", "--option", "io_model=contention",
+                 "--out", str(tmp_path / "r"), "--engine", "batsim", "--batsim", batsim, "--timeout", "120"]) == 0
+    with open(tmp_path / "r" / "out_jobs.csv", newline="") as fh:
+        got = {r["job_id"]: float(r["finish_time"]) for r in csv.DictReader(fh)}
+    assert got == pytest.approx({"0": 20.0, "1": 20.0, "2": 10.0}, abs=1e-4)
