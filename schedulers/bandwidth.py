@@ -278,6 +278,18 @@ class BandwidthProfile:
             pre.append((tuple(map(min, e, self.edges[k])), tuple(map(min, p, self.top[k]))))
         return pre[j]
 
+    def first_short(self, t: float, end: float, total: float) -> float | None:
+        """None when every global level has ``total`` free all along ``[t, end)``; else the end
+        of the first slice of that window where one has not (INF when it never ends)."""
+        times, top, caps = self.times, self.top, self.tree.top_bw
+        k = max(bisect_right(times, t) - 1, 0)
+        while k < len(times) and times[k] < end:
+            for free, cap in zip(top[k], caps):
+                if not _fits(total, free, cap):
+                    return times[k + 1] if k + 1 < len(times) else INF
+            k += 1
+        return None
+
     def least_free(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
         """Least free bandwidth per level over the whole future (the never-exceed check: >= 0)."""
         return self.window(self.times[0], INF)
@@ -362,7 +374,14 @@ class IoAwareProfile:
         if self.tree.infeasible_reason(request) is not None:
             return None
         t = self.now if not_before is None else max(not_before, self.now)
+        length = request.walltime if duration is None else duration
         while t <= not_after:
+            skip = self.bandwidth.first_short(t, t + length, request.io_bandwidth_per_node * request.nodes)
+            if skip is not None:
+                if skip == INF:
+                    return None
+                t = skip        # every window holding that slice lacks global bandwidth
+                continue
             found = self.profile.earliest_start(request, duration, t, not_after=not_after, **kw)
             if found is None:
                 return None
