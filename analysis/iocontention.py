@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from mrsched.errors import WorkloadError
+from mrsched.errors import MrschedError, WorkloadError
 from mrsched.schedulers.bandwidth import BandwidthTree
 
 INF = math.inf
@@ -241,7 +242,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("platform")
     p.add_argument("workload")
     args = p.parse_args(argv)
-    res = run_contention(Path(args.run_dir) / "out_jobs.csv", args.platform, args.workload)
+    jobs_csv = Path(args.run_dir) / "out_jobs.csv"
+    try:
+        if not jobs_csv.is_file():
+            raise WorkloadError("no out_jobs.csv: not a finished run directory", file=str(jobs_csv))
+        res = run_contention(jobs_csv, args.platform, args.workload)
+    except MrschedError as exc:
+        print(f"{p.prog}: error: {exc}", file=sys.stderr)
+        return 2
     rows = res.rows()
     with open(Path(args.run_dir) / "io_contention.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["job_id"])

@@ -73,3 +73,32 @@ def test_tree_of_a_generated_platform(tmp_path):
     assert t.edge_of == (0,) * 4 + (1,) * 4 + (2,) * 4
     assert t.edge_bw == (216 * G,) * 3 and t.top_bw == (432 * G, 49 * G) and t.node_bw == 12.5 * G
     assert index_of == {k: k for k in range(12)}
+
+
+def test_a_run_scored_from_its_files(tmp_path, capsys):
+    """The analysis CLI on a real embedded-engine run: two 1 GB/s jobs on one 1 GB/s edge switch."""
+    import csv
+    import json
+
+    from mrsched.analysis.iocontention import main
+    from mrsched.schedulers.registry import make_scheduler
+    from mrsched.simulator.engine import simulate
+
+    plat = tmp_path / "p.xml"
+    plat.write_text(generate_iotree(units=2, nodes_per_unit=4, edge_bandwidth="1GBps", core_bandwidth="10GBps",
+                                    pfs_bandwidth="2GBps").xml)
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps({"nb_res": 8, "profiles": {"d": {"type": "delay", "delay": 10}},
+                              "jobs": [{"id": str(k), "subtime": 0, "walltime": 100, "res": 2, "profile": "d",
+                                        "io_bandwidth_per_node": 0.5 * G} for k in range(2)]}))
+    run = tmp_path / "run"
+    run.mkdir()
+    simulate(plat, [wl], make_scheduler("fcfs", {}), export_prefix=run / "out")
+    assert main([str(run), str(plat), str(wl)]) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    assert metrics["goodput"] == pytest.approx(0.5) and metrics["jobs_contended"] == 2
+    with open(run / "io_contention.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [float(r["t_computing"]) for r in rows] == pytest.approx([5.0, 5.0])
+    assert main([str(tmp_path), str(plat), str(wl)]) == 2
+    assert "not a finished run directory" in capsys.readouterr().err

@@ -192,3 +192,22 @@ def test_bandwidth_profile_of_running_jobs_sweeps_their_ends():
 def test_the_invariant_catches_an_io_ignorant_scheduler():
     with pytest.raises(AssertionError):
         test_never_exceeds_any_level("fcfs-easy", 1, aware=False)
+
+
+def test_burst_buffer_job_keeps_its_nodes_and_waits_for_their_bandwidth():
+    """Decision (bandwidth.py): a job with burst buffer keeps the availability profile's nodes
+    (its placement is made for them); when they over-allocate an edge switch it waits."""
+    data = {"compute_resources": [{"id": k, "name": f"n{k}", "properties": {"edge": str(k // 2),
+                                                                            "edge_bw": repr(256 * MB)}}
+                                  for k in range(4)],
+            "storage_resources": [{"id": 4, "name": "bb0", "properties": {"role": "storage", "bb_capacity": "1000"}},
+                                  {"id": 5, "name": "pfs", "properties": {"role": "storage", "pfs": "true",
+                                                                          "pfs_bw": repr(10_000 * MB)}}]}
+    cl = cluster_from_simulation_begins(data)
+    rt = PolicyRuntime(make_policy("fcfs-bb", io_aware=True))
+    rt.begin(cl, 0.0)
+    rt.submit(0.0, "w!1", job(1, 200 * MB, walltime=50))
+    rt.submit(0.0, "w!2", dict(job(2, 100 * MB, walltime=50), burst_buffer=200))
+    assert starts(rt.step(0.0)) == {"w!1": [0]}          # nodes 1-2: unit 0 at 200 + 100 > 256
+    rt.complete(50.0, "w!1")
+    assert starts(rt.step(50.0)) == {"w!2": [0, 1]}      # unit 0 at 200: fits
