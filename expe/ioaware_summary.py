@@ -43,18 +43,18 @@ def summarise(root: Path) -> list[dict]:
     for run_dir, m in _runs(root):
         res = run_contention(run_dir / "out_jobs.csv", m["platform"], m["workload"])
         aware = bool(m["options"].get("io_aware"))
-        key = (m["policy"], m["platform_name"], m["seed"])
+        key = (m["policy"], m["workload_name"], m["platform_name"], m["seed"])
         per.setdefault(key, {})[aware] = (res, _turnaround(run_dir / "out_jobs.csv"))
-        fractions.setdefault((m["policy"], m["platform_name"], aware), []).extend(
+        fractions.setdefault((m["policy"], m["workload_name"], m["platform_name"], aware), []).extend(
             j.computing_fraction for j in res.jobs)
-    for (policy, plat, seed), pair in sorted(per.items()):
+    for (policy, workload, plat, seed), pair in sorted(per.items()):
         if set(pair) != {False, True}:
             continue
         (ign, ta_i), (awr, ta_a) = pair[False], pair[True]
         common = set(ta_i) & set(ta_a)
         mi, ma = ign.metrics(), awr.metrics()
         rows.append({
-            "policy": policy, "platform": plat, "seed": seed,
+            "policy": policy, "workload": workload, "platform": plat, "seed": seed,
             "goodput_ignorant": mi["goodput"], "goodput_aware": ma["goodput"],
             "fraction_min_ignorant": mi["computing_fraction_min"],
             "fraction_max_ignorant": mi["computing_fraction_max"],
@@ -77,28 +77,28 @@ def figures(rows: list[dict], fractions: dict, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     plats = sorted({r["platform"] for r in rows})
     under = [int(p.split("-u")[-1]) for p in plats]
-    for policy in sorted({r["policy"] for r in rows}):
-        rs = [r for r in rows if r["policy"] == policy]
+    for policy, workload in sorted({(r["policy"], r["workload"]) for r in rows}):
+        rs = [r for r in rows if r["policy"] == policy and r["workload"] == workload]
         fig, ax = plt.subplots(figsize=(5, 3.2))
         for key, label in (("goodput_ignorant", "I/O-ignorant"), ("goodput_aware", "I/O-aware")):
             ax.plot(under, [100 * np.mean([r[key] for r in rs if r["platform"] == p]) for p in plats], "o-",
                     label=label)
         ax.set_xlabel("PFS underprovisioning (%)")
         ax.set_ylabel("node time computing (%)")
-        ax.set_title(f"{policy}: goodput (cf. 004 Fig. 3.5)")
+        ax.set_title(f"{policy}, {workload}: goodput (cf. 004 Fig. 3.5)")
         ax.legend()
         fig.tight_layout()
-        fig.savefig(out / f"goodput_{policy}.png", dpi=110)
+        fig.savefig(out / f"goodput_{policy}_{workload}.png", dpi=110)
         plt.close(fig)
         fig, ax = plt.subplots(figsize=(5, 3.2))
-        data = [fractions.get((policy, p, False), [1.0]) for p in plats]
+        data = [fractions.get((policy, workload, p, False), [1.0]) for p in plats]
         ax.boxplot([100 * np.array(d) for d in data])
         ax.set_xticks(range(1, len(under) + 1), [f"{u}%" for u in under])
         ax.set_xlabel("PFS underprovisioning")
         ax.set_ylabel("job's computing fraction (%)")
-        ax.set_title(f"{policy} I/O-ignorant: per-job variability (cf. Fig. 3.6)")
+        ax.set_title(f"{policy} I/O-ignorant, {workload}: per-job (cf. Fig. 3.6)")
         fig.tight_layout()
-        fig.savefig(out / f"variability_{policy}.png", dpi=110)
+        fig.savefig(out / f"variability_{policy}_{workload}.png", dpi=110)
         plt.close(fig)
         fig, ax = plt.subplots(figsize=(5, 3.2))
         for key, label in (("efficiency_ratio", "efficiency aware/ignorant"),
@@ -106,10 +106,10 @@ def figures(rows: list[dict], fractions: dict, out: Path) -> None:
             ax.plot(under, [np.mean([r[key] for r in rs if r["platform"] == p]) for p in plats], "o-", label=label)
         ax.axhline(1.0, color="grey", lw=0.8)
         ax.set_xlabel("PFS underprovisioning (%)")
-        ax.set_title(f"{policy}: trade-off (cf. Fig. 3.8)")
+        ax.set_title(f"{policy}, {workload}: trade-off (cf. Fig. 3.8)")
         ax.legend()
         fig.tight_layout()
-        fig.savefig(out / f"tradeoff_{policy}.png", dpi=110)
+        fig.savefig(out / f"tradeoff_{policy}_{workload}.png", dpi=110)
         plt.close(fig)
 
 
@@ -129,12 +129,12 @@ def main(argv: list[str] | None = None) -> int:
         w.writerows(rows)
     cols = ("goodput_ignorant", "goodput_aware", "fraction_min_ignorant", "fraction_max_ignorant",
             "time_contended_ignorant", "efficiency_ratio", "turnaround_ratio", "rejected_aware")
-    for policy in sorted({r["policy"] for r in rows}):
-        print(f"\n{policy} (mean over seeds [min-max])\n")
+    for policy, workload in sorted({(r["policy"], r["workload"]) for r in rows}):
+        print(f"\n{policy}, {workload} (mean over seeds [min-max])\n")
         print("| PFS | " + " | ".join(cols) + " |")
         print("|---" * (len(cols) + 1) + "|")
         for plat in sorted({r["platform"] for r in rows}):
-            rs = [r for r in rows if r["policy"] == policy and r["platform"] == plat]
+            rs = [r for r in rows if r["policy"] == policy and r["workload"] == workload and r["platform"] == plat]
             cells = []
             for c in cols:
                 v = [r[c] for r in rs]
