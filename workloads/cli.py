@@ -98,6 +98,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mo.add_argument("--io-rate", default="18MB/s", help="I/O bandwidth per node (default 18MB/s)")
     mo.add_argument("--cores-per-node", type=int, default=1, help="processors per node of the trace's machine")
     mo.add_argument("--speed", default="1Gf", help="node speed: profiles compute elapsed x speed flops")
+    mo.add_argument("--max-nodes", type=int, help="cap job sizes (e.g. the widest job the PFS can carry)")
     mo.add_argument("--seed", type=int, default=0)
     mo.add_argument("-o", "--output", required=True)
     fe = sub.add_parser("fetch", help="download a Parallel Workloads Archive trace into the cache (sha256 checked)")
@@ -178,7 +179,8 @@ def run(args: argparse.Namespace) -> int:
         rate = args.io_rate.replace("/s", "ps") if args.io_rate.endswith("/s") else args.io_rate
         model, workload = model_workload(args.trace, jobs=args.jobs, nodes=args.nodes,
                                          io_rate=parse_bandwidth(rate), seed=args.seed,
-                                         cores_per_node=args.cores_per_node, speed=parse_speed(args.speed))
+                                         cores_per_node=args.cores_per_node, speed=parse_speed(args.speed),
+                                         max_nodes=args.max_nodes)
         print(model.summary())
         _write(args.output, workload)
         return 0

@@ -124,13 +124,14 @@ def fit_model(trace: SwfTrace, *, cores_per_node: int = 1, bundle: float = 10.0)
 
 
 def sample_workload(model: IoWorkloadModel, *, jobs: int, nodes: int, io_rate: float, seed: int = 0,
-                    speed: float = 1e9) -> dict:
-    """A Batsim workload of ``jobs`` jobs for a machine of ``nodes`` nodes (seeded)."""
+                    speed: float = 1e9, max_nodes: int | None = None) -> dict:
+    """A Batsim workload of ``jobs`` jobs for a machine of ``nodes`` nodes (seeded); sizes are
+    capped at ``max_nodes`` (e.g. the widest job whose bandwidth the PFS can carry)."""
     if jobs < 1 or nodes < 1:
         raise WorkloadError("jobs and nodes must be >= 1", field="jobs" if jobs < 1 else "nodes")
     rng = np.random.default_rng(seed)
     scale = nodes / model.trace_nodes
-    sizes = np.clip(np.rint(model.sizes * scale).astype(int), 1, nodes)
+    sizes = np.clip(np.rint(model.sizes * scale).astype(int), 1, min(nodes, max_nodes or nodes))
     bins = np.floor(np.log2(sizes)).astype(int)
     bin_ids, bin_cnt = np.unique(bins, return_counts=True)
     by_bin = {b: sizes[bins == b] for b in bin_ids}
@@ -168,7 +169,9 @@ def sample_workload(model: IoWorkloadModel, *, jobs: int, nodes: int, io_rate: f
 
 
 def model_workload(trace: str | Path, *, jobs: int, nodes: int, io_rate: float, seed: int = 0,
-                   cores_per_node: int = 1, speed: float = 1e9) -> tuple[IoWorkloadModel, dict]:
+                   cores_per_node: int = 1, speed: float = 1e9,
+                   max_nodes: int | None = None) -> tuple[IoWorkloadModel, dict]:
     """``mrsched workload model``: fit on ``trace``, sample a workload."""
     model = fit_model(read_swf(trace), cores_per_node=cores_per_node)
-    return model, sample_workload(model, jobs=jobs, nodes=nodes, io_rate=io_rate, seed=seed, speed=speed)
+    return model, sample_workload(model, jobs=jobs, nodes=nodes, io_rate=io_rate, seed=seed, speed=speed,
+                                  max_nodes=max_nodes)

@@ -55,6 +55,8 @@ def test_sample_is_seeded_and_shaped(tmp_path):
     assert len(jobs) == 50 and all(j["io_bandwidth_per_node"] == 18e6 for j in jobs)
     assert all(1 <= j["res"] <= 16 for j in jobs)
     assert {j["res"] for j in jobs} <= {2, 4, 6, 8, 12, 16}          # trace sizes x 16/8
+    capped = sample_workload(m, jobs=50, nodes=16, io_rate=18e6, seed=3, max_nodes=5)["jobs"]
+    assert max(j["res"] for j in capped) <= 5 and [j["subtime"] for j in capped] == [j["subtime"] for j in jobs]
     subs = [j["subtime"] for j in jobs]
     assert subs == sorted(subs)
     for j in jobs:
