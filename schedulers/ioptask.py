@@ -16,13 +16,9 @@ Batsim 4.2.1 accepts exactly this EXECUTE_JOB (``../shared/batsim-reference/iotr
 
 from __future__ import annotations
 
-import logging
-
 from mrsched.errors import ConfigError
 from mrsched.schedulers.decisions import Start
 from mrsched.schedulers.runtime import PolicyScheduler
-
-logger = logging.getLogger(__name__)
 
 IO_MODELS = ("none", "contention")
 

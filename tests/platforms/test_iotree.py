@@ -33,7 +33,6 @@ def test_underprovisioning(under, pfs):
 def test_tree_visible_to_schedulers(tmp_path):
     """SIMULATION_BEGINS host properties (as the engine sends them) give the scheduler the tree."""
     from mrsched.schedulers.cluster import cluster_from_simulation_begins
-    from mrsched.simulator.engine import Engine  # noqa: F401  (the engine loads this form)
 
     path = tmp_path / "t.xml"
     path.write_text(generate_iotree(units=3, nodes_per_unit=4, edge_bandwidth="2GBps",
