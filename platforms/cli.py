@@ -48,6 +48,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _link_sharing(cl, "compute and storage node links")
     _output(cl)
 
+    io = sub.add_parser("iotree", help="seed 004's I/O bandwidth tree (CTS-1: nodes, edge switches, core pool, PFS)",
+                        description="Seed 004 Sect. 3.3.1 CTS-1 model by default: 24 units x 162 nodes, edge "
+                                    "216GBps, core pool 432GBps, PFS 70GBps. SimGrid <cluster> zones with "
+                                    "implicit routing (any size).")
+    io.add_argument("--units", type=int, default=24, help="scalable units (edge switches; default 24)")
+    io.add_argument("--nodes-per-unit", type=int, default=162, help="compute nodes per unit (default 162)")
+    io.add_argument("--edge-bandwidth", default="216GBps", help="edge switch of a unit (default 216GBps)")
+    io.add_argument("--core-bandwidth", default="432GBps", help="core switch / gateway pool (default 432GBps)")
+    io.add_argument("--pfs-bandwidth", default="70GBps", help="PFS before underprovisioning (default 70GBps)")
+    io.add_argument("--node-bandwidth", default="12.5GBps", help="each node's link (default 12.5GBps)")
+    io.add_argument("--underprovision", type=float, default=0.0,
+                    help="fraction of PFS bandwidth removed (0.3: 70 -> 49GBps; default 0)")
+    io.add_argument("--speed", default="1Gf")
+    io.add_argument("-o", "--output", required=True, help="output XML file")
+
     bu = sub.add_parser("bundled", help="list the platforms shipped with mrsched (or rewrite them)")
     bu.add_argument("--write", action="store_true", help="regenerate the bundled XML files in place")
 
@@ -87,13 +102,25 @@ def run(args: argparse.Namespace) -> int:
             storage_count=args.storage_count, bb_capacity=args.bb_capacity, speed=args.speed,
             link_bandwidth=args.link_bandwidth, link_latency=args.link_latency,
             pfs_bandwidth=args.pfs_bandwidth, pfs_latency=args.pfs_latency, link_sharing=args.link_sharing)
+    elif args.platform_command == "iotree":
+        from mrsched.platforms.iotree import generate_iotree
+        tree = generate_iotree(units=args.units, nodes_per_unit=args.nodes_per_unit,
+                               edge_bandwidth=args.edge_bandwidth, core_bandwidth=args.core_bandwidth,
+                               pfs_bandwidth=args.pfs_bandwidth, node_bandwidth=args.node_bandwidth,
+                               underprovision=args.underprovision, speed=args.speed)
+        try:
+            Path(args.output).write_text(tree.xml, encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot write: {exc.strerror}", file=exc.filename) from None
+        print(f"wrote {args.output}: {tree.summary()}")
+        return 0
     elif args.platform_command == "cluster":
         result = generate_cluster(
             nodes=args.nodes, storage=args.storage, bb_capacity=args.bb_capacity, speed=args.speed,
             link_bandwidth=args.link_bandwidth, link_latency=args.link_latency, pfs_bandwidth=args.pfs_bandwidth,
             pfs=not args.no_pfs, gpus=args.gpus, cores=args.cores, link_sharing=args.link_sharing)
     else:
-        raise ConfigError("missing platform kind", hint="valid: dragonfly, cluster, bundled (see --help)")
+        raise ConfigError("missing platform kind", hint="valid: dragonfly, cluster, iotree, bundled (see --help)")
     out = Path(args.output)
     try:
         out.write_text(result.xml, encoding="utf-8")

@@ -64,6 +64,8 @@ from dataclasses import dataclass
 from mrsched.errors import PlatformError
 from mrsched.units import parse_bandwidth, parse_size, parse_speed, parse_time
 from mrsched.platforms.cluster import MAX_HOSTS
+
+FORMS = ("auto", "explicit", "zones")
 from mrsched.platforms.description import (
     GeneratedPlatform, HostSpec, LinkSpec, PlatformDescription, all_pair_routes, check_positive, half,
     link_sharing_policy, render_xml)
@@ -233,11 +235,14 @@ def generate_dragonfly(*, groups: int = 3, chassis: int = 4, routers: int = 3, n
                        link_latency: float | str = "50us", pfs_bandwidth: float | str = "5GBps",
                        pfs_latency: float | str = "100us", master_bandwidth: float | str = "1250MBps",
                        master_latency: float | str = "100us", prefix: str = "node_",
-                       link_sharing: str = "splitduplex") -> GeneratedPlatform:
+                       link_sharing: str = "splitduplex", form: str = "auto") -> GeneratedPlatform:
     """Seed 001's Dragonfly (Sect. 4.1) as SimGrid XML plus its description.
 
     ``link_sharing``: ``splitduplex`` (SimGrid's cluster default, the artifact's machine) or
     ``shared`` (one capacity for both directions of every node link and cable).
+    ``form``: ``explicit`` (one Full-routing zone listing every route, up to ``MAX_HOSTS``
+    hosts), ``zones`` (a ``<cluster>`` per chassis and implicit routing, any size: see
+    ``dragonfly_zones``) or ``auto`` (explicit when it fits, else zones).
     """
     sharing = link_sharing_policy(link_sharing)
     for name, value in (("groups", groups), ("chassis", chassis), ("routers", routers),
@@ -247,9 +252,12 @@ def generate_dragonfly(*, groups: int = 3, chassis: int = 4, routers: int = 3, n
         raise PlatformError(f"{groups} groups need {groups - 1} global links per group but a group has only "
                             f"{chassis * routers} routers", field="groups")
     size = groups * chassis * routers * nodes_per_router
-    if size + 2 > MAX_HOSTS:
+    if form not in FORMS:
+        raise PlatformError(f"unknown platform form '{form}'", field="form", hint=f"valid: {', '.join(FORMS)}")
+    zoned = form == "zones" or (form == "auto" and size + 2 > MAX_HOSTS)
+    if size + 2 > MAX_HOSTS and not zoned:
         raise PlatformError(f"{size} nodes is too many for an explicit Full-routing platform (limit {MAX_HOSTS - 2})",
-                            field="groups", hint="Full routing lists every host pair; the file grows as the square")
+                            field="groups", hint="Full routing lists every host pair; form='zones' writes any size")
     bb = parse_size(bb_capacity)
     check_positive(bb, "bb_capacity", allow_zero=True)
     speed_f, link_bw, link_lat = parse_speed(speed), parse_bandwidth(link_bandwidth), parse_time(link_latency)
@@ -265,6 +273,17 @@ def generate_dragonfly(*, groups: int = 3, chassis: int = 4, routers: int = 3, n
     storage = set(storage_ranks(groups, chassis, routers, nodes_per_router,
                                 storage_per_chassis=storage_per_chassis, storage_per_group=storage_per_group,
                                 storage_count=storage_count))
+    params = {"groups": groups, "chassis": chassis, "routers": routers, "nodes_per_router": nodes_per_router,
+              "storage_per_chassis": storage_per_chassis, "storage_per_group": storage_per_group,
+              "storage_count": storage_count, "bb_capacity": int(round(bb)), "speed": speed_f,
+              "link_bandwidth": link_bw, "link_latency": link_lat, "pfs_bandwidth": pfs_bw,
+              "pfs_latency": pfs_lat, "master_bandwidth": master_bw, "master_latency": master_lat,
+              "prefix": prefix, "link_sharing": sharing.lower()}
+    if zoned:
+        from mrsched.platforms.dragonfly_zones import zoned_dragonfly
+        return zoned_dragonfly(topo, storage, bb=int(round(bb)), speed=speed_f, link_bw=link_bw, link_lat=link_lat,
+                               pfs_bw=pfs_bw, pfs_lat=pfs_lat, master_bw=master_bw, master_lat=master_lat,
+                               sharing=sharing, params={**params, "form": "zones"})
     hosts: list[HostSpec] = []
     coords: dict[str, Coords] = {}
     for rank in range(topo.size):
@@ -297,12 +316,6 @@ def generate_dragonfly(*, groups: int = 3, chassis: int = 4, routers: int = 3, n
             return [half(f"{host}_link", direction, sharing)]
         return ["pfs_link" if host == "pfs" else "master_link"]
 
-    params = {"groups": groups, "chassis": chassis, "routers": routers, "nodes_per_router": nodes_per_router,
-              "storage_per_chassis": storage_per_chassis, "storage_per_group": storage_per_group,
-              "storage_count": storage_count, "bb_capacity": int(round(bb)), "speed": speed_f,
-              "link_bandwidth": link_bw, "link_latency": link_lat, "pfs_bandwidth": pfs_bw,
-              "pfs_latency": pfs_lat, "master_bandwidth": master_bw, "master_latency": master_lat,
-              "prefix": prefix, "link_sharing": sharing.lower()}
     desc = PlatformDescription("dragonfly", params, hosts, links, all_pair_routes(hosts, route_of))
     n_compute = len(desc.compute_hosts())
     comments = [

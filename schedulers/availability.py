@@ -68,9 +68,37 @@ class Reservation:
     log_pos: int = 0          # the profile's release-log length when this was made
 
 
+class Room(dict):
+    """``AvailabilityProfile.room()``: walltime -> (free nodes, free bytes) from the present,
+    computed on first use (a dict, so the queue's hot loop reads it with one subscript)."""
+
+    __slots__ = ("_times", "_prefix")
+
+    def __init__(self, times: list[float], prefix):
+        super().__init__()
+        self._times, self._prefix = times, prefix
+
+    def __missing__(self, w: float) -> tuple[int, int]:
+        j = bisect_left(self._times, self._times[0] + w) - 1
+        mask, bbmin, _ = self._prefix(j if j > 0 else 0)
+        room = self[w] = (mask.bit_count(), sum(bbmin))
+        return room
+
+
 def lowest_bits(mask: int, n: int) -> int:
     """The ``n`` lowest set bits of ``mask`` (batsched's 'basic' selector: first free ids)."""
     extra = mask.bit_count() - n
+    if extra > 16 and n > 16:
+        # large machines: bisect on the cut below which exactly n bits are set (a few
+        # big-int operations, instead of one per bit dropped or kept)
+        lo, hi = n, mask.bit_length()
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if (mask & ((1 << mid) - 1)).bit_count() >= n:
+                hi = mid
+            else:
+                lo = mid + 1
+        return mask & ((1 << lo) - 1)
     if extra < n:
         # fewer bits to drop than to keep: clear the highest ``extra`` set bits
         for _ in range(extra):
@@ -332,6 +360,17 @@ class AvailabilityProfile:
                     c = tuple(map(min, c, ck))
                 pre.append((m, b, c))
         return pre[j]
+
+    def room(self) -> "Room":
+        """What any request can use from now on, by walltime: ``room[w]`` is ``(free nodes,
+        free burst-buffer bytes in total)`` all along ``[now, now + w)``.
+
+        A request asking more of either cannot start now: a necessary condition of
+        ``fits_now`` (the same prefix aggregates), non-increasing in ``w``. ``OrderedQueue``
+        compares it with the minima of whole subtrees of the queue to skip jobs that provably
+        cannot start. Valid until the profile changes (after a change it is still necessary,
+        only weaker)."""
+        return Room(self.times, self._prefix)
 
     def earliest_start(self, request: Request, duration: float | None = None, not_before: float | None = None,
                        *, not_after: float = INF, with_bb: bool = True,
@@ -631,6 +670,13 @@ class AvailabilityProfile:
         chosen = lowest_bits(mask, n)
         if not total:
             return Allocation(chosen, (), {}, cvec if use_c else ())
+        if type(placer) is BurstBufferPlacer:
+            # the same placement run by run (place_split), memoised: a start's placement is
+            # built once, not once per node per check
+            placed = self._placed(chosen, total, n, bbmin)
+            if placed is None:
+                return None
+            return Allocation(chosen, placed[0], dict(placed[1]), cvec if use_c else ())
         placement = placer.place(_indices(chosen), split_shares(total, n), bbmin)
         if placement is None:
             return None

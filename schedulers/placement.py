@@ -15,16 +15,19 @@ from mrsched.schedulers.cluster import Cluster
 def storage_order(cluster: Cluster) -> list[tuple[int, ...]]:
     """For each compute index, storage indices nearest first (chassis, group, any; then index)."""
     orders = []
+    by_place: dict[tuple, tuple[int, ...]] = {}   # nodes of one chassis share their order
     for k in range(cluster.nb_nodes):
         g, c = cluster.group[k], cluster.chassis[k]
+        order = by_place.get((g, c))
+        if order is None:
+            def distance(s: int, g=g, c=c) -> tuple[int, int]:
+                st = cluster.storage[s]
+                if g is not None and st.group == g:
+                    return (0 if (c is not None and st.chassis == c) else 1, s)
+                return (2, s)
 
-        def distance(s: int, g=g, c=c) -> tuple[int, int]:
-            st = cluster.storage[s]
-            if g is not None and st.group == g:
-                return (0 if (c is not None and st.chassis == c) else 1, s)
-            return (2, s)
-
-        orders.append(tuple(sorted(range(len(cluster.storage)), key=distance)))
+            order = by_place[(g, c)] = tuple(sorted(range(len(cluster.storage)), key=distance))
+        orders.append(order)
     return orders
 
 
@@ -65,20 +68,39 @@ class BurstBufferPlacer:
         """``{compute index: (storage index, bytes)}``, or None when the shares do not fit.
 
         ``amounts[i]`` is the share of ``node_indices[i]``; ``free`` is the minimum free space
-        of every storage node over the job's window.
+        of every storage node over the job's window. Each node, in turn, gets the first storage
+        node of its distance order with room for its share; computed a run of consecutive nodes
+        with the same order and share at a time (see ``place_split``: the same result).
         """
+        groups, order = self.order_groups, self.order
         left = list(free)
         result: dict[int, tuple[int, int]] = {}
-        order = self.order
-        for k, share in zip(node_indices, amounts):
+        m = len(node_indices)
+        p = 0
+        while p < m:
+            k = node_indices[p]
+            share = amounts[p]
+            g = groups[k]
+            q = p + 1
+            while q < m and amounts[q] == share and groups[node_indices[q]] == g:
+                q += 1
             if share <= 0:
+                p = q
                 continue
+            count = q - p
             for s in order[k]:
-                if left[s] >= share:
-                    left[s] -= share
-                    result[k] = (s, share)
-                    break
-            else:
+                f = left[s]
+                if f >= share:
+                    c = f // share
+                    if c > count:
+                        c = count
+                    left[s] = f - c * share
+                    result.update(dict.fromkeys(node_indices[p:p + c], (s, share)))
+                    p += c
+                    count -= c
+                    if not count:
+                        break
+            if count:
                 return None
         return result
 
@@ -118,9 +140,7 @@ class BurstBufferPlacer:
                     if c > count:
                         c = count
                     left[s] = f - c * share
-                    val = (s, share)
-                    for r in range(p, p + c):
-                        result[nodes[r]] = val
+                    result.update(dict.fromkeys(nodes[p:p + c], (s, share)))
                     p += c
                     count -= c
                     if not count:

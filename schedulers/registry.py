@@ -104,9 +104,16 @@ def make_scheduler(name: str, options: dict[str, Any] | None = None):
     table = cls.param_table()
     coerced = {k: coerce_option(name, k, v, table.get(k)) for k, v in options.items()}
     policy = make_policy(name, **coerced)
+    io_model = getattr(policy, "io_model", "none")
     if getattr(policy, "job_model", "alloc-only") == "io-phased":
+        if io_model != "none":
+            raise ConfigError(f"policy '{name}': io_model '{io_model}' and job_model 'io-phased' both say how "
+                              "a job's I/O runs; choose one", field="io_model")
         from mrsched.schedulers.iophased import IoPhasedScheduler
         return IoPhasedScheduler(policy)
+    if io_model == "contention":
+        from mrsched.schedulers.ioptask import IoPtaskScheduler
+        return IoPtaskScheduler(policy)
     return PolicyScheduler(policy)
 
 

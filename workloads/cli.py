@@ -90,6 +90,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     esp.add_argument("--seed", type=int, default=0)
     esp.add_argument("-o", "--output", required=True)
 
+    mo = sub.add_parser("model", help="seed 004's workload model fitted on an SWF trace (user arrivals, "
+                                      "power-of-two sizes, joint limit/elapsed; I/O rate per node)")
+    mo.add_argument("--from", "--trace", dest="trace", required=True, help="SWF trace to fit (.swf or .swf.gz)")
+    mo.add_argument("--nodes", type=int, required=True, help="compute nodes of the target machine")
+    mo.add_argument("--jobs", type=int, required=True, help="jobs to sample")
+    mo.add_argument("--io-rate", default="18MB/s", help="I/O bandwidth per node (default 18MB/s)")
+    mo.add_argument("--cores-per-node", type=int, default=1, help="processors per node of the trace's machine")
+    mo.add_argument("--speed", default="1Gf", help="node speed: profiles compute elapsed x speed flops")
+    mo.add_argument("--max-nodes", type=int, help="cap job sizes (e.g. the widest job the PFS can carry)")
+    mo.add_argument("--seed", type=int, default=0)
+    mo.add_argument("-o", "--output", required=True)
     fe = sub.add_parser("fetch", help="download a Parallel Workloads Archive trace into the cache (sha256 checked)")
     fe.add_argument("name", help="trace name, e.g. KTH-SP2-1996-2.1-cln")
     fe.add_argument("--cache", help="cache directory (default $MRSCHED_CACHE or ~/.cache/mrsched/traces)")
@@ -160,6 +171,18 @@ def run(args: argparse.Namespace) -> int:
             print(line)
         conv.write(args.output, platform=platform)  # streamed job by job, checked on the way
         print(f"wrote {args.output}: {len(conv.columns.ids)} jobs")
+        return 0
+    if command == "model":
+        from mrsched.units import parse_bandwidth, parse_speed
+        from mrsched.workloads.iomodel import model_workload
+
+        rate = args.io_rate.replace("/s", "ps") if args.io_rate.endswith("/s") else args.io_rate
+        model, workload = model_workload(args.trace, jobs=args.jobs, nodes=args.nodes,
+                                         io_rate=parse_bandwidth(rate), seed=args.seed,
+                                         cores_per_node=args.cores_per_node, speed=parse_speed(args.speed),
+                                         max_nodes=args.max_nodes)
+        print(model.summary())
+        _write(args.output, workload)
         return 0
     if command == "check":
         from mrsched.workloads.check import check_file

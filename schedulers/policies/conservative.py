@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 
 from mrsched.schedulers.availability import Reservation
+from mrsched.schedulers.bandwidth import IO_PARAMS, BandwidthTree, io_context
 from mrsched.schedulers.decisions import Decision
 from mrsched.schedulers.job import Job
 from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext, order_queue
@@ -40,18 +41,22 @@ class ConservativeBackfilling(Policy):
     _parameter_constraints = {
         "order": Param(str, ORDERS, help="queue order used to insert and compress reservations"),
         "compression": Param(str, COMPRESSIONS, help="how reservations move when a job ends early"),
+        **IO_PARAMS,
     }
 
     def __init__(self, *, order: str = "fcfs", compression: str = "batsched",
-                 job_model: str = "alloc-only", period: float = 0.0):
+                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False, io_model: str = "none"):
         self.order = order
         self.compression = compression
+        self.io_aware = io_aware
+        self.io_model = io_model
         self.job_model = job_model
         self.period = period
 
     def setup(self, cluster) -> None:
         super().setup(cluster)
         self.planned_: dict[str, Reservation] = {}
+        self.tree_ = BandwidthTree.from_cluster(cluster) if self.io_aware else None
 
     def _place(self, ctx: SchedulingContext, job: Job, old: Reservation | None = None,
                span: tuple[float, float] | None = None) -> None:
@@ -76,8 +81,10 @@ class ConservativeBackfilling(Policy):
             self.planned_[job.id] = profile.reserve(start, start + job.request.walltime, alloc, tag=job.id)
 
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
-        profile = ctx.profile
         queue = order_queue(ctx.queue, self.order)
+        if self.io_aware:   # the planned reservations hold their bandwidth too
+            ctx = io_context(self, ctx, queue, self.__dict__.setdefault("planned_", {}).values())
+        profile = ctx.profile
         waiting = {j.id for j in queue}
         for job_id in [j for j in self.planned_ if j not in waiting]:   # rejected or gone
             profile.release(self.planned_.pop(job_id))

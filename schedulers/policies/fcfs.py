@@ -12,43 +12,43 @@ Examples
 
 from __future__ import annotations
 
+from mrsched.schedulers.bandwidth import IO_PARAMS, BandwidthTree, io_context
 from mrsched.schedulers.decisions import Decision
-from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext, order_queue
+from mrsched.schedulers.ordered_queue import OrderedQueue
+from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext
 
 
 class FCFS(Policy):
     """``fcfs``: start jobs in queue order while they fit; no backfilling."""
 
     name = "fcfs"
-    _parameter_constraints = {"order": Param(str, ORDERS, help="queue order")}
+    _parameter_constraints = {"order": Param(str, ORDERS, help="queue order"), **IO_PARAMS}
 
-    def __init__(self, *, order: str = "fcfs", job_model: str = "alloc-only", period: float = 0.0):
+    def __init__(self, *, order: str = "fcfs", job_model: str = "alloc-only", period: float = 0.0,
+                 io_aware: bool = False, io_model: str = "none"):
         self.order = order
         self.job_model = job_model
         self.period = period
+        self.io_aware = io_aware
+        self.io_model = io_model
 
-    def idle_round(self, profile, queue) -> bool:
-        return self._still_blocked(profile, next(iter(queue.values()), None))
-
-    def _still_blocked(self, profile, head) -> bool:
-        """The head that did not fit is still the head and the profile has not changed since
-        (no release, no breakpoint passed): its window only got longer, so it still does not
-        fit, and nothing behind it may start (a submission then costs O(1))."""
-        blocked = getattr(self, "_blocked", None)
-        return (blocked is not None and blocked[0] is profile and blocked[2] == profile.version
-                and head is not None and head.id == blocked[1])
+    def setup(self, cluster) -> None:
+        super().setup(cluster)
+        self.queue_ = OrderedQueue(self.order)
+        self.tree_ = BandwidthTree.from_cluster(cluster) if self.io_aware else None
 
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
-        profile = ctx.profile
-        fifo = self.order == "fcfs"
-        if fifo and self._still_blocked(profile, next(iter(ctx.queue), None)):
-            return ctx.decisions
-        self._blocked = None
-        for job in order_queue(ctx.queue, self.order):
-            alloc = profile.fits_now(job.request)
+        if self.__dict__.get("queue_") is None:   # a policy driven without setup()
+            self.queue_ = OrderedQueue(self.order)
+        queue = self.queue_.update(ctx.queue)
+        if self.io_aware:
+            ctx = io_context(self, ctx, queue)
+        job, _ = queue.next_job()
+        while job is not None:
+            alloc = ctx.profile.fits_now(job.request)
             if alloc is None:
-                if fifo:
-                    self._blocked = (profile, job.id, profile.version)
-                break
+                break       # the first job that does not fit blocks every job behind it
             ctx.start(job, alloc)
+            queue.remove(job)
+            job, _ = queue.next_job()
         return ctx.decisions

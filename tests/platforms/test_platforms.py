@@ -175,7 +175,7 @@ def test_dragonfly_parameters_scale_and_validate():
     with pytest.raises(PlatformError, match="nodes_per_router"):
         generate_dragonfly(nodes_per_router=0)
     with pytest.raises(PlatformError, match="too many"):
-        generate_dragonfly(groups=9, chassis=6, routers=4, nodes_per_router=6)
+        generate_dragonfly(groups=9, chassis=6, routers=4, nodes_per_router=6, form="explicit")
     with pytest.raises(ConfigError, match="cannot read bandwidth 'fast'"):
         generate_dragonfly(pfs_bandwidth="fast")
 

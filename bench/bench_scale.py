@@ -1,0 +1,163 @@
+"""How scheduling cost grows with the number of jobs and with the machine (issue 18).
+
+Run on demand (not a test):
+
+    .venv/bin/python bench/bench_scale.py                                  # the issue's grid
+    .venv/bin/python bench/bench_scale.py --sizes 10000 100000 --policies fcfs-bb sjf-bb
+    .venv/bin/python bench/bench_scale.py --big-sizes                      # only the 96-node machine
+    .venv/bin/python bench/bench_scale.py --check 40c244b --sizes 2000 10000   # decisions unchanged?
+
+Workloads are the issue's overloaded synthetic burst-buffer ones (``mrsched workload synthetic
+--model burst-buffer --variant alloc-only --seed 1``) on the 96-node Dragonfly, plus
+``--big-sizes`` jobs on a 10,000-node Dragonfly in the zoned form (4 groups x 25 chassis x 10
+routers x 10 nodes; one burst-buffer node per chassis: 9,900 compute nodes), arrivals every 60 s
+on average instead of 120 s (its jobs, log-uniform up to the machine, are ~50x wider). Each run is one
+``simulate`` call in its own child process (peak memory is the child's maximum resident set).
+Printed per run: CPU seconds of the whole run and of the scheduler alone, jobs/s (jobs / whole
+CPU), peak memory, and time(N)/time(previous N) for the same policy and machine (the growth:
+at most 10 for a 10x step means cost linear in the jobs).
+
+``--check REV`` runs the same workloads with revision REV's ``mrsched`` (exported with ``git
+archive`` as ``bench_plan.py`` does) and prints whether every ``_jobs.csv`` is byte-identical:
+the scale work must not change any decision.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+POLICIES = ("fcfs-bb", "sjf-bb", "fcfs-easy", "conservative-bb", "filler")
+BIG = dict(groups=4, chassis=25, routers=10, nodes_per_router=10)   # 10,000 hosts, 100 of them storage
+
+
+def make_workload(out: Path, jobs: int, platform: Path, label: str, interarrival: float = 120.0) -> Path:
+    """The issue's synthetic workload of ``jobs`` jobs on ``platform``, cached in ``out``."""
+    path = out / f"synthetic-{label}-{jobs}.json"
+    if not path.exists():
+        from mrsched.workloads.batsim_json import write_workload
+        from mrsched.workloads.platform_info import read_platform_info
+        from mrsched.workloads.synthetic import generate_synthetic
+        wl = generate_synthetic(jobs=jobs, platform=read_platform_info(platform), seed=1,
+                                model="burst-buffer", variant="alloc-only", mean_interarrival=interarrival)
+        write_workload(path, wl)
+    return path
+
+
+def big_platform(out: Path) -> Path:
+    path = out / "dragonfly10k.xml"
+    if not path.exists():
+        from mrsched.platforms.dragonfly import generate_dragonfly
+        path.write_text(generate_dragonfly(**BIG, storage_per_chassis=1).xml)
+    return path
+
+
+def child(pkg: str, policy: str, platform: str, workload: str, prefix: str) -> None:
+    """One run in this process; prints its measures as one JSON line."""
+    import importlib
+    registry = importlib.import_module(pkg + ".schedulers.registry")
+    engine = importlib.import_module(pkg + ".simulator.engine")
+    scheduler = registry.make_scheduler(policy, {})
+    spent = [0.0]
+
+    class Timed:
+        def handle_message(self, msg: dict) -> dict:
+            t = time.process_time()
+            try:
+                return scheduler.handle_message(msg)
+            finally:
+                spent[0] += time.process_time() - t
+
+    t0, w0 = time.process_time(), time.perf_counter()
+    engine.simulate(platform, [workload], Timed(), export_prefix=prefix)
+    cpu, wall = time.process_time() - t0, time.perf_counter() - w0
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"cpu": cpu, "wall": wall, "sched": spent[0], "peak_mb": peak_kb / 1024}))
+
+
+def run_child(pkg: str, pythonpath: str | None, policy: str, platform: Path, workload: Path, prefix: Path,
+              timeout: float) -> dict | None:
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath + os.pathsep + env.get("PYTHONPATH", "")
+    cmd = [sys.executable, __file__, "--child", pkg, policy, str(platform), str(workload), str(prefix)]
+    try:
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    if done.returncode != 0:
+        raise SystemExit(f"{policy} on {workload.name} failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--child":
+        child(*argv[1:6])
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--policies", nargs="+", default=list(POLICIES))
+    ap.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000, 1_000_000],
+                    help="jobs on the 96-node machine")
+    ap.add_argument("--big-sizes", nargs="*", type=int, default=[100_000],
+                    help="jobs on the 10,000-node machine (none: skip it)")
+    ap.add_argument("--timeout", type=float, default=1800.0, help="seconds before a run is given up")
+    ap.add_argument("--check", metavar="REV", default=None,
+                    help="also run revision REV and compare every _jobs.csv byte for byte")
+    ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "mrsched-bench-scale")
+    args = ap.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    from mrsched.platforms.bundled import bundled_path
+    machines = [("dragonfly96", Path(bundled_path("dragonfly96")), args.sizes, 120.0)]
+    if args.big_sizes:
+        # jobs of 1..9,900 nodes (log-uniform) are ~50x wider there: arrivals twice as often
+        # keep that machine overloaded too
+        machines.append(("dragonfly10k", big_platform(args.out), args.big_sizes, 60.0))
+    base_dir = None
+    if args.check:
+        sys.path.insert(0, str(REPO / "bench"))
+        from bench_plan import export_revision
+        base_dir = tempfile.mkdtemp(prefix="mrsched-scale-base-")
+        export_revision(args.check, Path(base_dir))
+    print(f"{'machine':>12} | {'policy':>15} | {'jobs':>9} | {'cpu s':>8} | {'sched s':>8} | {'jobs/s':>8} | "
+          f"{'peak MB':>8} | {'x prev':>6}" + (f" | baseline cpu s | identical _jobs.csv" if args.check else ""))
+    all_same = True
+    for label, platform, sizes, interarrival in machines:
+        for policy in args.policies:
+            prev = None
+            for n in sizes:
+                workload = make_workload(args.out, n, platform, label, interarrival)
+                prefix = args.out / f"{label}-{policy}-{n}"
+                got = run_child("mrsched", None, policy, platform, workload, prefix, args.timeout)
+                if got is None:
+                    print(f"{label:>12} | {policy:>15} | {n:>9} | > {args.timeout:.0f} s (given up)", flush=True)
+                    break
+                growth = f"{got['cpu'] / prev:6.1f}" if prev else f"{'':>6}"
+                line = (f"{label:>12} | {policy:>15} | {n:>9} | {got['cpu']:8.1f} | {got['sched']:8.1f} | "
+                        f"{n / got['cpu']:8.0f} | {got['peak_mb']:8.0f} | {growth}")
+                prev = got["cpu"]
+                if args.check:
+                    base_prefix = args.out / f"{label}-{policy}-{n}-baseline"
+                    base = run_child("mrsched_baseline", base_dir, policy, platform, workload, base_prefix,
+                                     args.timeout)
+                    if base is None:
+                        line += f" | > {args.timeout:.0f} | (baseline given up)"
+                    else:
+                        same = filecmp.cmp(f"{base_prefix}_jobs.csv", f"{prefix}_jobs.csv", shallow=False)
+                        all_same &= same
+                        line += f" | {base['cpu']:14.1f} | {same}"
+                print(line, flush=True)
+    return 0 if all_same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

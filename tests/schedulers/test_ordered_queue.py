@@ -1,0 +1,135 @@
+"""The ordered queue and the profile's room: same order as ``order_queue``, the same
+first job as a scan, only necessary conditions pruned, and a pass that does not grow with the
+queue."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mrsched.schedulers.availability import AvailabilityProfile
+from mrsched.schedulers.cluster import Cluster
+from mrsched.schedulers.job import Job, Request
+from mrsched.schedulers.ordered_queue import OrderedQueue
+from mrsched.schedulers.policies.base import ORDERS, SchedulingContext, WaitingQueue, order_queue
+
+from test_fast_paths import dragonfly, next_instant, random_request
+
+
+def random_job(rng, k: int, now: float = 0.0) -> Job:
+    req = random_request(rng)
+    if rng.random() < 0.1:
+        req = Request(nodes=req.nodes, bb_total=req.bb_total, bb_per_node=req.bb_per_node)   # no walltime
+    return Job(f"w!{k}", now, req)
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_iteration_and_first_fit_match_a_scan_of_order_queue(order):
+    """Jobs come and go over many rounds; the kept queue's order is ``order_queue``'s and
+    ``next_job`` returns the first job after a position that passes a test, as a scan does."""
+    rng = np.random.default_rng(hash(order) % 1000)
+    waiting: dict[str, Job] = {}
+    kept = OrderedQueue(order)
+    seq = 0
+    for _ in range(300):
+        for _ in range(int(rng.integers(0, 6))):
+            seq += 1
+            waiting[f"w!{seq}"] = random_job(rng, seq)
+        kept.update(WaitingQueue(waiting))
+        expected = list(order_queue(list(waiting.values()), order))
+        assert list(kept) == expected
+        limit_n, limit_b, limit_w = int(rng.integers(1, 7)), int(rng.integers(0, 3000)), float(rng.integers(1, 45))
+
+        class Room(dict):           # up to limit_w: limit_n nodes and limit_b bytes; then nothing
+            def __missing__(self, w):
+                return (limit_n, limit_b) if w <= limit_w else (-1, -1)
+
+        room = Room()
+        scan = [j for j in expected if j.request.nodes <= room[j.request.walltime][0]
+                and j.request.bb_total <= room[j.request.walltime][1]]
+        got, at = [], None
+        while True:
+            job, at = kept.next_job(at, room)
+            if job is None:
+                break
+            got.append(job)
+        assert got == scan
+        for job in expected:                    # a policy starts some: they leave
+            if rng.random() < 0.3:
+                kept.remove(job)
+                del waiting[job.id]
+
+
+def test_a_queue_changed_behind_its_back_is_read_again():
+    rng = np.random.default_rng(2)
+    waiting = {f"w!{k}": random_job(rng, k) for k in range(20)}
+    kept = OrderedQueue("sjf").update(WaitingQueue(waiting))
+    del waiting["w!3"]                           # not through kept.remove
+    waiting["w!99"] = random_job(rng, 99)
+    assert list(kept.update(WaitingQueue(waiting))) == list(order_queue(list(waiting.values()), "sjf"))
+    as_list = list(waiting.values())[:5]         # a plain list: read whole
+    assert list(kept.update(as_list)) == order_queue(as_list, "sjf")
+
+
+def test_room_is_necessary_for_fits_now():
+    """Whenever a request fits now, the room admits it (and so for anything smaller)."""
+    rng = np.random.default_rng(9)
+    cluster = dragonfly()
+    profile = AvailabilityProfile(cluster, 0.0)
+    running, now, fits, refused = {}, 0.0, 0, 0
+    for step in range(400):
+        now = next_instant(rng, profile, running, now, early=0.1)
+        for _ in range(3):
+            req = random_request(rng)
+            found = profile.earliest_start(req, None, now + float(rng.integers(0, 20)))
+            if found is not None and rng.random() < 0.5:
+                running[f"r{step}-{_}"] = profile.reserve(found[0], found[0] + req.walltime, found[1])
+        room = profile.room()
+        for _ in range(20):
+            req = random_request(rng)
+            free_nodes, free_bytes = room[req.walltime]
+            passes = req.nodes <= free_nodes and req.bb_total <= free_bytes
+            if profile.fits_now(req) is not None:
+                fits += 1
+                assert passes, (step, req)
+            refused += not passes
+    assert fits > 100 and refused > 100    # both sides exercised
+
+
+class CountedJob(Job):
+    """A job that counts how often a policy reads its request."""
+
+    reads = [0]
+
+    def __getattribute__(self, name):
+        if name == "request":
+            CountedJob.reads[0] += 1
+        return object.__getattribute__(self, name)
+
+
+@pytest.mark.parametrize("name", ["fcfs-bb", "sjf-bb", "fcfs-easy", "filler", "fcfs"])
+def test_a_round_does_not_read_jobs_that_cannot_start(name):
+    """A long queue of jobs wider than the free nodes: after the round that sees them arrive,
+    a round with one more (small) submission reads a handful of requests, however long the
+    queue (before the ordered queue, every round read every waiting job)."""
+    from mrsched.schedulers.registry import make_policy
+
+    cluster = Cluster.simple(64, bb_capacity=10_000)
+    reads = {}
+    for length in (1_000, 20_000):
+        policy = make_policy(name)
+        policy.setup(cluster)
+        profile = AvailabilityProfile(cluster, 0.0)
+        profile.reserve(0.0, 100.0, profile.fits_now(Request(nodes=60, walltime=100.0)))   # 4 nodes free
+        waiting = {f"w!{k}": CountedJob(f"w!{k}", 0.0, Request(nodes=8 + k % 50, walltime=50.0 + k % 7))
+                   for k in range(length)}
+        ctx = SchedulingContext(0.0, cluster, profile, WaitingQueue(waiting), {}, [], [])
+        assert policy.schedule(ctx) == []
+        waiting["w!small"] = CountedJob("w!small", 1.0, Request(nodes=2, walltime=10.0))
+        CountedJob.reads[0] = 0
+        profile.advance(1.0)
+        ctx = SchedulingContext(1.0, cluster, profile, WaitingQueue(waiting), {}, ["w!small"], [])
+        started = [d.job_id for d in policy.schedule(ctx)]
+        assert started == ([] if name == "fcfs" else ["w!small"])
+        reads[length] = CountedJob.reads[0]
+    assert reads[1_000] == reads[20_000] <= 20, reads

@@ -1,0 +1,51 @@
+"""Burst-buffer placement a run of nodes at a time gives the per-node greedy's result (seed 001:
+each node's share on the first storage node of its distance order with room), same insertion
+order included."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mrsched.schedulers.cluster import Cluster, StorageNode
+from mrsched.schedulers.placement import BurstBufferPlacer, split_shares
+
+
+def greedy(placer: BurstBufferPlacer, nodes, amounts, free):
+    left, out = list(free), {}
+    for k, share in zip(nodes, amounts):
+        if share <= 0:
+            continue
+        for s in placer.order[k]:
+            if left[s] >= share:
+                left[s] -= share
+                out[k] = (s, share)
+                break
+        else:
+            return None
+    return out
+
+
+def test_run_placement_is_the_per_node_greedy():
+    rng = np.random.default_rng(4)
+    placed = refused = 0
+    for trial in range(1500):
+        n, ns = int(rng.integers(2, 60)), int(rng.integers(1, 7))
+        storage = tuple(StorageNode(id=n + s, name=f"bb{s}", capacity=1000, group=s % 3, chassis=s) for s in range(ns))
+        cluster = Cluster(compute_ids=tuple(range(n)), compute_names=tuple(f"n{k}" for k in range(n)),
+                          storage=storage, group=tuple(int(x) for x in rng.integers(0, 3, n)),
+                          chassis=tuple(int(x) for x in rng.integers(0, 6, n)), storage_ids=tuple(s.id for s in storage))
+        placer = BurstBufferPlacer(cluster)
+        nodes = sorted(int(x) for x in rng.choice(n, int(rng.integers(1, n + 1)), replace=False))
+        total = int(rng.integers(0, 3000))
+        split = rng.random() < 0.7
+        amounts = split_shares(total, len(nodes)) if split else [int(rng.choice([0, 50, 100, 333])) for _ in nodes]
+        free = [int(x) for x in rng.integers(0, 1500, ns)]
+        expected = greedy(placer, nodes, amounts, free)
+        got = placer.place(nodes, amounts, free)
+        assert got == expected and (got is None or list(got.items()) == list(expected.items())), trial
+        if split:
+            got = placer.place_split(nodes, total, len(nodes), free)
+            assert got == expected and (got is None or list(got.items()) == list(expected.items())), trial
+        placed += expected is not None
+        refused += expected is None
+    assert placed > 300 and refused > 100
