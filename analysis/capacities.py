@@ -80,9 +80,15 @@ def _number(text: str, host: str, prop: str, file: str) -> float:
     return value
 
 
-def platform_capacities(path: str | Path, roles=()) -> dict[str, float]:
+def _is_pfs(name: str, props: dict) -> bool:
+    return str(props.get("pfs", "")).lower() == "true" or name == "pfs"
+
+
+def platform_capacities(path: str | Path, roles=(), bb_capacity: float | None = None) -> dict[str, float]:
     """``{"nodes": compute hosts, "burst_buffer": sum of storage bb_capacity, "gpus": sum of
-    compute hosts' gpus}``; zero-capacity resources are left out."""
+    compute hosts' gpus}``; zero-capacity resources are left out. ``bb_capacity`` is what the
+    run gave storage hosts that declare none (``mrsched run --bb-capacity``), the PFS aside,
+    as the schedulers read it (``schedulers.runtime.with_default_bb_capacity``)."""
     hosts = platform_hosts(path, roles)
     nodes = 0
     bb = 0.0
@@ -95,6 +101,8 @@ def platform_capacities(path: str | Path, roles=()) -> dict[str, float]:
                 gpus += _number(props["gpus"], name, "gpus", str(path))
         elif role == "storage" and "bb_capacity" in props:
             bb += _number(props["bb_capacity"], name, "bb_capacity", str(path))
+        elif role == "storage" and bb_capacity and not _is_pfs(name, props):
+            bb += float(bb_capacity)
     caps: dict[str, float] = {"nodes": float(nodes)}
     if bb > 0:
         caps["burst_buffer"] = bb

@@ -154,7 +154,8 @@ def load_run(run_dir: str | Path) -> Run:
             warnings.append(f"platform {platforms[0]} not found: utilisation unknown")
         else:
             try:
-                capacities = platform_capacities(resolved, _roles(manifest))
+                capacities = platform_capacities(resolved, _roles(manifest),
+                                                 bb_capacity=manifest.get("bb_capacity"))
             except MrschedError as exc:
                 warnings.append(f"platform not read: {exc}")
     mmax = manifest.get("mmax")

@@ -48,3 +48,17 @@ def test_bad_capacity_names_host_and_property(tmp_path):
 def test_reference_platforms(shared_dir):
     assert platform_capacities(shared_dir / "batsim-reference" / "io30" / "platform.xml") == {"nodes": 16}
     assert platform_capacities(shared_dir / "data" / "batsim-workloads" / "cluster512.xml")["nodes"] == 512
+
+
+def test_default_capacity_for_storage_hosts_without_one(tmp_path, shared_file):
+    """`mrsched run -r ... --bb-capacity 40GB` (the Euro-Par artifact's inputs): storage hosts
+    named by -r get the run's capacity, the PFS none, as the schedulers count them."""
+    p = shared_file("data", "europar2021", "dragonfly96.xml")
+    roles = ["node_8,node_17,node_26,node_35,node_44,node_53,node_62,node_71,node_80,node_89,"
+             "node_98,node_107:storage"]
+    assert "burst_buffer" not in platform_capacities(p, roles)
+    caps = platform_capacities(p, roles, bb_capacity=40e9)
+    assert caps["burst_buffer"] == 12 * 40e9 and caps["nodes"] == 96
+    q = tmp_path / "p.xml"
+    q.write_text(XML.format(bb1="20000000000"))
+    assert platform_capacities(q, bb_capacity=1e9)["burst_buffer"] == 6e10  # declared ones kept
