@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from mrsched.errors import ConfigError, suggest
 from mrsched.schedulers.policies.backfilling import EasyBackfilling, FcfsBB, FcfsEasy, SjfBB
-from mrsched.schedulers.policies.base import Param, Policy
+from mrsched.schedulers.policies.base import RUNTIME_DEFAULTS, RUNTIME_PARAMS, Param, Policy
 from mrsched.schedulers.policies.conservative import ConservativeBackfilling
 from mrsched.schedulers.policies.fcfs import FCFS
 from mrsched.schedulers.policies.filler import Filler
@@ -98,16 +98,32 @@ def make_scheduler(name: str, options: dict[str, Any] | None = None):
     """A ``PolicyScheduler`` (a BatsimScheduler) running policy ``name`` with coerced options."""
     from mrsched.schedulers.runtime import PolicyScheduler
 
+    from mrsched.schedulers.cost import parse_decision_cost
+
     cls = policy_class(name)
     options = dict(options or {})
+    own = cls.param_names()
+    runtime = {k: coerce_option(name, k, options.pop(k), RUNTIME_PARAMS[k])
+               for k in RUNTIME_PARAMS if k in options and k not in own}
     cls.check_option_names(options)
     table = cls.param_table()
     coerced = {k: coerce_option(name, k, v, table.get(k)) for k, v in options.items()}
+    cost = parse_decision_cost(runtime.get("decision_cost", RUNTIME_DEFAULTS["decision_cost"]),
+                               runtime.get("decision_scale", RUNTIME_DEFAULTS["decision_scale"]))
     policy = make_policy(name, **coerced)
     if getattr(policy, "job_model", "alloc-only") == "io-phased":
         from mrsched.schedulers.iophased import IoPhasedScheduler
-        return IoPhasedScheduler(policy)
-    return PolicyScheduler(policy)
+        scheduler = IoPhasedScheduler(policy)
+    else:
+        scheduler = PolicyScheduler(policy)
+    scheduler.decision_cost = cost
+    return scheduler
+
+
+def scheduler_parameters(name: str) -> dict[str, Any]:
+    """Every option ``make_scheduler(name, ...)`` takes: the policy's knobs and the
+    scheduler's own (``decision_cost``, ``decision_scale``), with defaults."""
+    return {**RUNTIME_DEFAULTS, **policy_parameters(name)}
 
 
 def _discover() -> None:
