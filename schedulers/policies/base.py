@@ -126,6 +126,10 @@ class WaitingQueue(Sequence):
     def __contains__(self, job: object) -> bool:
         return self._jobs.get(getattr(job, "id", None)) is job
 
+    def get(self, job_id: str, default: Job | None = None) -> Job | None:
+        """The waiting job of that id, in O(1) (``hierarchical`` routes jobs by id)."""
+        return self._jobs.get(job_id, default)
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (list, tuple, WaitingQueue)):
             return list(self) == list(other)
