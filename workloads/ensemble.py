@@ -87,7 +87,8 @@ def generate_ensemble(*, jobs: int, cores: Any = 1, runtime: Any = 0.0, kind: st
         raise ConfigError(f"--walltime must be > 0, got {walltime!r}", field="walltime")
     widest = int(sizes.max())
     if nb_res is not None and nb_res < widest:
-        raise ConfigError(f"--nb-res {nb_res} is smaller than the widest job ({widest} cores)", field="nb_res")
+        raise ConfigError(f"nb_res {nb_res} (machine resources) is smaller than the widest job ({widest} cores)",
+                          field="nb_res")
     profiles: dict[str, dict] = {}
     out_jobs = []
     for k in range(jobs):
