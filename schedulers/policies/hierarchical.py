@@ -19,7 +19,8 @@ instance on the busiest one). All instances run in this one process.
 
 A job wider than every leaf under the child it would go to is refused with a reason
 (Sect. 5.3.1 bounds a uniform hierarchy by the largest job). Partitions cover compute
-resources only: burst buffer and counters are not split, so a leaf refuses jobs asking them.
+resources only: burst buffer and counters are not split, so a leaf refuses jobs asking them
+(except at depth 1, the default, where the one instance holds the whole machine).
 
 Shape (``shape`` option: JSON/YAML text or a file): ``{"policy": "fcfs", "options": {...},
 "size": N, "children": [...]}``; a node with children is a parent (its ``policy`` is
@@ -128,7 +129,7 @@ class Hierarchical(Policy):
         "decision_scale": Param(float, min=0.0, help="factor on measured CPU time"),
     }
 
-    def __init__(self, *, depth: int = 2, branching: str = "2", shape: str = "", leaf_policy: str = "fcfs",
+    def __init__(self, *, depth: int = 1, branching: str = "2", shape: str = "", leaf_policy: str = "fcfs",
                  distribution: str = "round-robin", distribution_cost: float = 0.0, launch_cost: float = 0.0,
                  decision_cost: str = "none", decision_scale: float = 1.0, job_model: str = "alloc-only",
                  period: float = 0.0):
@@ -166,6 +167,8 @@ class Hierarchical(Policy):
             raise ConfigError(f"policy 'hierarchical': option 'branching' must be whole numbers >= 1, "
                               f"got {self.branching!r}", field="branching")
         levels = self.depth - 1
+        if levels == 0:
+            return []   # one instance: branching does not apply
         if len(values) == 1:
             values = values * levels
         if len(values) != levels:
@@ -278,6 +281,10 @@ class Hierarchical(Policy):
 
     @staticmethod
     def _sub_cluster(cl: Cluster, lo: int, hi: int) -> Cluster:
+        """A leaf's view: its compute partition; a leaf holding the whole machine (depth 1)
+        also gets the storage and counters, which partitions do not split."""
+        if lo == 0 and hi == cl.nb_nodes:
+            return cl
         ids = cl.compute_ids[lo:hi]
         return Cluster(compute_ids=ids, compute_names=cl.compute_names[lo:hi], gpus=cl.gpus[lo:hi],
                        group=cl.group[lo:hi], chassis=cl.chassis[lo:hi],
@@ -368,7 +375,7 @@ class Hierarchical(Policy):
             if type(d) is Start:
                 leaf.started += 1
                 self.placed_[d.job_id] = leaf.path
-                self._push(clock, _RELEASE, leaf, Start(d.job_id, tuple(d.nodes), {}))
+                self._push(clock, _RELEASE, leaf, Start(d.job_id, tuple(d.nodes), d.bb))
             else:
                 leaf.rejected += 1
                 self.where_.pop(d.job_id, None)
