@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from mrsched.errors import ConfigError, SimulationError
+from mrsched.schedulers.batsim.scheduler import MIN_WAKEUP_DELAY
 from mrsched.schedulers.cluster import Cluster
 from mrsched.schedulers.cost import DecisionCost, parse_decision_cost
 from mrsched.schedulers.decisions import Decision, Reject, Start, WakeUp
@@ -423,7 +424,10 @@ class Hierarchical(Policy):
                 self._arrive(now, root, job)
         self._run_until(now, out, strict=False)
         if self.heap_:
-            out.append(WakeUp(self.heap_[0][0]))
+            # Batsim's clock may already be a few microseconds past the message's `now` when
+            # it reads the reply (and aborts on a wake-up in its past): never ask closer than
+            # MIN_WAKEUP_DELAY, so held work may run up to that late, never early
+            out.append(WakeUp(max(self.heap_[0][0], now + MIN_WAKEUP_DELAY)))
         return out
 
     # -- results --------------------------------------------------------------------------

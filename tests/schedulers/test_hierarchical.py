@@ -145,6 +145,18 @@ def test_job_wider_than_the_leaves_is_refused_with_a_reason(caplog):
             "(seed 004 Sect. 5.3.1: every leaf a job may reach must fit it)") in caplog.text
 
 
+def test_held_work_is_never_asked_for_closer_than_the_minimum_wakeup_delay():
+    """Regression: Batsim's clock may be microseconds past the message's `now` when it reads
+    the reply; a wake-up asked 0.5 ms ahead aborted a campaign run (asked in Batsim's past)."""
+    sched = make_scheduler("hierarchical", {"depth": 2, "branching": 1, "decision_cost": "per_job=0.0005"})
+    sched.handle_message(begins(1))
+    reply = sched.handle_message(submitted([1, 2], 0.0))
+    wake = [e for e in reply["events"] if e["type"] == "CALL_ME_LATER"]
+    assert [e["data"]["timestamp"] for e in wake] == [0.001]      # the start is due at 0.0005
+    reply = sched.handle_message({"now": 0.001, "events": [{"timestamp": 0.001, "type": "REQUESTED_CALL", "data": {}}]})
+    assert [e["type"] for e in reply["events"]] == ["EXECUTE_JOB"]
+
+
 def test_weighted_distribution_balances_cores_times_walltime():
     sched = make_scheduler("hierarchical", {"depth": 2, "branching": 2, "distribution": "weighted"})
     sched.handle_message(begins(4))
