@@ -177,10 +177,13 @@ def part_fig57(b: Bench, jobs: int) -> None:
                   depth_options(depth, cores, decision_cost=SLURM, distribution_cost=DIST, launch_cost=LAUNCH), n)
 
 
+THROUGHPUT_POLICIES = ["fcfs", "fcfs-easy", "sjf-bb", "conservative-bb"]
+
+
 def part_throughput(b: Bench, jobs: int) -> None:
     cores = 1152
     wl = b.workload(f"zero{jobs}", jobs=jobs, nb_res=cores)
-    for policy in ("fcfs", "fcfs-easy", "sjf-bb", "conservative-bb"):
+    for policy in THROUGHPUT_POLICIES:
         b.run("throughput", f"{policy} centralized", cores, wl, policy, {}, jobs)
         for depth in (2, 3):
             b.run("throughput", f"{policy} depth {depth}", cores, wl, "hierarchical",
@@ -213,9 +216,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--part", action="append", choices=[*PARTS, "all"], help="default: depths")
     ap.add_argument("--jobs", type=int, default=131072)
     ap.add_argument("--json", help="append the rows to this JSON file")
+    ap.add_argument("--policies", help="throughput part: comma-separated policies (default: all four)")
     ap.add_argument("--workdir", help="keep inputs and outputs here (default: a temporary directory)")
     args = ap.parse_args(argv)
     parts = args.part or ["depths"]
+    if args.policies:
+        THROUGHPUT_POLICIES[:] = args.policies.split(",")
     if "all" in parts:
         parts = list(PARTS)
     with tempfile.TemporaryDirectory() as tmp:
