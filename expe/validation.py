@@ -48,7 +48,7 @@ def check_policy(policy: str, options: dict, *, file: str | None = None,
     if policy not in registry.POLICIES:
         raise ConfigError(f"unknown policy '{policy}'", file=file, field=key,
                           hint=suggest(policy, registry.POLICIES))
-    params = dict(registry.policy_parameters(policy))
+    params = dict(registry.scheduler_parameters(policy))   # + decision_cost, decision_scale
     for name in options:
         if name not in params:
             raise ConfigError(f"unknown option '{name}' of policy '{policy}'", file=file,

@@ -27,7 +27,12 @@ def describe(name: str) -> str:
     if doc:
         lines.append(f"  {_plain(doc[0])}")
     lines.append("options:")
-    for opt, default in defaults.items():
+    from mrsched.schedulers.policies.base import RUNTIME_DEFAULTS, RUNTIME_PARAMS
+
+    # the scheduler's own options (decision cost), taken by every policy
+    extra = {k: v for k, v in RUNTIME_DEFAULTS.items() if k not in defaults}
+    table = {**RUNTIME_PARAMS, **table}
+    for opt, default in {**defaults, **extra}.items():
         p = table.get(opt)
         kind = p.type.__name__ if p else type(default).__name__
         allowed = ""

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from mrsched.errors import ConfigError, suggest
 from mrsched.schedulers.policies.backfilling import EasyBackfilling, FcfsBB, FcfsEasy, SjfBB
-from mrsched.schedulers.policies.base import Param, Policy
+from mrsched.schedulers.policies.base import RUNTIME_DEFAULTS, RUNTIME_PARAMS, Param, Policy
 from mrsched.schedulers.policies.conservative import ConservativeBackfilling
 from mrsched.schedulers.policies.fcfs import FCFS
 from mrsched.schedulers.policies.filler import Filler
@@ -98,11 +98,18 @@ def make_scheduler(name: str, options: dict[str, Any] | None = None):
     """A ``PolicyScheduler`` (a BatsimScheduler) running policy ``name`` with coerced options."""
     from mrsched.schedulers.runtime import PolicyScheduler
 
+    from mrsched.schedulers.cost import parse_decision_cost
+
     cls = policy_class(name)
     options = dict(options or {})
+    own = cls.param_names()
+    runtime = {k: coerce_option(name, k, options.pop(k), RUNTIME_PARAMS[k])
+               for k in RUNTIME_PARAMS if k in options and k not in own}
     cls.check_option_names(options)
     table = cls.param_table()
     coerced = {k: coerce_option(name, k, v, table.get(k)) for k, v in options.items()}
+    cost = parse_decision_cost(runtime.get("decision_cost", RUNTIME_DEFAULTS["decision_cost"]),
+                               runtime.get("decision_scale", RUNTIME_DEFAULTS["decision_scale"]))
     policy = make_policy(name, **coerced)
     io_model = getattr(policy, "io_model", "none")
     if getattr(policy, "job_model", "alloc-only") == "io-phased":
@@ -110,11 +117,20 @@ def make_scheduler(name: str, options: dict[str, Any] | None = None):
             raise ConfigError(f"policy '{name}': io_model '{io_model}' and job_model 'io-phased' both say how "
                               "a job's I/O runs; choose one", field="io_model")
         from mrsched.schedulers.iophased import IoPhasedScheduler
-        return IoPhasedScheduler(policy)
-    if io_model == "contention":
+        scheduler = IoPhasedScheduler(policy)
+    elif io_model == "contention":
         from mrsched.schedulers.ioptask import IoPtaskScheduler
-        return IoPtaskScheduler(policy)
-    return PolicyScheduler(policy)
+        scheduler = IoPtaskScheduler(policy)
+    else:
+        scheduler = PolicyScheduler(policy)
+    scheduler.decision_cost = cost
+    return scheduler
+
+
+def scheduler_parameters(name: str) -> dict[str, Any]:
+    """Every option ``make_scheduler(name, ...)`` takes: the policy's knobs and the
+    scheduler's own (``decision_cost``, ``decision_scale``), with defaults."""
+    return {**RUNTIME_DEFAULTS, **policy_parameters(name)}
 
 
 def _discover() -> None:

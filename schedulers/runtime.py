@@ -21,6 +21,7 @@ from mrsched.schedulers.batsim.intervals import is_known_intervals, procset_of_i
 from mrsched.schedulers.batsim.messages import serialize_event
 from mrsched.schedulers.batsim.scheduler import BatsimScheduler
 from mrsched.schedulers.cluster import Cluster, cluster_from_simulation_begins
+from mrsched.schedulers.cost import NO_COST, DecisionCost, charge_reply
 from mrsched.schedulers.decisions import Decision, Reject, Start, WakeUp
 from mrsched.schedulers.job import Job, job_from_batsim
 from mrsched.schedulers.placement import BurstBufferPlacer
@@ -342,6 +343,9 @@ _LEAN_HOOKS = ("on_job_submission", "on_job_completion", "on_requested_call", "o
 class PolicyScheduler(BatsimScheduler):
     """A BatsimScheduler driven by a Policy (``make_scheduler(name, options)`` builds one)."""
 
+    #: the policy's decision time charged to the simulation (``decision_cost`` option)
+    decision_cost: DecisionCost = NO_COST
+
     def __init__(self, policy: Policy, options: Mapping[str, Any] | None = None):
         super().__init__(options if options is not None else policy.get_params())
         self.policy = policy
@@ -352,6 +356,13 @@ class PolicyScheduler(BatsimScheduler):
         self._lean_now: float | None = None    # set while the lean path runs a round
 
     def handle_message(self, msg: dict) -> dict:
+        """One message; with a ``decision_cost`` the reply is stamped when the work is done
+        (``mrsched.schedulers.cost``)."""
+        if self.decision_cost.free:
+            return self._handle_message(msg)
+        return charge_reply(self.decision_cost, msg, self._handle_message)
+
+    def _handle_message(self, msg: dict) -> dict:
         """Every message goes through :meth:`BatsimScheduler.handle_message`, except the
         common ones (only JOB_SUBMITTED, JOB_COMPLETED with an alloc text seen before, and
         REQUESTED_CALL events, well-formed, time not going back), whose events are handed to

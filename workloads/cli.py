@@ -101,6 +101,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mo.add_argument("--max-nodes", type=int, help="cap job sizes (e.g. the widest job the PFS can carry)")
     mo.add_argument("--seed", type=int, default=0)
     mo.add_argument("-o", "--output", required=True)
+
+    ens = sub.add_parser("ensemble", help="ensemble: many small jobs submitted at 0 (seed 004 Ch. 5)",
+                         description="Fig. 5.2's synthetic ensembles (--cores 1 --runtime 0: zero-length jobs, "
+                                     "written as Batsim accepts them), variable sizes / durations as ranges "
+                                     "LOW-HIGH, or --kind uq (Sect. 5.4's UQ ensemble). One resource per core.")
+    ens.add_argument("--jobs", type=int, required=True)
+    ens.add_argument("--cores", default="1", help="cores per job: N or LOW-HIGH (default 1)")
+    ens.add_argument("--runtime", default="0", help="seconds: S or LOW-HIGH (default 0: zero-length jobs)")
+    ens.add_argument("--kind", default="synthetic", choices=["synthetic", "uq"])
+    ens.add_argument("--walltime", type=float, help="seconds (default: twice the runtime, at least 60)")
+    ens.add_argument("--platform", help="platform: nb_res is its number of compute resources")
+    ens.add_argument("--nb-res", type=int, help="nb_res without --platform (default: the widest job)")
+    ens.add_argument("--seed", type=int, default=0)
+    ens.add_argument("-o", "--output", required=True)
+
     fe = sub.add_parser("fetch", help="download a Parallel Workloads Archive trace into the cache (sha256 checked)")
     fe.add_argument("name", help="trace name, e.g. KTH-SP2-1996-2.1-cln")
     fe.add_argument("--cache", help="cache directory (default $MRSCHED_CACHE or ~/.cache/mrsched/traces)")
@@ -246,10 +261,20 @@ def run(args: argparse.Namespace) -> int:
                            gpu_copies=args.gpu_copies, model=args.model, seed=args.seed)
         _write(args.output, wl, None)
         return 0
+    if command == "ensemble":
+        from mrsched.workloads.ensemble import generate_ensemble
+
+        platform = _platform(args.platform)
+        nb_res = platform.compute_nodes if platform is not None else args.nb_res
+        wl = generate_ensemble(jobs=args.jobs, cores=args.cores, runtime=args.runtime, kind=args.kind,
+                               walltime=args.walltime, nb_res=nb_res, seed=args.seed)
+        print(wl["description"])
+        _write(args.output, wl, platform)
+        return 0
     if command == "fetch":
         from mrsched.workloads.archive import fetch
 
         print(fetch(args.name, cache=args.cache, source=args.source))
         return 0
     raise ConfigError("missing workload action",
-                      hint="valid: swf, check, synthetic, bbsched, multires, esp2, fetch (see --help)")
+                      hint="valid: swf, check, synthetic, bbsched, multires, esp2, ensemble, fetch (see --help)")

@@ -62,6 +62,16 @@ COMMON_PARAMS: dict[str, Param] = {
     "period": Param(float, min=0.0, help="seconds between scheduling rounds; 0 = on every event"),
 }
 
+# Knobs every policy accepts that its scheduler applies, not the policy (schedulers/cost.py):
+# the policy's decision time charged to the simulation. A policy declaring one of them as its
+# own knob (``hierarchical``) receives it instead.
+RUNTIME_PARAMS: dict[str, Param] = {
+    "decision_cost": Param(str, help="scheduler time charged to the simulation: none, measured, "
+                                     "or per_event=S,per_job=S,per_start=S"),
+    "decision_scale": Param(float, min=0.0, help="factor on measured CPU time (decision_cost=measured)"),
+}
+RUNTIME_DEFAULTS: dict[str, Any] = {"decision_cost": "none", "decision_scale": 1.0}
+
 ORDER_KEYS: dict[str, Callable[[Job], tuple]] = {
     # Ties keep submission order: the queue is submission-ordered and sorted() is stable.
     "fcfs": lambda j: (),
@@ -115,6 +125,10 @@ class WaitingQueue(Sequence):
 
     def __contains__(self, job: object) -> bool:
         return self._jobs.get(getattr(job, "id", None)) is job
+
+    def get(self, job_id: str, default: Job | None = None) -> Job | None:
+        """The waiting job of that id, in O(1) (``hierarchical`` routes jobs by id)."""
+        return self._jobs.get(job_id, default)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (list, tuple, WaitingQueue)):
