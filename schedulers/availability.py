@@ -52,6 +52,7 @@ class Fit(NamedTuple):
 
 _tuple_new = tuple.__new__  # builds a Fit without NamedTuple's Python-level __new__ (hot path)
 _PLACE_MEMO_SIZE = 20_000   # entries of the burst-buffer placement memo (cleared when full)
+_PLACE_MEMO_NODES = 256     # placements of more nodes are not memoised (memory)
 _LOG_MAX = 100_000          # releases kept in the log when nobody trims it
 _NO_ROOM = object()         # earliest_fit's memo: not enough burst buffer in the window
 _ROOM_MEMO: dict = {}       # _room: (id(row), share, nodes) -> (row, capacity_fits)
@@ -638,9 +639,10 @@ class AvailabilityProfile:
             # plain tuples of ints: the garbage collector stops tracking them (a long-lived
             # memo of dicts would be walked by every full collection)
             result = (tuple(per_storage), tuple(placement.items()))
-        if len(memo) >= _PLACE_MEMO_SIZE:
-            memo.clear()
-        memo[key] = result
+        if n <= _PLACE_MEMO_NODES:     # a wide job's placement is too big to keep around
+            if len(memo) >= _PLACE_MEMO_SIZE:
+                memo.clear()
+            memo[key] = result
         return result
 
     def fits_now(self, request: Request, duration: float | None = None, **kw) -> Allocation | None:
