@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--policies", nargs="+", default=list(POLICIES))
-    ap.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000, 1_000_000],
+    ap.add_argument("--sizes", nargs="*", type=int, default=[10_000, 100_000, 1_000_000],
                     help="jobs on the 96-node machine")
     ap.add_argument("--big-sizes", nargs="*", type=int, default=[100_000],
                     help="jobs on the 10,000-node machine (none: skip it)")
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     from mrsched.platforms.bundled import bundled_path
-    machines = [("dragonfly96", Path(bundled_path("dragonfly96")), args.sizes, 120.0)]
+    machines = [("dragonfly96", Path(bundled_path("dragonfly96")), args.sizes, 120.0)] if args.sizes else []
     if args.big_sizes:
         # jobs of 1..9,900 nodes (log-uniform) are ~50x wider there: arrivals twice as often
         # keep that machine overloaded too

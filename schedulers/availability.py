@@ -52,7 +52,8 @@ class Fit(NamedTuple):
 
 _tuple_new = tuple.__new__  # builds a Fit without NamedTuple's Python-level __new__ (hot path)
 _PLACE_MEMO_SIZE = 20_000   # entries of the burst-buffer placement memo (cleared when full)
-_PLACE_MEMO_NODES = 256     # placements of more nodes are not memoised (memory)
+_PLACE_MEMO_NODES = 2_000_000   # nodes placed by the memo's entries, at most (memory)
+_WEIGHT = ("nodes placed",)     # the placement memo's entry holding that count
 _LOG_MAX = 100_000          # releases kept in the log when nobody trims it
 _NO_ROOM = object()         # earliest_fit's memo: not enough burst buffer in the window
 _ROOM_MEMO: dict = {}       # _room: (id(row), share, nodes) -> (row, capacity_fits)
@@ -639,10 +640,13 @@ class AvailabilityProfile:
             # plain tuples of ints: the garbage collector stops tracking them (a long-lived
             # memo of dicts would be walked by every full collection)
             result = (tuple(per_storage), tuple(placement.items()))
-        if n <= _PLACE_MEMO_NODES:     # a wide job's placement is too big to keep around
-            if len(memo) >= _PLACE_MEMO_SIZE:
-                memo.clear()
-            memo[key] = result
+        # bounded in entries and in nodes placed (a wide job's placement is large)
+        weight = memo.get(_WEIGHT, 0) + n
+        if len(memo) >= _PLACE_MEMO_SIZE or weight > _PLACE_MEMO_NODES:
+            memo.clear()
+            weight = n
+        memo[key] = result
+        memo[_WEIGHT] = weight
         return result
 
     def fits_now(self, request: Request, duration: float | None = None, **kw) -> Allocation | None:
