@@ -52,6 +52,9 @@ class Fit(NamedTuple):
 
 _tuple_new = tuple.__new__  # builds a Fit without NamedTuple's Python-level __new__ (hot path)
 _PLACE_MEMO_SIZE = 20_000   # entries of the burst-buffer placement memo (cleared when full)
+_PLACE_MEMO_NODES = 2_000_000   # nodes placed by the memo's entries, at most (memory)
+_WEIGHT = ("nodes placed",)     # the placement memo's entry holding that count
+_LOG_MAX = 100_000          # releases kept in the log when nobody trims it
 _NO_ROOM = object()         # earliest_fit's memo: not enough burst buffer in the window
 _ROOM_MEMO: dict = {}       # _room: (id(row), share, nodes) -> (row, capacity_fits)
 _NZ_MEMO: dict = {}         # reserve_fitted: bytes per storage -> its non-zero entries and sum
@@ -302,7 +305,14 @@ class AvailabilityProfile:
                 self.bbsum[k] += bbtotal
             if a.counters:
                 self.cnt[k] = tuple(x + y for x, y in zip(self.cnt[k], a.counters))
-        self._log.append((start, end))
+        log = self._log
+        log.append((start, end))
+        if len(log) > _LOG_MAX:
+            # nobody trimmed it (only conservative reads it): keep it bounded; a reservation
+            # older than what is kept gets "history unknown" from released_since
+            drop = len(log) // 2
+            del log[:drop]
+            self._log_base += drop
         self._merge_at(j)
         self._merge_at(i)
 
@@ -630,9 +640,13 @@ class AvailabilityProfile:
             # plain tuples of ints: the garbage collector stops tracking them (a long-lived
             # memo of dicts would be walked by every full collection)
             result = (tuple(per_storage), tuple(placement.items()))
-        if len(memo) >= _PLACE_MEMO_SIZE:
+        # bounded in entries and in nodes placed (a wide job's placement is large)
+        weight = memo.get(_WEIGHT, 0) + n
+        if len(memo) >= _PLACE_MEMO_SIZE or weight > _PLACE_MEMO_NODES:
             memo.clear()
+            weight = n
         memo[key] = result
+        memo[_WEIGHT] = weight
         return result
 
     def fits_now(self, request: Request, duration: float | None = None, **kw) -> Allocation | None:
@@ -670,14 +684,10 @@ class AvailabilityProfile:
         chosen = lowest_bits(mask, n)
         if not total:
             return Allocation(chosen, (), {}, cvec if use_c else ())
-        if type(placer) is BurstBufferPlacer:
-            # the same placement run by run (place_split), memoised: a start's placement is
-            # built once, not once per node per check
-            placed = self._placed(chosen, total, n, bbmin)
-            if placed is None:
-                return None
-            return Allocation(chosen, placed[0], dict(placed[1]), cvec if use_c else ())
-        placement = placer.place(_indices(chosen), split_shares(total, n), bbmin)
+        if type(placer) is BurstBufferPlacer:   # the same placement, a run of nodes at a time
+            placement = placer.place_split(_indices(chosen), total, n, bbmin)
+        else:
+            placement = placer.place(_indices(chosen), split_shares(total, n), bbmin)
         if placement is None:
             return None
         per_storage = [0] * len(bbmin)

@@ -50,6 +50,9 @@ class BurstBufferPlacer:
             if k == len(self.order) or self.order[k] != self.order[lo]:
                 self.order_ranges.append((lo, (1 << (k - lo)) - 1, self.order[lo]))
                 lo = k
+        # runs of one order 3 nodes long or less on average (a large machine's nodes in Batsim's
+        # name order interleave chassis): place node by node, runs would only add overhead
+        self._fragmented = len(self.order_ranges) * 3 > len(self.order)
 
     def capacity_fits(self, share: int, nodes: int, free: list[int] | tuple[int, ...]) -> bool:
         """Whether ``nodes`` shares of ``share`` bytes fit in the free bytes at all (a quick
@@ -69,12 +72,20 @@ class BurstBufferPlacer:
 
         ``amounts[i]`` is the share of ``node_indices[i]``; ``free`` is the minimum free space
         of every storage node over the job's window. Each node, in turn, gets the first storage
-        node of its distance order with room for its share; computed a run of consecutive nodes
-        with the same order and share at a time (see ``place_split``: the same result).
+        node of its distance order with room for its share.
+
+        Computed without re-reading what cannot change: consecutive nodes with the same order
+        and share fill the first storage node with room as far as it goes, then the next (a run
+        at a time, when the machine's orders come in runs); and a storage node once found too
+        full for a share stays so (free space only shrinks), so each order resumes its search
+        where it stopped while the share is the same. Same result and insertion order as the
+        node-by-node greedy (tests/schedulers/test_placement_runs.py).
         """
         groups, order = self.order_groups, self.order
+        runs = not self._fragmented
         left = list(free)
         result: dict[int, tuple[int, int]] = {}
+        resume: dict[int, tuple[int, int]] = {}   # order group -> (share, first index with room)
         m = len(node_indices)
         p = 0
         while p < m:
@@ -82,72 +93,43 @@ class BurstBufferPlacer:
             share = amounts[p]
             g = groups[k]
             q = p + 1
-            while q < m and amounts[q] == share and groups[node_indices[q]] == g:
-                q += 1
+            if runs:
+                while q < m and amounts[q] == share and groups[node_indices[q]] == g:
+                    q += 1
             if share <= 0:
                 p = q
                 continue
             count = q - p
-            for s in order[k]:
+            got = resume.get(g)
+            i = got[1] if got is not None and got[0] == share else 0
+            o = order[k]
+            last = len(o)
+            while i < last:
+                s = o[i]
                 f = left[s]
                 if f >= share:
                     c = f // share
                     if c > count:
                         c = count
                     left[s] = f - c * share
-                    result.update(dict.fromkeys(node_indices[p:p + c], (s, share)))
+                    if c == 1:
+                        result[node_indices[p]] = (s, share)
+                    else:
+                        result.update(dict.fromkeys(node_indices[p:p + c], (s, share)))
                     p += c
                     count -= c
                     if not count:
                         break
+                i += 1
+            resume[g] = (share, i)
             if count:
                 return None
         return result
 
     def place_split(self, nodes: list[int], total: int, n: int,
                     free: list[int] | tuple[int, ...]) -> dict[int, tuple[int, int]] | None:
-        """``place(nodes, split_shares(total, n), free)``, a run of nodes at a time.
-
-        ``place`` gives each node, in turn, the first storage node of its distance order with room
-        for its share. Consecutive nodes with the same order and the same share therefore fill the
-        first storage node with room as far as it goes, then the next one: a storage node skipped
-        once stays too full for that share. Same result, same insertion order, one step per
-        storage node used instead of one per compute node (tests/schedulers/test_availability_fit.py).
-        """
-        groups = self.order_groups
-        order = self.order
-        base, extra = divmod(total, n)
-        left = list(free)
-        result: dict[int, tuple[int, int]] = {}
-        m = len(nodes)
-        p = 0
-        while p < m:
-            k = nodes[p]
-            share = base + 1 if p < extra else base
-            end = extra if p < extra else m
-            g = groups[k]
-            q = p + 1
-            while q < end and groups[nodes[q]] == g:
-                q += 1
-            if share <= 0:
-                p = q
-                continue
-            count = q - p
-            for s in order[k]:
-                f = left[s]
-                if f >= share:
-                    c = f // share
-                    if c > count:
-                        c = count
-                    left[s] = f - c * share
-                    result.update(dict.fromkeys(nodes[p:p + c], (s, share)))
-                    p += c
-                    count -= c
-                    if not count:
-                        break
-            if count:
-                return None
-        return result
+        """``place(nodes, split_shares(total, n), free)``."""
+        return self.place(nodes, split_shares(total, n), free)
 
 
 def split_shares(total: int, nodes: int) -> list[int]:

@@ -8,8 +8,12 @@ fits without touching that reservation. ``depth`` > 1 reserves the first ``depth
 
 Decision (where the paper is silent): a job without walltime cannot be reserved for (it would
 hold resources forever), so it blocks nothing; queue ties keep submission order; the head's
-reservation is computed every round (batsched keeps it when nothing ended, which yields the
-same start as nothing got freed), reused only when the profile after the present is unchanged.
+reservation is computed in every round where a later job could start (batsched keeps it when
+nothing ended, which yields the same start as nothing got freed).
+
+Speed lives in the queue and the profile (``OrderedQueue``, ``AvailabilityProfile.room``): the
+backfilling pass visits only jobs that the free room does not rule out, so a round costs the
+same however long the queue (tests/schedulers/test_ordered_queue.py).
 
 Examples
 --------
@@ -71,7 +75,8 @@ class EasyBackfilling(Policy):
                 queue.remove(job)
             elif job.request.has_walltime:
                 if len(held) == self.depth - 1 and queue.next_job(at, profile.room())[0] is None:
-                    break   # no later job can start even without this last reservation
+                    job = None      # no later job can start even without this last reservation
+                    break
                 found = profile.earliest_start(job.request, None, now, with_bb=with_bb)
                 if found is not None:
                     start, alloc = found

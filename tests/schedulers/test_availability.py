@@ -217,3 +217,23 @@ def test_rejected_exactly_when_the_empty_machine_cannot_hold_it(n, caps, gpus, n
     req = Request(nodes=need, walltime=10, bb_total=total, bb_per_node=-(-total // need), gpus_per_node=g)
     runnable = AvailabilityProfile(cl, 0.0).earliest_start(req) is not None
     assert (infeasible_reason(cl, req) is None) == runnable
+
+
+def test_release_log_stays_bounded_when_nobody_trims_it(monkeypatch):
+    """EASY never trims the release log (only conservative reads it): it is cut in half beyond
+    its bound, and a position older than what is kept reads as unknown history (None)."""
+    import mrsched.schedulers.availability as availability
+
+    monkeypatch.setattr(availability, "_LOG_MAX", 10)
+    cluster = Cluster.simple(4)
+    p = AvailabilityProfile(cluster, 0.0)
+    first = None
+    for k in range(50):
+        r = p.reserve(float(k), float(k) + 5.0, Allocation(1))
+        first = r.log_pos if first is None else first
+        p.release(r)
+    assert len(p._log) <= 10
+    assert p.released_since(first) is None
+    recent = p.reserve(60.0, 70.0, Allocation(2))
+    p.release(p.reserve(61.0, 62.0, Allocation(1)))
+    assert p.released_since(recent.log_pos) == [(61.0, 62.0)]

@@ -27,14 +27,18 @@ def greedy(placer: BurstBufferPlacer, nodes, amounts, free):
 
 def test_run_placement_is_the_per_node_greedy():
     rng = np.random.default_rng(4)
-    placed = refused = 0
+    placed = refused = runs = 0
     for trial in range(1500):
         n, ns = int(rng.integers(2, 60)), int(rng.integers(1, 7))
         storage = tuple(StorageNode(id=n + s, name=f"bb{s}", capacity=1000, group=s % 3, chassis=s) for s in range(ns))
+        chassis = [int(x) for x in rng.integers(0, 6, n)]
+        if trial % 2:       # chassis in index order: long runs of one storage order
+            chassis.sort()
         cluster = Cluster(compute_ids=tuple(range(n)), compute_names=tuple(f"n{k}" for k in range(n)),
-                          storage=storage, group=tuple(int(x) for x in rng.integers(0, 3, n)),
-                          chassis=tuple(int(x) for x in rng.integers(0, 6, n)), storage_ids=tuple(s.id for s in storage))
+                          storage=storage, group=tuple(c % 3 for c in chassis), chassis=tuple(chassis),
+                          storage_ids=tuple(s.id for s in storage))
         placer = BurstBufferPlacer(cluster)
+        runs += not placer._fragmented
         nodes = sorted(int(x) for x in rng.choice(n, int(rng.integers(1, n + 1)), replace=False))
         total = int(rng.integers(0, 3000))
         split = rng.random() < 0.7
@@ -48,4 +52,4 @@ def test_run_placement_is_the_per_node_greedy():
             assert got == expected and (got is None or list(got.items()) == list(expected.items())), trial
         placed += expected is not None
         refused += expected is None
-    assert placed > 300 and refused > 100
+    assert placed > 300 and refused > 100 and runs > 300
