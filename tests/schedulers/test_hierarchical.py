@@ -140,9 +140,13 @@ def test_job_wider_than_the_leaves_is_refused_with_a_reason(caplog):
     sched.handle_message(begins(10))
     with caplog.at_level(logging.INFO, logger="mrsched.schedulers.runtime"):
         reply = sched.handle_message(submitted([1], 0.0, res=6))
-    assert reply["events"] == [{"timestamp": 0.0, "type": "REJECT_JOB", "data": {"job_id": "w!1"}}]
-    assert ("rejecting job w!1: asks 6 resources, more than the leaf partitions below instance 0 can hold "
-            "(seed 004 Sect. 5.3.1: every leaf a job may reach must fit it)") in caplog.text
+    reason = ("asks 6 resources, more than the leaf partitions below instance 0 can hold "
+              "(seed 004 Sect. 5.3.1: every leaf a job may reach must fit it)")
+    # the reason travels as the job's metadata (out_jobs.csv), then the rejection
+    assert reply["events"] == [
+        {"timestamp": 0.0, "type": "SET_JOB_METADATA", "data": {"job_id": "w!1", "metadata": f"rejected: {reason}"}},
+        {"timestamp": 0.0, "type": "REJECT_JOB", "data": {"job_id": "w!1"}}]
+    assert f"rejecting job w!1: {reason}" in caplog.text
 
 
 def test_held_work_is_never_asked_for_closer_than_the_minimum_wakeup_delay():
