@@ -1,0 +1,81 @@
+"""``ipsched``: seed 002's IPSCHED, a window of jobs placed collectively by one MILP.
+
+Every ``period`` seconds the ``window`` highest-priority jobs and the free cores and GPUs of
+every node form the MILP of Eqs. (1)-(7) (:mod:`mrsched.schedulers.optim.ipmodel`), solved by
+HiGHS with a time limit of one scheduling interval (``time_limit``, 0 = ``period``). On a
+timeout nothing starts and the window is halved for the next round (logged), as Sect. 3.1
+says. Objectives of Table 10: ``priority`` (exps. 3-4) and ``priority-cores`` (exps. 5-6,
+P_j R_j^cpu). Decision: a round with no submission, no ending job and nothing started the
+round before is not solved again (the same problem has the same answer).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from mrsched.schedulers.optim.ipmodel import solve_window
+from mrsched.schedulers.optim.policy import CpuGpuPolicy
+from mrsched.schedulers.policies.base import Param, SchedulingContext
+
+logger = logging.getLogger(__name__)
+OBJECTIVES = ("priority", "priority-cores")
+
+
+class IpSched(CpuGpuPolicy):
+    name = "ipsched"
+    _parameter_constraints = {
+        "window": Param(int, min=1, max=10000, help="jobs in the MILP window (MAX_JOB_COUNT, seed 002: 200)"),
+        "objective": Param(str, OBJECTIVES, help="priority: max sum P_j (s_j - c_j); priority-cores: "
+                                                 "max sum P_j R_j (s_j - c_j) (Table 10)"),
+        "time_limit": Param(float, min=0.0, help="MILP time limit in seconds; 0 = the scheduling period"),
+        "mip_gap": Param(float, min=0.0, max=1.0, help="HiGHS relative MIP gap"),
+    }
+
+    def __init__(self, *, window: int = 200, objective: str = "priority", priority: str = "basic",
+                 priority_max_age: float = 7 * 86400.0, period: float = 5.0, time_limit: float = 0.0,
+                 mip_gap: float = 1e-6, job_model: str = "alloc-only"):
+        self.window = window
+        self.objective = objective
+        self.priority = priority
+        self.priority_max_age = priority_max_age
+        self.period = period
+        self.time_limit = time_limit
+        self.mip_gap = mip_gap
+        self.job_model = job_model
+
+    def setup(self, cluster) -> None:
+        super().setup(cluster)
+        self.window_ = self.window
+        self.idle_ = False
+        self.solves_: list[dict] = []   # per MILP: variables, constraints, seconds, status, window
+
+    def limit(self) -> float:
+        return self.time_limit or self.period or 5.0
+
+    def decide(self, ctx: SchedulingContext, jobs: list) -> None:
+        if self.idle_ and not ctx.submitted and not ctx.ended:
+            return
+        window = jobs[:self.window_]
+        reqs = [self.requests_[j.id] for j in window]
+        weights = [self.priority_of(j, ctx.now) * (r.cores if self.objective == "priority-cores" else 1)
+                   for j, r in zip(window, reqs)]
+        free, gpus = self.state_.counts()
+        out = solve_window(weights, reqs, free, gpus, time_limit=self.limit(), mip_gap=self.mip_gap)
+        res = out.result
+        self.solves_.append({"time": ctx.now, "window": len(window), "variables": res.variables,
+                             "constraints": res.constraints, "seconds": res.seconds, "status": res.status})
+        self.stats_["solves"] += 1
+        if out.status == "timeout":
+            self.stats_["timeouts"] += 1
+            self.window_ = max(1, self.window_ // 2)
+            logger.warning("ipsched: MILP hit its %.3g s limit at t=%.3f with %d jobs: nothing started, "
+                           "window halved to %d", self.limit(), ctx.now, len(window), self.window_)
+            self.idle_ = False
+            return
+        if out.status != "optimal":
+            logger.warning("ipsched: MILP %s at t=%.3f; nothing started", out.status, ctx.now)
+            self.idle_ = False
+            return
+        for j in sorted(out.layouts):
+            self.start(ctx, window[j], out.layouts[j])
+        self.idle_ = not out.layouts
