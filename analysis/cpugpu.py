@@ -1,0 +1,128 @@
+"""Seed 002's placement metrics on CPU+GPU machines (per-core platforms, DESIGN.md "CPU+GPU
+machines"): where each job's cores landed, and Sect. 6's measures.
+
+- utilisation = theoretical run time / run time, theoretical = sum(execution time x cores) /
+  machine cores, run time = last finish - first submission (Sect. 6: a lower bound, not the
+  optimum);
+- packing factor = nodes used / fewest nodes the job's cores fit on (ceil(cores / cores per node));
+- fragmentation = contiguous node blocks per job; spread = (last - first + 1) / nodes used,
+  nodes in the 1-D order (name order, numbers as numbers);
+- GPUs in use over time (``gpus_per_node`` of the workload x nodes of the job).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from mrsched.schedulers.batsim.intervals import parse_intervals
+from mrsched.schedulers.optim.machine import natural_key
+
+
+@dataclass
+class CoreMap:
+    """Batsim resource id -> node index, and per node its name, cores and GPUs."""
+
+    node_of: dict[int, int]
+    names: list[str]
+    cores: list[int]
+    gpus: list[int]
+
+    @property
+    def total_cores(self) -> int:
+        return sum(self.cores)
+
+
+def core_map(platform: str | Path) -> CoreMap:
+    """Read a platform's compute resources as Batsim numbers them; nodes from ``node`` properties
+    (per-core platforms) or one node per host."""
+    from mrsched.simulator.platform import load_platform
+
+    plat = load_platform(str(platform))
+    hosts = [h for h in plat.resources() if h.role == "compute"]
+    per_core = any(h.properties.get("resource") == "core" for h in hosts)
+    node_name = {}
+    cores: dict[str, int] = {}
+    gpus: dict[str, int] = {}
+    for rid, h in enumerate(hosts):
+        name = h.properties.get("node", h.name) if per_core else h.name
+        node_name[rid] = name
+        cores[name] = cores.get(name, 0) + 1
+        gpus[name] = int(float(h.properties.get("gpus") or 0))
+    names = sorted(cores, key=natural_key)
+    index = {n: k for k, n in enumerate(names)}
+    return CoreMap({rid: index[n] for rid, n in node_name.items()}, names, [cores[n] for n in names],
+                   [gpus[n] for n in names])
+
+
+def job_nodes(alloc: str, cmap: CoreMap) -> dict[int, int]:
+    """Node index -> cores of one job's ``allocated_resources`` text."""
+    out: dict[int, int] = {}
+    if not isinstance(alloc, str) or not alloc.strip():
+        return out
+    for rid in parse_intervals(alloc):
+        n = cmap.node_of[int(rid)]
+        out[n] = out.get(n, 0) + 1
+    return out
+
+
+def blocks(nodes: list[int]) -> int:
+    """Contiguous runs in sorted node indices."""
+    nodes = sorted(nodes)
+    return sum(1 for k, n in enumerate(nodes) if k == 0 or n != nodes[k - 1] + 1)
+
+
+def placement_rows(jobs, cmap: CoreMap) -> list[dict]:
+    """Per started job: nodes, packing factor, fragmentation, spread (``jobs``: out_jobs rows as dicts)."""
+    per_node = max(cmap.cores, default=1)
+    rows = []
+    for job in jobs:
+        alloc = job.get("allocated_resources")
+        nodes = job_nodes(alloc, cmap)
+        if not nodes:
+            continue
+        idx = sorted(nodes)
+        cores = sum(nodes.values())
+        rows.append({"job_id": job["job_id"], "nodes": len(idx), "cores": cores,
+                     "packing_factor": len(idx) / math.ceil(cores / per_node),
+                     "fragmentation": blocks(idx), "spread": (idx[-1] - idx[0] + 1) / len(idx)})
+    return rows
+
+
+def seed002_metrics(jobs, cmap: CoreMap) -> dict[str, float]:
+    """Sect. 6's measures over one run (``jobs``: out_jobs rows as dicts, rejected ones skipped)."""
+    started = [j for j in jobs if isinstance(j.get("allocated_resources"), str) and j["allocated_resources"].strip()
+               and float(j.get("starting_time", -1)) >= 0]
+    if not started:
+        return {}
+    first = min(float(j["submission_time"]) for j in started)
+    last = max(float(j["finish_time"]) for j in started)
+    theoretical = sum(float(j["execution_time"]) * len(parse_intervals(j["allocated_resources"]))
+                      for j in started) / max(cmap.total_cores, 1)
+    rows = placement_rows(started, cmap)
+    mean = lambda key: sum(r[key] for r in rows) / len(rows)   # noqa: E731
+    return {"seed002_utilisation": theoretical / (last - first) if last > first else float("nan"),
+            "packing_factor": mean("packing_factor"), "fragmentation": mean("fragmentation"),
+            "spread": mean("spread")}
+
+
+def gpu_usage(jobs, gpus_per_node: dict[str, int], cmap: CoreMap) -> list[tuple[float, int]]:
+    """(time, GPUs in use) steps: each started job holds gpus_per_node on each of its nodes."""
+    events: list[tuple[float, int]] = []
+    for job in jobs:
+        g = gpus_per_node.get(str(job["job_id"]), 0)
+        nodes = job_nodes(job.get("allocated_resources"), cmap)
+        if not g or not nodes:
+            continue
+        events.append((float(job["starting_time"]), g * len(nodes)))
+        events.append((float(job["finish_time"]), -g * len(nodes)))
+    events.sort()
+    out, used = [], 0
+    for t, d in events:
+        used += d
+        if out and out[-1][0] == t:
+            out[-1] = (t, used)
+        else:
+            out.append((t, used))
+    return out
