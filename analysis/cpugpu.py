@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mrsched.schedulers.batsim.intervals import parse_intervals
-from mrsched.schedulers.optim.machine import natural_key
 
 
 @dataclass
@@ -35,25 +34,13 @@ class CoreMap:
 
 
 def core_map(platform: str | Path) -> CoreMap:
-    """Read a platform's compute resources as Batsim numbers them; nodes from ``node`` properties
-    (per-core platforms) or one node per host."""
-    from mrsched.simulator.platform import load_platform
+    """A platform's compute resources as Batsim numbers them (host-name order) and their nodes
+    (``node`` properties on per-core platforms, else one node per host)."""
+    from mrsched.workloads.cpugpu import read_machine
 
-    plat = load_platform(str(platform))
-    hosts = [h for h in plat.resources() if h.role == "compute"]
-    per_core = any(h.properties.get("resource") == "core" for h in hosts)
-    node_name = {}
-    cores: dict[str, int] = {}
-    gpus: dict[str, int] = {}
-    for rid, h in enumerate(hosts):
-        name = h.properties.get("node", h.name) if per_core else h.name
-        node_name[rid] = name
-        cores[name] = cores.get(name, 0) + 1
-        gpus[name] = int(float(h.properties.get("gpus") or 0))
-    names = sorted(cores, key=natural_key)
-    index = {n: k for k, n in enumerate(names)}
-    return CoreMap({rid: index[n] for rid, n in node_name.items()}, names, [cores[n] for n in names],
-                   [gpus[n] for n in names])
+    m = read_machine(platform)
+    index = {n: k for k, n in enumerate(m.names)}
+    return CoreMap({rid: index[node] for rid, (_, node) in enumerate(m.hosts)}, m.names, m.cores, m.gpus)
 
 
 def job_nodes(alloc: str, cmap: CoreMap) -> dict[int, int]:

@@ -98,10 +98,12 @@ def _windows(run: list[int], free: list[int], req: CoreRequest) -> list[tuple[in
 
 
 def job_bids(req: CoreRequest, free: list[int], free_gpus: list[int], *, max_bids: int,
-             slurm: Layout | None = None) -> list[Bid]:
-    """Bids of one job on the current free cores and GPUs (Sect. 4.1-4.3)."""
+             slurm: Layout | None = None, arrays: tuple | None = None) -> list[Bid]:
+    """Bids of one job on the current free cores and GPUs (Sect. 4.1-4.3); ``arrays``: the
+    same two lists as numpy arrays, when the caller has them (a round asks for every job)."""
     total = len(free)
-    runs = eligible_blocks(free, free_gpus, req.min_per_node, req.gpus_per_node)
+    fa, ga = arrays if arrays is not None else (free, free_gpus)
+    runs = eligible_blocks(fa, ga, req.min_per_node, req.gpus_per_node)
     nruns = len(runs)
     bids: list[Bid] = []
     seen = set()

@@ -11,22 +11,26 @@ on the first nodes. ``contiguous`` jobs use one block only.
 
 from __future__ import annotations
 
+import numpy as np
+
 from mrsched.schedulers.optim.machine import Layout, NodeState
 from mrsched.schedulers.optim.request import CoreRequest
 
 
-def eligible_blocks(free: list[int], free_gpus: list[int], min_cores: int, gpus: int) -> list[list[int]]:
+def block_bounds(free, free_gpus, min_cores: int, gpus: int) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """Half-open ``(first, end)`` runs of consecutive nodes with ``min_cores`` free cores and
+    ``gpus`` free GPUs, and the prefix sums of free cores (a run's cores: cs[end] - cs[first])."""
+    f = np.asarray(free)
+    mask = (f >= max(min_cores, 1)) & (np.asarray(free_gpus) >= gpus)
+    edges = np.diff(np.concatenate(([False], mask, [False])).astype(np.int8))
+    starts = np.flatnonzero(edges == 1).tolist()
+    ends = np.flatnonzero(edges == -1).tolist()
+    return list(zip(starts, ends)), np.concatenate(([0], np.cumsum(f)))
+
+
+def eligible_blocks(free, free_gpus, min_cores: int, gpus: int) -> list[list[int]]:
     """Maximal runs of consecutive nodes with ``min_cores`` free cores and ``gpus`` free GPUs."""
-    blocks, run = [], []
-    for n, (c, g) in enumerate(zip(free, free_gpus)):
-        if c >= min_cores and c > 0 and g >= gpus:
-            run.append(n)
-        elif run:
-            blocks.append(run)
-            run = []
-    if run:
-        blocks.append(run)
-    return blocks
+    return [list(range(a, b)) for a, b in block_bounds(free, free_gpus, min_cores, gpus)[0]]
 
 
 def spread(caps: list[int], cores: int) -> list[int] | None:
@@ -99,26 +103,33 @@ def best_fit(state: NodeState, req: CoreRequest) -> Layout | None:
 
 
 def best_fit_counts(free: list[int], free_gpus: list[int], req: CoreRequest) -> Layout | None:
-    blocks = eligible_blocks(free, free_gpus, req.min_per_node, req.gpus_per_node)
-    if not blocks:
+    bounds, cs = block_bounds(free, free_gpus, req.min_per_node, req.gpus_per_node)
+    if not bounds:
         return None
+
+    def size(a: int, b: int) -> int:
+        return b - a if req.kind == 3 else int(cs[b] - cs[a])
+
+    need = req.nodes_min if req.kind == 3 else req.cores
     best, best_size = None, None
-    for block in blocks:
-        size = sum(free[n] for n in block) if req.kind != 3 else len(block)
-        if best_size is not None and size >= best_size:
+    for a, b in sorted(bounds, key=lambda ab: (size(*ab), ab[0])):
+        if size(a, b) < need:
             continue
-        got = fit_in(block, free, req)
+        got = fit_in(list(range(a, b)), free, req)
         if got is not None:
-            best, best_size = got, size
-    if best is None and not req.contiguous and len(blocks) > 1:
+            best, best_size = got, size(a, b)
+            break
+    if best is None and not req.contiguous and len(bounds) > 1:
         # no single block: the largest blocks first, then the job's rule on their union
-        ranked = sorted(blocks, key=lambda b: (-(sum(free[n] for n in b) if req.kind != 3 else len(b)), b[0]))
         chosen: list[int] = []
-        for block in ranked:
-            chosen = sorted(chosen + block)
-            best = fit_in(chosen, free, req)
-            if best is not None:
-                break
+        total = 0
+        for a, b in sorted(bounds, key=lambda ab: (-size(*ab), ab[0])):
+            chosen = sorted(chosen + list(range(a, b)))
+            total += size(a, b)
+            if total >= need:
+                best = fit_in(chosen, free, req)
+                if best is not None:
+                    break
     if best is None:
         return None
     return Layout(tuple(sorted(best)), req.gpus_per_node)

@@ -34,14 +34,11 @@ class NodeView:
     def __post_init__(self) -> None:
         if not self.node_of:
             self.node_of = {c: n for n, cs in enumerate(self.cores) for c in cs}
+        self.total_cores = sum(len(c) for c in self.cores)
 
     @property
     def nb_nodes(self) -> int:
         return len(self.names)
-
-    @property
-    def total_cores(self) -> int:
-        return sum(len(c) for c in self.cores)
 
     @classmethod
     def from_cluster(cls, cluster: Cluster) -> "NodeView":
@@ -104,17 +101,20 @@ class NodeState:
     def __init__(self, view: NodeView):
         self.view = view
         self.free: list[list[int]] = [list(c) for c in view.cores]
+        self.free_count: list[int] = [len(c) for c in view.cores]
         self.free_gpus: list[int] = list(view.gpus)
+        self.total_free = sum(self.free_count)
 
     def free_cores(self, node: int) -> int:
-        return len(self.free[node])
+        return self.free_count[node]
 
     def counts(self) -> tuple[list[int], list[int]]:
-        return [len(f) for f in self.free], list(self.free_gpus)
+        """Copies of the free cores and free GPUs per node."""
+        return list(self.free_count), list(self.free_gpus)
 
     def fits(self, layout: Layout) -> bool:
         g = layout.gpus_per_node
-        return all(len(self.free[n]) >= c and self.free_gpus[n] >= g for n, c in layout.per_node)
+        return all(self.free_count[n] >= c and self.free_gpus[n] >= g for n, c in layout.per_node)
 
     def take(self, layout: Layout) -> tuple[NodeShare, ...]:
         """Reserve ``layout`` (lowest free cores first); ValueError when it does not fit."""
@@ -124,6 +124,8 @@ class NodeState:
         for n, c in layout.per_node:
             free = self.free[n]
             got, self.free[n] = tuple(free[:c]), free[c:]
+            self.free_count[n] -= c
+            self.total_free -= c
             self.free_gpus[n] -= layout.gpus_per_node
             shares.append(NodeShare(n, got, layout.gpus_per_node))
         return tuple(shares)
@@ -131,11 +133,15 @@ class NodeState:
     def give_back(self, shares: tuple[NodeShare, ...]) -> None:
         for s in shares:
             self.free[s.node] = sorted(self.free[s.node] + list(s.cores))
+            self.free_count[s.node] += len(s.cores)
+            self.total_free += len(s.cores)
             self.free_gpus[s.node] += s.gpus
 
     def copy(self) -> "NodeState":
         other = NodeState.__new__(NodeState)
         other.view = self.view
         other.free = [list(f) for f in self.free]
+        other.free_count = list(self.free_count)
         other.free_gpus = list(self.free_gpus)
+        other.total_free = self.total_free
         return other

@@ -4,12 +4,14 @@ Every ``period`` seconds the ``window`` highest-priority jobs bid for blocks of 
 A, B, C and SLURM's own best fit, at most ``max_bids_per_job`` each, preference F_jc of
 Eq. 19) and HiGHS picks the winners (Eqs. 8-15, alpha = P_min / (|B| + 1)); see
 :mod:`mrsched.schedulers.optim.auction` for the decisions. Time limit and window halving as
-``ipsched``.
+``ipsched``; the window grows back (doubling) after ten rounds solved in under half the limit.
 """
 
 from __future__ import annotations
 
 import logging
+
+import numpy as np
 
 from mrsched.schedulers.optim.auction import job_bids, winner_determination
 from mrsched.schedulers.optim.bestfit import best_fit_counts
@@ -31,7 +33,7 @@ class AucSched(CpuGpuPolicy):
 
     def __init__(self, *, window: int = 200, max_bids_per_job: int = 4, slurm_bids: bool = True,
                  priority: str = "basic", priority_max_age: float = 7 * 86400.0, period: float = 5.0,
-                 time_limit: float = 0.0, mip_gap: float = 1e-6, job_model: str = "alloc-only"):
+                 time_limit: float = 0.0, mip_gap: float = 1e-4, job_model: str = "alloc-only"):
         self.window = window
         self.max_bids_per_job = max_bids_per_job
         self.slurm_bids = slurm_bids
@@ -45,6 +47,7 @@ class AucSched(CpuGpuPolicy):
     def setup(self, cluster) -> None:
         super().setup(cluster)
         self.window_ = self.window
+        self.calm_ = 0            # rounds solved in under half the limit since the last timeout
         self.idle_ = False
         self.solves_: list[dict] = []
 
@@ -58,6 +61,7 @@ class AucSched(CpuGpuPolicy):
         reqs = [self.requests_[j.id] for j in window]
         prios = [self.priority_of(j, ctx.now) for j in window]
         free, gpus = self.state_.counts()
+        arrays = (np.array(free), np.array(gpus))
         sf, sg = list(free), list(gpus)      # SLURM bids: as if the earlier jobs had got theirs
         bids = []
         for req in reqs:
@@ -66,7 +70,7 @@ class AucSched(CpuGpuPolicy):
                 for n, c in slurm.per_node:
                     sf[n] -= c
                     sg[n] -= req.gpus_per_node
-            bids.append(job_bids(req, free, gpus, max_bids=self.max_bids_per_job, slurm=slurm))
+            bids.append(job_bids(req, free, gpus, max_bids=self.max_bids_per_job, slurm=slurm, arrays=arrays))
         out = winner_determination(prios, reqs, bids, free, gpus, time_limit=self.limit(), mip_gap=self.mip_gap)
         res = out.result
         if res is not None:
@@ -77,10 +81,16 @@ class AucSched(CpuGpuPolicy):
         if out.status == "timeout":
             self.stats_["timeouts"] += 1
             self.window_ = max(1, self.window_ // 2)
+            self.calm_ = 0
             logger.warning("aucsched: MILP hit its %.3g s limit at t=%.3f with %d jobs: nothing started, "
                            "window halved to %d", self.limit(), ctx.now, len(window), self.window_)
             self.idle_ = False
             return
+        if res is not None and res.seconds < self.limit() / 2 and self.window_ < self.window:
+            self.calm_ += 1
+            if self.calm_ >= 10:     # Decision: ten calm rounds double the window back
+                self.window_ = min(self.window, self.window_ * 2)
+                self.calm_ = 0
         if out.status != "optimal":
             logger.warning("aucsched: MILP %s at t=%.3f; nothing started", out.status, ctx.now)
             self.idle_ = False

@@ -10,8 +10,8 @@ reservation or leaves each reservation's cores and GPUs per node free.
 
 from __future__ import annotations
 
-from mrsched.schedulers.optim.bestfit import best_fit
-from mrsched.schedulers.optim.machine import Layout, NodeState
+from mrsched.schedulers.optim.bestfit import best_fit_counts
+from mrsched.schedulers.optim.machine import Layout
 from mrsched.schedulers.optim.policy import CpuGpuPolicy
 from mrsched.schedulers.policies.base import Param, SchedulingContext
 
@@ -50,51 +50,59 @@ class SlurmBackfill(CpuGpuPolicy):
                 for n, c in layout.per_node:
                     f[n] -= c
                     g[n] -= layout.gpus_per_node
-            if min(f, default=0) < 0 or min(g, default=0) < 0:
+            if sum(f) < req.cores or min(f, default=0) < 0 or min(g, default=0) < 0:
                 continue
-            st = NodeState.__new__(NodeState)
-            st.free = [[0] * c for c in f]
-            st.free_gpus = g
-            layout = best_fit(st, req)
+            layout = best_fit_counts(f, g, req)
             if layout is not None:
                 return t, layout
         return None
 
-    def _respects(self, layout: Layout, end: float, now: float, holds: list) -> bool:
-        """Whether a job on ``layout`` until ``end`` leaves every reservation its resources."""
-        for t, res, _ in holds:
+    def _respects(self, layout: Layout, end: float, holds: list, free_at: dict) -> bool:
+        """Whether a job on ``layout`` until ``end`` leaves every reservation its resources
+        (``free_at``: reservation time -> free cores and GPUs then, earlier holds taken)."""
+        for t, _, _ in holds:
             if end <= t:
                 continue
-            free_t = self._free_at(t, now)
-            f, g = free_t
-            for n, c in layout.per_node:
-                f[n] -= c
-                g[n] -= layout.gpus_per_node
-            for _, other, _ in holds:
-                for n, c in other.per_node:
-                    f[n] -= c
-                    g[n] -= other.gpus_per_node
-            if min(f, default=0) < 0 or min(g, default=0) < 0:
+            f, g = free_at[t]
+            g_need = layout.gpus_per_node
+            if any(f[n] < c or g[n] < g_need for n, c in layout.per_node):
                 return False
         return True
 
-    def _free_at(self, t: float, now: float) -> tuple[list[int], list[int]]:
+    def _free_at(self, t: float, now: float, holds: list) -> tuple[list[int], list[int]]:
         free, gpus = self.state_.counts()
         for h in self.running_.values():
             if max(h.end, now) <= t:
                 for s in h.shares:
                     free[s.node] += len(s.cores)
                     gpus[s.node] += s.gpus
+        for _, other, _ in holds:
+            for n, c in other.per_node:
+                free[n] -= c
+                gpus[n] -= other.gpus_per_node
         return free, gpus
 
     def decide(self, ctx: SchedulingContext, jobs: list) -> None:
         holds: list = []          # (time, layout, job id) reservations, depth <= self.reservations
+        free_at: dict = {}        # reservation time -> free cores and GPUs then, reservations taken
+        failed: set = set()       # request shapes that did not fit now (starts only take resources)
+        state = self.state_
         for job in jobs:
-            layout = best_fit(self.state_, self.requests_[job.id])
-            if layout is not None:
-                if not holds or self._respects(layout, ctx.now + job.request.walltime, ctx.now, holds):
-                    self.start(ctx, job, layout)
-                    continue
+            req = self.requests_[job.id]
+            layout = None
+            if req not in failed and req.cores <= state.total_free:
+                layout = best_fit_counts(state.free_count, state.free_gpus, req)
+                if layout is None:
+                    failed.add(req)
+            end = ctx.now + job.request.walltime
+            if layout is not None and (not holds or self._respects(layout, end, holds, free_at)):
+                self.start(ctx, job, layout)
+                for t, (f, g) in free_at.items():
+                    if end > t:
+                        for n, c in layout.per_node:
+                            f[n] -= c
+                            g[n] -= layout.gpus_per_node
+                continue
             if len(holds) >= self.reservations:
                 if not self.reservations:
                     return
@@ -102,3 +110,4 @@ class SlurmBackfill(CpuGpuPolicy):
             found = self._reserve(job, ctx.now, holds)
             if found is not None:
                 holds.append((found[0], found[1], job.id))
+                free_at = {t: self._free_at(t, ctx.now, holds) for t, _, _ in holds}
