@@ -113,3 +113,38 @@ def gpu_usage(jobs, gpus_per_node: dict[str, int], cmap: CoreMap) -> list[tuple[
         else:
             out.append((t, used))
     return out
+
+
+_MAPS: dict[str, CoreMap | None] = {}
+
+
+def _cached_map(platform: str) -> CoreMap | None:
+    """The platform's core map when it is a per-core platform (else None), read once."""
+    if platform not in _MAPS:
+        from mrsched.workloads.cpugpu import read_machine
+
+        try:
+            per_core = read_machine(platform).per_core
+        except Exception:   # noqa: BLE001 - not a readable per-core platform: no seed 002 metrics
+            per_core = False
+        _MAPS[platform] = core_map(platform) if per_core else None
+    return _MAPS[platform]
+
+
+def run_cpugpu_metrics(run) -> dict[str, float]:
+    """Seed 002's measures of a loaded run (``mrsched.analysis.runs.Run``) on a per-core
+    platform ({} elsewhere); GPU utilisation is ``run_metrics``' ``utilisation_gpus``."""
+    import csv
+
+    from mrsched.analysis.runs import _jobs_csv, _paths, _resolve
+
+    plats = _paths(run.manifest.get("platform"))
+    plat = _resolve(plats[0], run.path) if plats else None
+    cmap = _cached_map(str(plat)) if plat is not None else None
+    path = _jobs_csv(run.path)
+    if cmap is None or path is None:
+        return {}
+    with open(path, newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r.get("allocated_resources")]
+    out = seed002_metrics(rows, cmap)
+    return out
