@@ -99,13 +99,17 @@ def solve_window(weights: list[float], reqs: list[CoreRequest], free: list[int],
     """Select and lay out jobs of the window on the free cores and GPUs."""
     nb_nodes = len(free)
     classes = node_classes(free, free_gpus)
-    m, s, y, z, keys = build_model(weights, reqs, classes, nb_nodes)
+    # a job that does not fit alone on the free nodes is in no selection: left out (exact)
+    alone = [j for j, r in enumerate(reqs) if best_fit_counts(free, free_gpus, r) is not None]
+    m, s, y, z, keys = build_model([weights[j] for j in alone], [reqs[j] for j in alone], classes, nb_nodes)
     result = m.solve(time_limit=time_limit, mip_gap=mip_gap)
     out = IpOutcome(result.status, result=result)
     if result.status != "optimal" or result.x is None:
         return out
     x = result.x
-    selected = [j for j in range(len(reqs)) if x[s[j]] > 0.5]
+    selected = [alone[j] for j in range(len(alone)) if x[s[j]] > 0.5]
+    y = {(k, alone[j]): v for (k, j), v in y.items()}
+    z = {(k, alone[j]): v for (k, j), v in z.items()}
     # lay out: GPU-heavy and per-node-heavy jobs first, they have the fewest choices
     def demand(j: int) -> tuple:
         r = reqs[j]
