@@ -20,6 +20,7 @@ from mrsched.schedulers.optim.bestfit import never_fits
 from mrsched.schedulers.optim.machine import Layout, NodeShare, NodeState, NodeView
 from mrsched.schedulers.optim.priority import PRIORITIES, job_priority
 from mrsched.schedulers.optim.request import CoreRequest, core_request
+from mrsched.schedulers.placement import BurstBufferPlacer, split_shares
 from mrsched.schedulers.policies.base import Param, Policy, SchedulingContext
 
 logger = logging.getLogger(__name__)
@@ -32,6 +33,7 @@ class Held:
     end: float
     shares: tuple[NodeShare, ...]
     layout: Layout
+    bb: tuple[int, ...] = ()
 
 
 class CpuGpuPolicy(Policy):
@@ -53,6 +55,9 @@ class CpuGpuPolicy(Policy):
         self.seq_: dict[str, int] = {}
         self.stats_: dict[str, int] = {"rounds": 0, "solves": 0, "timeouts": 0}
         self._empty = ([len(c) for c in self.view_.cores], list(self.view_.gpus))
+        # burst buffer (seed 001's machines): placed per core resource like every policy does
+        self.placer_ = BurstBufferPlacer(cluster)
+        self.bb_free_ = [st.capacity for st in cluster.storage]
 
     # -- bookkeeping ------------------------------------------------------------------------
     def _release_ended(self, ctx: SchedulingContext) -> None:
@@ -60,6 +65,8 @@ class CpuGpuPolicy(Policy):
             held = self.running_.pop(jid, None)
             if held is not None:
                 self.state_.give_back(held.shares)
+                for k, b in enumerate(held.bb):
+                    self.bb_free_[k] += b
 
     def _admit(self, ctx: SchedulingContext) -> list[Job]:
         """The waiting jobs with a valid request that can fit the empty machine; others rejected."""
@@ -88,23 +95,38 @@ class CpuGpuPolicy(Policy):
         """Highest priority first; ties in submission order."""
         return sorted(jobs, key=lambda j: (-self.priority_of(j, now), self.seq_[j.id]))
 
-    def start(self, ctx: SchedulingContext, job: Job, layout: Layout) -> None:
-        """Take ``layout``'s cores and GPUs and start ``job`` there (checked against its request)."""
+    def start(self, ctx: SchedulingContext, job: Job, layout: Layout) -> bool:
+        """Take ``layout``'s cores and GPUs and start ``job`` there (checked against its request);
+        False (nothing taken) when its burst buffer, if any, cannot be placed now."""
         req = self.requests_[job.id]
         if layout.cores != req.cores or not req.nodes_min <= len(layout.per_node) <= req.nodes_max \
                 or (req.cores_per_node and any(c != req.cores_per_node for _, c in layout.per_node)) \
                 or layout.gpus_per_node != req.gpus_per_node:
             raise SimulationError(f"policy '{self.policy_name()}' lays out {layout} for request {req}", job=job.id)
+        free = self.state_.free
+        cores = sorted(c for n, k in layout.per_node for c in free[n][:k])
+        placement, bb = {}, ()
+        total = job.request.bb_total
+        if total:
+            placement = self.placer_.place(cores, split_shares(total, len(cores)), self.bb_free_)
+            if placement is None:
+                return False
+            per = [0] * len(self.bb_free_)
+            for st, nbytes in placement.values():
+                per[st] += nbytes
+            bb = tuple(per)
         try:
             shares = self.state_.take(layout)
         except ValueError as exc:
             raise SimulationError(f"policy '{self.policy_name()}': {exc}", job=job.id) from None
         mask = 0
-        for s in shares:
-            for c in s.cores:
-                mask |= 1 << c
-        ctx.start(job, Allocation(mask))
-        self.running_[job.id] = Held(ctx.now + job.request.walltime, shares, layout)
+        for c in cores:
+            mask |= 1 << c
+        for k, b in enumerate(bb):
+            self.bb_free_[k] -= b
+        ctx.start(job, Allocation(mask, bb, placement))
+        self.running_[job.id] = Held(ctx.now + job.request.walltime, shares, layout, bb)
+        return True
 
     def schedule(self, ctx: SchedulingContext):
         self._release_ended(ctx)

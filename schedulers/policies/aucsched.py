@@ -95,6 +95,5 @@ class AucSched(CpuGpuPolicy):
             logger.warning("aucsched: MILP %s at t=%.3f; nothing started", out.status, ctx.now)
             self.idle_ = False
             return
-        for j in sorted(out.winners):
-            self.start(ctx, window[j], out.winners[j][1])
-        self.idle_ = not out.winners
+        placed = sum(self.start(ctx, window[j], out.winners[j][1]) for j in sorted(out.winners))
+        self.idle_ = not placed

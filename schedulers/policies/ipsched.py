@@ -108,6 +108,5 @@ class IpSched(CpuGpuPolicy):
         if out.status != "optimal":
             logger.warning("ipsched: MILP %s at t=%.3f; nothing started", out.status, ctx.now)
             return out.status, 0, res.seconds
-        for j in sorted(out.layouts):
-            self.start(ctx, window[j], out.layouts[j])
-        return out.status, len(out.layouts), res.seconds
+        placed = sum(self.start(ctx, window[j], out.layouts[j]) for j in sorted(out.layouts))
+        return out.status, placed, res.seconds

@@ -95,8 +95,8 @@ class SlurmBackfill(CpuGpuPolicy):
                 if layout is None:
                     failed.add(req)
             end = ctx.now + job.request.walltime
-            if layout is not None and (not holds or self._respects(layout, end, holds, free_at)):
-                self.start(ctx, job, layout)
+            if layout is not None and (not holds or self._respects(layout, end, holds, free_at)) \
+                    and self.start(ctx, job, layout):
                 for t, (f, g) in free_at.items():
                     if end > t:
                         for n, c in layout.per_node:
