@@ -22,6 +22,8 @@ logger = logging.getLogger(__name__)
 
 
 class AucSched(CpuGpuPolicy):
+    """AUCSCHED (seed 002): an auction of contiguity-aware bids, Eqs. (8)-(19), every period."""
+
     name = "aucsched"
     _parameter_constraints = {
         "window": Param(int, min=1, max=10000, help="jobs in the auction (seed 002: 200)"),

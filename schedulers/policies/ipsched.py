@@ -25,6 +25,8 @@ OBJECTIVES = ("priority", "priority-cores")
 
 
 class IpSched(CpuGpuPolicy):
+    """IPSCHED (seed 002): a window of jobs placed by one MILP, Eqs. (1)-(7), every period."""
+
     name = "ipsched"
     _parameter_constraints = {
         "window": Param(int, min=1, max=10000, help="jobs in the MILP window (MAX_JOB_COUNT, seed 002: 200)"),

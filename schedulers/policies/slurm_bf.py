@@ -17,6 +17,8 @@ from mrsched.schedulers.policies.base import Param, SchedulingContext
 
 
 class SlurmBackfill(CpuGpuPolicy):
+    """SLURM backfill with its best fit of cores and GPUs (seed 002's baseline)."""
+
     name = "slurm-bf"
     _parameter_constraints = {
         "reservations": Param(int, min=0, max=100, help="jobs that get a reservation (SLURM backfill depth); "
