@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _link_sharing(df, "node links and green/black/blue cables")
     _output(df)
 
-    cl = sub.add_parser("cluster", help="flat one-switch cluster with storage nodes and a PFS (small tests)",
+    cl = sub.add_parser("cluster", help="flat one-switch cluster with storage nodes and a PFS; CPU+GPU machines with --cores",
                         description="Flat cluster: node_0..node_{N-1}, bb_0..bb_{K-1}, pfs, master.")
     cl.add_argument("--nodes", type=int, required=True, help="compute nodes")
     cl.add_argument("--storage", type=int, default=0, help="burst-buffer storage nodes (default 0)")
@@ -44,7 +44,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cl.add_argument("--pfs-bandwidth", default="5GBps")
     cl.add_argument("--no-pfs", action="store_true", help="no PFS host")
     cl.add_argument("--gpus", type=int, default=0, help="GPUs per compute node (host property gpus)")
-    cl.add_argument("--cores", type=int, default=0, help="cores per compute node (host property cores)")
+    cl.add_argument("--cores", type=int, default=0,
+                    help="cores per compute node: one Batsim resource per core (hosts node_K_core_C with "
+                         "resource=core, node, cores, gpus properties; seed 002's CPU+GPU machines)")
+    cl.add_argument("--node-hosts", action="store_true",
+                    help="with --cores: one host per node carrying a cores property instead")
     _link_sharing(cl, "compute and storage node links")
     _output(cl)
 
@@ -118,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
         result = generate_cluster(
             nodes=args.nodes, storage=args.storage, bb_capacity=args.bb_capacity, speed=args.speed,
             link_bandwidth=args.link_bandwidth, link_latency=args.link_latency, pfs_bandwidth=args.pfs_bandwidth,
-            pfs=not args.no_pfs, gpus=args.gpus, cores=args.cores, link_sharing=args.link_sharing)
+            pfs=not args.no_pfs, gpus=args.gpus, cores=args.cores, link_sharing=args.link_sharing,
+            node_hosts=args.node_hosts)
     else:
         raise ConfigError("missing platform kind", hint="valid: dragonfly, cluster, iotree, bundled (see --help)")
     out = Path(args.output)

@@ -16,6 +16,9 @@ from mrsched.schedulers.policies.conservative import ConservativeBackfilling
 from mrsched.schedulers.policies.fcfs import FCFS
 from mrsched.schedulers.policies.filler import Filler
 from mrsched.schedulers.policies.plan import Plan1, Plan2, Plan3, PlanBased
+from mrsched.schedulers.policies.aucsched import AucSched
+from mrsched.schedulers.policies.ipsched import IpSched
+from mrsched.schedulers.policies.slurm_bf import SlurmBackfill
 
 POLICIES: dict[str, type[Policy]] = {
     "fcfs": FCFS,
@@ -30,6 +33,9 @@ POLICIES: dict[str, type[Policy]] = {
     "plan-1": Plan1,
     "plan-2": Plan2,
     "plan-3": Plan3,
+    "slurm-bf": SlurmBackfill,      # seed 002 (CPU+GPU machines)
+    "ipsched": IpSched,
+    "aucsched": AucSched,
 }
 
 

@@ -116,6 +116,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ens.add_argument("--seed", type=int, default=0)
     ens.add_argument("-o", "--output", required=True)
 
+    from mrsched.workloads.cpugpu_cli import add_parsers
+    add_parsers(sub)   # requests, cpugpu (seed 002)
+
     fe = sub.add_parser("fetch", help="download a Parallel Workloads Archive trace into the cache (sha256 checked)")
     fe.add_argument("name", help="trace name, e.g. KTH-SP2-1996-2.1-cln")
     fe.add_argument("--cache", help="cache directory (default $MRSCHED_CACHE or ~/.cache/mrsched/traces)")
@@ -271,10 +274,13 @@ def run(args: argparse.Namespace) -> int:
         print(wl["description"])
         _write(args.output, wl, platform)
         return 0
+    if command in ("requests", "cpugpu"):
+        from mrsched.workloads.cpugpu_cli import run_command
+        return run_command(args, _write)
     if command == "fetch":
         from mrsched.workloads.archive import fetch
 
         print(fetch(args.name, cache=args.cache, source=args.source))
         return 0
     raise ConfigError("missing workload action",
-                      hint="valid: swf, check, synthetic, bbsched, multires, esp2, ensemble, fetch (see --help)")
+                      hint="valid: swf, check, synthetic, bbsched, multires, esp2, ensemble, requests, cpugpu, fetch (see --help)")

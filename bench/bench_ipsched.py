@@ -1,0 +1,144 @@
+"""Decision cost of IPSCHED and AUCSCHED (seed 002) on Machine-L: MILP variables, constraints
+and HiGHS solve time per invocation against the window size, and how often a whole run
+halved its window.
+
+Run on demand (not a test): ``.venv/bin/python bench/bench_ipsched.py [--problems 5]
+[--simulate]``. Each problem is a loaded Machine-L (1,024 nodes x 8 cores x 2 GPUs; every node
+has 0-8 free cores and 0-2 free GPUs, drawn with a seed) and a window of the first 50 / 100 /
+200 jobs of a seed 002 mix V workload (all four request kinds). The limit per solve is the
+scheduling interval (5 s), as in the policies. The paper's direct formulation would have
+2|J|(1 + |N|) variables (Table 4): 410k for 200 jobs; CPLEX solved 150k-200k within the
+interval. ``--simulate`` also runs ESP-2 x 2 and mix V with both policies and prints how many
+MILPs hit the limit (each halves the window).
+
+Measured on the development machine (2 shared cores, HiGHS 1.x through scipy), see the
+printed table: IPSCHED's class model stays far below a second at w = 200; AUCSCHED's bids
+make a far larger model that often reaches the 5 s limit at w = 200.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+from mrsched.schedulers.optim.auction import job_bids, winner_determination
+from mrsched.schedulers.optim.bestfit import best_fit_counts
+from mrsched.schedulers.optim.ipmodel import solve_window
+from mrsched.schedulers.optim.request import core_request
+from mrsched.workloads.cpugpu import Machine, generate_mix
+
+NODES, CORES, GPUS = 1024, 8, 2
+LIMIT = 5.0
+
+
+def machine() -> Machine:
+    names = [f"node_{k}" for k in range(NODES)]
+    return Machine([], names, [CORES] * NODES, [GPUS] * NODES, True)
+
+
+def loaded_state(rng: np.random.Generator) -> tuple[list[int], list[int]]:
+    """Free cores and GPUs per node of a busy machine: blocks of busy and partly free nodes."""
+    free = rng.integers(0, CORES + 1, NODES)
+    free[rng.random(NODES) < 0.4] = 0
+    gpus = np.minimum(rng.integers(0, GPUS + 1, NODES), np.where(free > 0, GPUS, 0))
+    return free.tolist(), gpus.tolist()
+
+
+def problem(seed: int, w: int):
+    rng = np.random.default_rng(seed)
+    wl = generate_mix(machine(), "V", jobs=w, seed=seed)
+    reqs = [core_request(str(j["id"]), j) for j in wl["jobs"]]
+    prios = [100_000.0 - k for k in range(w)]
+    free, gpus = loaded_state(rng)
+    return reqs, prios, free, gpus
+
+
+def bench_ipsched(reqs, prios, free, gpus):
+    out = solve_window(prios, reqs, free, gpus, time_limit=LIMIT, mip_gap=1e-4)
+    r = out.result
+    return r.variables, r.constraints, r.seconds, r.status, len(out.layouts)
+
+
+def bench_aucsched(reqs, prios, free, gpus, max_bids=4):
+    t0 = time.perf_counter()
+    sf, sg = list(free), list(gpus)
+    bids = []
+    arrays = (np.array(free), np.array(gpus))
+    for q in reqs:
+        s = best_fit_counts(sf, sg, q)
+        if s is not None:
+            for n, c in s.per_node:
+                sf[n] -= c
+                sg[n] -= q.gpus_per_node
+        bids.append(job_bids(q, free, gpus, max_bids=max_bids, slurm=s, arrays=arrays))
+    gen = time.perf_counter() - t0
+    out = winner_determination(prios, reqs, bids, free, gpus, time_limit=LIMIT, mip_gap=1e-4)
+    r = out.result
+    return r.variables, r.constraints, r.seconds, r.status, len(out.winners), out.bids, gen
+
+
+def table(args) -> None:
+    print(f"Machine-L {NODES} x {CORES} cores x {GPUS} GPUs, mix V windows, limit {LIMIT:g} s, "
+          f"{args.problems} problems per row (median [max] seconds)\n")
+    print("| policy | window | variables | constraints | paper's direct vars | solve s median [max] | timeouts | started |")
+    print("|---|---|---|---|---|---|---|---|")
+    for w in (50, 100, 200):
+        probs = [problem(1000 * w + k, w) for k in range(args.problems)]
+        for name in ("ipsched", "aucsched"):
+            rows = [bench_ipsched(*p) if name == "ipsched" else bench_aucsched(*p) for p in probs]
+            secs = [r[2] for r in rows]
+            print(f"| {name} | {w} | {statistics.median(r[0] for r in rows):.0f} | "
+                  f"{statistics.median(r[1] for r in rows):.0f} | {2 * w * (1 + NODES)} | "
+                  f"{statistics.median(secs):.3f} [{max(secs):.3f}] | "
+                  f"{sum(r[3] == 'timeout' for r in rows)}/{len(rows)} | {statistics.median(r[4] for r in rows):.0f} |",
+                  flush=True)
+
+
+def simulate(args) -> None:
+    import tempfile
+    from pathlib import Path
+
+    from mrsched.platforms.cluster import generate_cluster
+    from mrsched.schedulers.registry import make_scheduler
+    from mrsched.simulator.engine import simulate as run
+    from mrsched.simulator.platform import load_platform
+    from mrsched.workloads.batsim_json import write_workload
+    from mrsched.workloads.cpugpu import generate_esp2_cpugpu
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench_ipsched_"))
+    plat_path = tmp / "machine_l.xml"
+    plat_path.write_text(generate_cluster(nodes=NODES, cores=CORES, gpus=GPUS, pfs=False).xml)
+    plat = load_platform(str(plat_path))
+    print("\n| workload | policy | MILPs | timeouts (window halved) | median s | max s | scheduler s | run wall s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, wl in (("ESP-2 x 2", generate_esp2_cpugpu(machine(), seed=1)),
+                      ("mix V", generate_mix(machine(), "V", jobs=400, seed=1))):
+        wpath = tmp / f"{label.replace(' ', '_')}.json"
+        write_workload(wpath, wl)
+        for name in ("ipsched", "aucsched"):
+            sched = make_scheduler(name, {})
+            t0 = time.perf_counter()
+            res = run(plat, [str(wpath)], sched, export_prefix=str(tmp / f"{name}_{label[:3]}"))
+            wall = time.perf_counter() - t0
+            solves = sched.policy.solves_
+            secs = [s["seconds"] for s in solves] or [0.0]
+            print(f"| {label} | {name} | {len(solves)} | {sum(s['status'] == 'timeout' for s in solves)} | "
+                  f"{statistics.median(secs):.3f} | {max(secs):.3f} | {res.scheduling_time:.1f} | {wall:.1f} |",
+                  flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--problems", type=int, default=5)
+    ap.add_argument("--simulate", action="store_true", help="also run ESP-2 x 2 and mix V (minutes)")
+    args = ap.parse_args()
+    table(args)
+    if args.simulate:
+        simulate(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""Tables of expe/IPSCHED.md from a finished (or partial) ``expe/ipsched.yaml`` campaign.
+
+``python expe/ipsched_summary.py [expe/results/ipsched]`` prints, per workload and Table 10
+experiment, the mean over seeds of seed 002's measures (utilisation = theoretical / actual
+run time, mean waiting time, packing factor, fragmentation, spread) and, for ESP, the
+utilisation up to the end of the last non-Z job (the Z jobs are submitted at 160 and 480
+minutes, which pins every scheduler's run time on ESP; see IPSCHED.md).
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from mrsched.analysis.campaign import campaign_metrics
+
+EXPERIMENTS = {  # Table 10
+    "slurm-bf_priority=basic": 1, "slurm-bf_priority=multifactor": 2,
+    "ipsched_objective=priority_priority=basic": 3, "ipsched_objective=priority_priority=multifactor": 4,
+    "ipsched_objective=priority-cores_priority=basic": 5,
+    "ipsched_objective=priority-cores_priority=multifactor": 6,
+    "aucsched_priority=basic": 7, "aucsched_priority=multifactor": 8,
+}
+CORES = 8192
+
+
+def md(t: pd.DataFrame) -> str:
+    """A markdown table (no tabulate dependency)."""
+    def fmt(v):
+        return f"{v:.3f}" if isinstance(v, float) else str(v)
+    rows = ["| " + " | ".join(map(str, t.columns)) + " |", "|" + "---|" * len(t.columns)]
+    return "\n".join(rows + ["| " + " | ".join(fmt(v) for v in r) + " |" for r in t.itertuples(index=False)])
+
+
+def busy_utilisation(run_dir: Path) -> float:
+    """Core-seconds of the non-Z jobs / (cores x the last non-Z job's finish)."""
+    rows = list(csv.DictReader(open(run_dir / "out_jobs.csv", newline="")))
+    rows = [r for r in rows if r["final_state"] == "COMPLETED_SUCCESSFULLY"
+            and int(r["requested_number_of_resources"]) < CORES]
+    if not rows:
+        return float("nan")
+    end = max(float(r["finish_time"]) for r in rows)
+    work = sum(float(r["execution_time"]) * int(r["requested_number_of_resources"]) for r in rows)
+    return work / (CORES * end)
+
+
+def main() -> None:
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else "expe/results/ipsched")
+    df = campaign_metrics(root)
+    df = df[df["status"] == "ok"].copy()
+    df["exp"] = df["variant"].map(EXPERIMENTS)
+    df["busy_utilisation"] = [busy_utilisation(root / "runs" / rid) if w == "esp" else float("nan")
+                              for rid, w in zip(df["run_id"], df["workload_name"])]
+    cols = ["seed002_utilisation", "busy_utilisation", "mean_waiting_time", "packing_factor", "fragmentation",
+            "spread"]
+    cols = [c for c in cols if c in df.columns]
+    out = df.groupby(["workload_name", "exp", "variant"])[cols].mean()
+    out["runs"] = df.groupby(["workload_name", "exp", "variant"]).size()
+    pd.set_option("display.width", 200)
+    for wl, table in out.groupby(level=0):
+        print(f"\n#### {wl}\n")
+        t = table.droplevel(0).reset_index()
+        t["mean_waiting_time"] = t["mean_waiting_time"] / 3600.0
+        t = t.rename(columns={"mean_waiting_time": "mean wait (h)", "seed002_utilisation": "utilisation",
+                              "busy_utilisation": "utilisation to last non-Z job"})
+        if wl != "esp":
+            t = t.drop(columns=["utilisation to last non-Z job"], errors="ignore")
+        print(md(t))
+
+
+if __name__ == "__main__":
+    main()

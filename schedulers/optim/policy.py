@@ -1,0 +1,140 @@
+"""What the three seed 002 policies share: the node view of the machine, each job's request,
+its priority, the free cores and GPUs per node, and how a layout becomes a Batsim start.
+
+Run-time state: ``state_`` (free cores and GPUs per node, changed only by :meth:`start` and
+the jobs that ended), ``running_`` (job id -> expected end, what it holds), ``requests_``.
+GPUs are the scheduler's to track (DESIGN.md "CPU+GPU machines"): a node never gives more
+GPUs than it has, which :meth:`start` checks before any start leaves the policy.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from mrsched.errors import MrschedError, SimulationError
+from mrsched.schedulers.availability import Allocation
+from mrsched.schedulers.cluster import Cluster
+from mrsched.schedulers.job import Job
+from mrsched.schedulers.optim.bestfit import never_fits
+from mrsched.schedulers.optim.machine import Layout, NodeShare, NodeState, NodeView
+from mrsched.schedulers.optim.priority import PRIORITIES, job_priority
+from mrsched.schedulers.optim.request import CoreRequest, core_request
+from mrsched.schedulers.placement import BurstBufferPlacer, split_shares
+from mrsched.schedulers.policies.base import Param, Policy, SchedulingContext
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Held:
+    """A started job: when it is expected to end (its walltime) and its cores and GPUs."""
+
+    end: float
+    shares: tuple[NodeShare, ...]
+    layout: Layout
+    bb: tuple[int, ...] = ()
+
+
+class CpuGpuPolicy(Policy):
+    """Base of ``slurm-bf``, ``ipsched`` and ``aucsched`` (seed 002)."""
+
+    _parameter_constraints = {
+        "priority": Param(str, PRIORITIES, help="job priority: basic (submission order) or multifactor "
+                                                "(age + size, equal weights, +1 per minute; seed 002 Sect. 5)"),
+        "priority_max_age": Param(float, min=60.0, help="seconds after which the age factor saturates "
+                                                        "(SLURM PriorityMaxAge); sets both weights"),
+    }
+
+    def setup(self, cluster: Cluster) -> None:
+        super().setup(cluster)
+        self.view_ = NodeView.from_cluster(cluster)
+        self.state_ = NodeState(self.view_)
+        self.running_: dict[str, Held] = {}
+        self.requests_: dict[str, CoreRequest] = {}
+        self.seq_: dict[str, int] = {}
+        self.stats_: dict[str, int] = {"rounds": 0, "solves": 0, "timeouts": 0}
+        self._empty = ([len(c) for c in self.view_.cores], list(self.view_.gpus))
+        # burst buffer (seed 001's machines): placed per core resource like every policy does
+        self.placer_ = BurstBufferPlacer(cluster)
+        self.bb_free_ = [st.capacity for st in cluster.storage]
+
+    # -- bookkeeping ------------------------------------------------------------------------
+    def _release_ended(self, ctx: SchedulingContext) -> None:
+        for jid in ctx.ended:
+            held = self.running_.pop(jid, None)
+            if held is not None:
+                self.state_.give_back(held.shares)
+                for k, b in enumerate(held.bb):
+                    self.bb_free_[k] += b
+
+    def _admit(self, ctx: SchedulingContext) -> list[Job]:
+        """The waiting jobs with a valid request that can fit the empty machine; others rejected."""
+        out = []
+        for job in ctx.queue:
+            if job.id not in self.requests_:
+                self.seq_[job.id] = len(self.seq_)
+                try:
+                    req = core_request(job.id, job.fields, per_core=self.view_.per_core)
+                except MrschedError as exc:
+                    ctx.reject(job, f"invalid request: {exc}")
+                    continue
+                reason = never_fits(req, *self._empty)
+                if reason is not None:
+                    ctx.reject(job, reason)
+                    continue
+                self.requests_[job.id] = req
+            out.append(job)
+        return out
+
+    def priority_of(self, job: Job, now: float) -> float:
+        return job_priority(self.priority, self.seq_[job.id], job.subtime, self.requests_[job.id].cores, now,
+                            self.view_.total_cores, self.priority_max_age)
+
+    def ordered(self, jobs: list[Job], now: float) -> list[Job]:
+        """Highest priority first; ties in submission order."""
+        return sorted(jobs, key=lambda j: (-self.priority_of(j, now), self.seq_[j.id]))
+
+    def start(self, ctx: SchedulingContext, job: Job, layout: Layout) -> bool:
+        """Take ``layout``'s cores and GPUs and start ``job`` there (checked against its request);
+        False (nothing taken) when its burst buffer, if any, cannot be placed now."""
+        req = self.requests_[job.id]
+        if layout.cores != req.cores or not req.nodes_min <= len(layout.per_node) <= req.nodes_max \
+                or (req.cores_per_node and any(c != req.cores_per_node for _, c in layout.per_node)) \
+                or layout.gpus_per_node != req.gpus_per_node:
+            raise SimulationError(f"policy '{self.policy_name()}' lays out {layout} for request {req}", job=job.id)
+        free = self.state_.free
+        cores = sorted(c for n, k in layout.per_node for c in free[n][:k])
+        placement, bb = {}, ()
+        total = job.request.bb_total
+        if total:
+            placement = self.placer_.place(cores, split_shares(total, len(cores)), self.bb_free_)
+            if placement is None:
+                return False
+            per = [0] * len(self.bb_free_)
+            for st, nbytes in placement.values():
+                per[st] += nbytes
+            bb = tuple(per)
+        try:
+            shares = self.state_.take(layout)
+        except ValueError as exc:
+            raise SimulationError(f"policy '{self.policy_name()}': {exc}", job=job.id) from None
+        mask = 0
+        for c in cores:
+            mask |= 1 << c
+        for k, b in enumerate(bb):
+            self.bb_free_[k] -= b
+        ctx.start(job, Allocation(mask, bb, placement))
+        self.running_[job.id] = Held(ctx.now + job.request.walltime, shares, layout, bb)
+        return True
+
+    def schedule(self, ctx: SchedulingContext):
+        self._release_ended(ctx)
+        jobs = self._admit(ctx)
+        self.stats_["rounds"] += 1
+        if jobs:
+            self.decide(ctx, self.ordered(jobs, ctx.now))
+        return ctx.decisions
+
+    def decide(self, ctx: SchedulingContext, jobs: list[Job]) -> None:
+        raise NotImplementedError

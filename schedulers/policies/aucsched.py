@@ -1,0 +1,101 @@
+"""``aucsched``: seed 002's AUCSCHED, an auction of contiguity-aware bids solved by one MILP.
+
+Every ``period`` seconds the ``window`` highest-priority jobs bid for blocks of nodes (classes
+A, B, C and SLURM's own best fit, at most ``max_bids_per_job`` each, preference F_jc of
+Eq. 19) and HiGHS picks the winners (Eqs. 8-15, alpha = P_min / (|B| + 1)); see
+:mod:`mrsched.schedulers.optim.auction` for the decisions. Time limit and window halving as
+``ipsched``; the window grows back (doubling) after ten rounds solved in under half the limit.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from mrsched.schedulers.optim.auction import job_bids, winner_determination
+from mrsched.schedulers.optim.bestfit import best_fit_counts
+from mrsched.schedulers.optim.policy import CpuGpuPolicy
+from mrsched.schedulers.policies.base import Param, SchedulingContext
+
+logger = logging.getLogger(__name__)
+
+
+class AucSched(CpuGpuPolicy):
+    """AUCSCHED (seed 002): an auction of contiguity-aware bids, Eqs. (8)-(19), every period."""
+
+    name = "aucsched"
+    _parameter_constraints = {
+        "window": Param(int, min=1, max=10000, help="jobs in the auction (seed 002: 200)"),
+        "max_bids_per_job": Param(int, min=1, max=1000, help="MAXBIDSPERJOB: bids generated per job"),
+        "slurm_bids": Param(bool, help="add SLURM's best-fit allocation as a bid of every job (Sect. 4.2)"),
+        "time_limit": Param(float, min=0.0, help="MILP time limit in seconds; 0 = the scheduling period"),
+        "mip_gap": Param(float, min=0.0, max=1.0, help="HiGHS relative MIP gap"),
+    }
+
+    def __init__(self, *, window: int = 200, max_bids_per_job: int = 4, slurm_bids: bool = True,
+                 priority: str = "basic", priority_max_age: float = 7 * 86400.0, period: float = 5.0,
+                 time_limit: float = 0.0, mip_gap: float = 1e-4, job_model: str = "alloc-only"):
+        self.window = window
+        self.max_bids_per_job = max_bids_per_job
+        self.slurm_bids = slurm_bids
+        self.priority = priority
+        self.priority_max_age = priority_max_age
+        self.period = period
+        self.time_limit = time_limit
+        self.mip_gap = mip_gap
+        self.job_model = job_model
+
+    def setup(self, cluster) -> None:
+        super().setup(cluster)
+        self.window_ = self.window
+        self.calm_ = 0            # rounds solved in under half the limit since the last timeout
+        self.idle_ = False
+        self.solves_: list[dict] = []
+
+    def limit(self) -> float:
+        return self.time_limit or self.period or 5.0
+
+    def decide(self, ctx: SchedulingContext, jobs: list) -> None:
+        if self.idle_ and not ctx.submitted and not ctx.ended:
+            return
+        window = jobs[:self.window_]
+        reqs = [self.requests_[j.id] for j in window]
+        prios = [self.priority_of(j, ctx.now) for j in window]
+        free, gpus = self.state_.counts()
+        arrays = (np.array(free), np.array(gpus))
+        sf, sg = list(free), list(gpus)      # SLURM bids: as if the earlier jobs had got theirs
+        bids = []
+        for req in reqs:
+            slurm = best_fit_counts(sf, sg, req) if self.slurm_bids else None
+            if slurm is not None:
+                for n, c in slurm.per_node:
+                    sf[n] -= c
+                    sg[n] -= req.gpus_per_node
+            bids.append(job_bids(req, free, gpus, max_bids=self.max_bids_per_job, slurm=slurm, arrays=arrays))
+        out = winner_determination(prios, reqs, bids, free, gpus, time_limit=self.limit(), mip_gap=self.mip_gap)
+        res = out.result
+        if res is not None:
+            self.solves_.append({"time": ctx.now, "window": len(window), "bids": out.bids,
+                                 "variables": res.variables, "constraints": res.constraints,
+                                 "seconds": res.seconds, "status": res.status})
+            self.stats_["solves"] += 1
+        if out.status == "timeout":
+            self.stats_["timeouts"] += 1
+            self.window_ = max(1, self.window_ // 2)
+            self.calm_ = 0
+            logger.warning("aucsched: MILP hit its %.3g s limit at t=%.3f with %d jobs: nothing started, "
+                           "window halved to %d", self.limit(), ctx.now, len(window), self.window_)
+            self.idle_ = False
+            return
+        if res is not None and res.seconds < self.limit() / 2 and self.window_ < self.window:
+            self.calm_ += 1
+            if self.calm_ >= 10:     # Decision: ten calm rounds double the window back
+                self.window_ = min(self.window, self.window_ * 2)
+                self.calm_ = 0
+        if out.status != "optimal":
+            logger.warning("aucsched: MILP %s at t=%.3f; nothing started", out.status, ctx.now)
+            self.idle_ = False
+            return
+        placed = sum(self.start(ctx, window[j], out.winners[j][1]) for j in sorted(out.winners))
+        self.idle_ = not placed

@@ -1,0 +1,114 @@
+"""``ipsched``: seed 002's IPSCHED, a window of jobs placed collectively by one MILP.
+
+Every ``period`` seconds the ``window`` highest-priority jobs and the free cores and GPUs of
+every node form the MILP of Eqs. (1)-(7) (:mod:`mrsched.schedulers.optim.ipmodel`), solved by
+HiGHS with a time limit of one scheduling interval (``time_limit``, 0 = ``period``). On a
+timeout nothing starts and the window is halved for the next round (logged), as Sect. 3.1
+says; Decision: after ten rounds solved in under half the limit it doubles back (up to
+``window``). Objectives of Table 10: ``priority`` (exps. 3-4) and ``priority-cores`` (exps. 5-6,
+P_j R_j^cpu). Decision: the class model (see ipmodel) may select jobs that no per-node
+layout fits; those stay in the window and up to ``resolves`` more MILPs in the same round
+(within the same time limit) place what fits on what is left. Decision: a round with no submission, no ending job and nothing started the
+round before is not solved again (the same problem has the same answer).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from mrsched.schedulers.optim.ipmodel import solve_window
+from mrsched.schedulers.optim.policy import CpuGpuPolicy
+from mrsched.schedulers.policies.base import Param, SchedulingContext
+
+logger = logging.getLogger(__name__)
+OBJECTIVES = ("priority", "priority-cores")
+
+
+class IpSched(CpuGpuPolicy):
+    """IPSCHED (seed 002): a window of jobs placed by one MILP, Eqs. (1)-(7), every period."""
+
+    name = "ipsched"
+    _parameter_constraints = {
+        "window": Param(int, min=1, max=10000, help="jobs in the MILP window (MAX_JOB_COUNT, seed 002: 200)"),
+        "objective": Param(str, OBJECTIVES, help="priority: max sum P_j (s_j - c_j); priority-cores: "
+                                                 "max sum P_j R_j (s_j - c_j) (Table 10)"),
+        "time_limit": Param(float, min=0.0, help="MILP time limit in seconds; 0 = the scheduling period"),
+        "mip_gap": Param(float, min=0.0, max=1.0, help="HiGHS relative MIP gap"),
+        "resolves": Param(int, min=0, max=100, help="extra MILPs in a round for the window jobs the first "
+                                                    "answer could not lay out on nodes (0 = the paper's one)"),
+    }
+
+    def __init__(self, *, window: int = 200, objective: str = "priority", priority: str = "basic",
+                 priority_max_age: float = 7 * 86400.0, period: float = 5.0, time_limit: float = 0.0,
+                 mip_gap: float = 1e-4, resolves: int = 3, job_model: str = "alloc-only"):
+        self.window = window
+        self.objective = objective
+        self.priority = priority
+        self.priority_max_age = priority_max_age
+        self.period = period
+        self.time_limit = time_limit
+        self.mip_gap = mip_gap
+        self.resolves = resolves
+        self.job_model = job_model
+
+    def setup(self, cluster) -> None:
+        super().setup(cluster)
+        self.window_ = self.window
+        self.calm_ = 0            # rounds solved in under half the limit since the last timeout
+        self.idle_ = False
+        self.solves_: list[dict] = []   # per MILP: variables, constraints, seconds, status, window
+
+    def limit(self) -> float:
+        return self.time_limit or self.period or 5.0
+
+    def decide(self, ctx: SchedulingContext, jobs: list) -> None:
+        if self.idle_ and not ctx.submitted and not ctx.ended:
+            return
+        window = jobs[:self.window_]
+        started = 0
+        budget = self.limit()
+        for _ in range(self.resolves + 1):
+            left = [j for j in window if j.id not in self.running_]
+            if not left:
+                break
+            status, placed, seconds = self._solve(ctx, left, budget)
+            budget -= seconds
+            if status != "optimal":
+                if not started:
+                    self.idle_ = False
+                    return
+                break
+            started += placed
+            if not placed or budget <= 0:
+                break
+        self.idle_ = not started
+
+    def _solve(self, ctx: SchedulingContext, window: list, budget: float) -> tuple[str, int, float]:
+        """One MILP over ``window`` on the free cores and GPUs; starts what it places."""
+        reqs = [self.requests_[j.id] for j in window]
+        weights = [self.priority_of(j, ctx.now) * (r.cores if self.objective == "priority-cores" else 1)
+                   for j, r in zip(window, reqs)]
+        free, gpus = self.state_.counts()
+        out = solve_window(weights, reqs, free, gpus, time_limit=max(budget, 1e-3), mip_gap=self.mip_gap)
+        res = out.result
+        self.solves_.append({"time": ctx.now, "window": len(window), "variables": res.variables,
+                             "constraints": res.constraints, "seconds": res.seconds, "status": res.status,
+                             "relaid": out.relaid, "dropped": out.dropped})
+        self.stats_["solves"] += 1
+        if out.status == "timeout":
+            self.stats_["timeouts"] += 1
+            self.window_ = max(1, self.window_ // 2)
+            self.calm_ = 0
+            logger.warning("ipsched: MILP hit its %.3g s limit at t=%.3f with %d jobs: nothing started, "
+                           "window halved to %d", self.limit(), ctx.now, len(window), self.window_)
+            return out.status, 0, res.seconds
+        if res.seconds < self.limit() / 2 and self.window_ < self.window:
+            self.calm_ += 1
+            if self.calm_ >= 10:     # Decision: ten calm rounds double the window back
+                self.window_ = min(self.window, self.window_ * 2)
+                self.calm_ = 0
+        if out.status != "optimal":
+            logger.warning("ipsched: MILP %s at t=%.3f; nothing started", out.status, ctx.now)
+            return out.status, 0, res.seconds
+        placed = sum(self.start(ctx, window[j], out.layouts[j]) for j in sorted(out.layouts))
+        return out.status, placed, res.seconds

@@ -1,0 +1,80 @@
+"""IPSCHED's MILP (seed 002 Eqs. 1-7 over node classes), requests and priorities."""
+
+from __future__ import annotations
+
+import pytest
+
+from mrsched.errors import WorkloadError
+from mrsched.schedulers.optim.ipmodel import node_classes, solve_window
+from mrsched.schedulers.optim.priority import job_priority
+from mrsched.schedulers.optim.request import core_request
+from mrsched.schedulers.registry import make_policy, policy_parameters
+
+
+def test_table1_window_selects_all_three_jobs():
+    reqs = [core_request("1", {"res": 4096}),
+            core_request("2", {"res": 2048, "nodes": 512, "gpus_per_node": 2}),
+            core_request("3", {"res": 2048, "nodes": 512, "gpus_per_node": 2})]
+    out = solve_window([3.0, 2.0, 1.0], reqs, [8] * 1024, [2] * 1024, time_limit=30)
+    assert out.status == "optimal" and sorted(out.layouts) == [0, 1, 2]
+    assert out.result.variables < 20      # one node class: 3 x (y, z) + 3 s
+
+
+def test_packing_term_prefers_fewer_nodes():
+    # 16 cores on 4 empty 8-core nodes: 2 nodes, never more (c_j = nodes / 2|N|)
+    out = solve_window([1.0], [core_request("a", {"res": 16})], [8] * 4, [0] * 4, time_limit=30)
+    assert len(out.layouts[0].per_node) == 2
+
+
+def test_priority_decides_when_not_everything_fits():
+    reqs = [core_request("a", {"res": 6}), core_request("b", {"res": 6})]
+    out = solve_window([1.0, 5.0], reqs, [8], [0], time_limit=30)
+    assert sorted(out.layouts) == [1]
+    # priority-cores weighs by cores: the bigger job wins against a slightly higher priority
+    reqs = [core_request("a", {"res": 2}), core_request("b", {"res": 8})]
+    out = solve_window([1.5 * 2, 1.0 * 8], reqs, [8], [0], time_limit=30)
+    assert sorted(out.layouts) == [1]
+
+
+def test_gpu_capacity_and_cores_per_node():
+    free, gpus = [8, 8, 3], [2, 1, 2]
+    reqs = [core_request("a", {"res": 8, "nodes": 2, "cores_per_node": 4, "gpus_per_node": 2}),
+            core_request("b", {"res": 4, "nodes": 1, "cores_per_node": 4, "gpus_per_node": 1})]
+    out = solve_window([2.0, 1.0], reqs, free, gpus, time_limit=30)
+    # only nodes 0 and 2 have 2 GPUs, node 2 lacks 4 cores: job a cannot run; b runs
+    assert sorted(out.layouts) == [1]
+    assert out.layouts[1].per_node[0][1] == 4
+    assert node_classes(free, gpus) == {(8, 2): [0], (8, 1): [1], (3, 2): [2]}
+
+
+def test_requests_from_job_fields():
+    assert core_request("j", {"res": 16}).kind == 1
+    r = core_request("j", {"res": 16, "nodes": 4})
+    assert (r.kind, r.nodes_min, r.nodes_max) == (2, 4, 4)
+    r = core_request("j", {"res": 16, "cores_per_node": 4, "gpus_per_node": 1})
+    assert (r.kind, r.nodes_min, r.cores_per_node, r.gpus_per_node) == (3, 4, 4, 1)
+    r = core_request("j", {"res": 16, "nodes_min": 2, "nodes_max": 3})
+    assert (r.kind, r.nodes_min, r.nodes_max) == (1, 2, 3)
+    with pytest.raises(WorkloadError, match="cores .12. must equal res .16."):
+        core_request("j", {"res": 16, "cores": 12})
+    with pytest.raises(WorkloadError, match="nodes x cores_per_node"):
+        core_request("j", {"res": 16, "nodes": 3, "cores_per_node": 4})
+    with pytest.raises(WorkloadError, match="not a multiple"):
+        core_request("j", {"res": 10, "cores_per_node": 4})
+
+
+def test_priorities():
+    assert job_priority("basic", 0, 0, 8, 100, 64) > job_priority("basic", 1, 0, 8, 100, 64)
+    # multifactor: +1 per minute, size with the same weight (max age 7 days = 10080 minutes)
+    p0 = job_priority("multifactor", 0, 0.0, 32, 0.0, 64)
+    assert p0 == pytest.approx(1 + 10080 * 0.5)
+    assert job_priority("multifactor", 0, 0.0, 32, 600.0, 64) == pytest.approx(p0 + 10)
+
+
+def test_policy_knobs():
+    params = policy_parameters("ipsched")
+    assert params["window"] == 200 and params["objective"] == "priority" and params["period"] == 5.0
+    assert policy_parameters("aucsched")["max_bids_per_job"] == 4
+    assert policy_parameters("slurm-bf")["reservations"] == 1
+    with pytest.raises(Exception, match="objective"):
+        make_policy("ipsched", objective="cores")
