@@ -15,7 +15,7 @@ from mrsched.errors import ConfigError
 from mrsched.expe import processes
 from mrsched.expe.campaign import Campaign, load_campaign, plan_runs, prepare_inputs, write_expanded
 from mrsched.expe.lock import CampaignLock
-from mrsched.expe.manifest import is_complete, outputs_problem, read_manifest
+from mrsched.expe.manifest import is_complete, outputs_problem, read_manifest, spec_problem
 from mrsched.expe.runner import run_status
 
 
@@ -202,9 +202,14 @@ def _run_locked(campaign: Campaign, runs: list, *, executor, jobs, progress, rep
     summary = CampaignSummary(campaign.output, total=len(runs))
     todo = []
     for run in runs:
-        if is_complete(run.spec.out_dir):
+        if not is_complete(run.spec.out_dir):
+            todo.append(run.spec)
+            continue
+        stale = spec_problem(read_manifest(run.spec.out_dir), run.spec)
+        if stale is None:
             summary.skipped += 1
         else:
+            log(f"run {run.spec.run_id} is redone: {stale}")
             todo.append(run.spec)
     todo = _with_warnings(todo, log, campaign_file=campaign.file)
     if executor is None or isinstance(executor, str):
@@ -257,6 +262,8 @@ def campaign_status(path: str | Path, *, output: str | Path | None = None) -> di
         error = manifest.get("error")
         if status == "incomplete":
             error = outputs_problem(run.spec.out_dir, manifest)
+        elif status == "ok" and (stale := spec_problem(manifest, run.spec)) is not None:
+            status, error = "outdated", stale
         rows.append({"run_id": run.spec.run_id, "status": status,
                      "error": error, "wall_time": manifest.get("wall_time")})
     counts: dict[str, int] = {}

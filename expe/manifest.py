@@ -98,6 +98,27 @@ def outputs_problem(run_dir: str | Path, manifest: dict) -> str | None:
     return None
 
 
+def spec_problem(manifest: dict, spec) -> str | None:
+    """Why a run's manifest describes another run than ``spec`` (a ``RunSpec``), or None: a
+    campaign whose inputs, policy or options changed since a run finished redoes that run
+    instead of mixing in results of the old inputs. The engine and timeout may change freely."""
+    from mrsched.expe.atomic import sha256_file
+
+    want = {"platform": str(spec.platform), "workload": str(spec.workload), "policy": spec.policy,
+            "options": json.loads(json.dumps(dict(spec.options))), "seed": spec.seed,
+            "roles": list(spec.roles) or None, "bb_capacity": spec.bb_capacity,
+            "compute_sharing": spec.compute_sharing or None}
+    for key, value in want.items():
+        if manifest.get(key) != value:
+            return f"its {key} changed ({manifest.get(key)!r} then, {value!r} now)"
+    for key in ("platform", "workload"):
+        path = Path(want[key])
+        recorded = manifest.get(f"{key}_sha256")
+        if path.is_file() and recorded is not None and sha256_file(path) != recorded:
+            return f"its {key} file {path} changed since the run (sha256)"
+    return None
+
+
 def is_complete(run_dir: str | Path) -> bool:
     """True when the run ended ``ok`` and every output it records is there, unchanged."""
     manifest = read_manifest(run_dir)

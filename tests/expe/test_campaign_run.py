@@ -174,3 +174,25 @@ def test_campaign_on_the_batsim_engine_and_status_cli(tmp_path, inputs, engine_e
     assert "1 incomplete" in capsys.readouterr().out
     again = run_campaign(path, progress=False, report=False)
     assert again.skipped == 1 and again.ok == 1
+
+
+def test_runs_of_changed_inputs_are_redone_not_skipped(tmp_path, inputs, engine_env):
+    """A finished run whose workload file, generated input or options changed since is redone:
+    resuming never mixes results of the old inputs into the campaign."""
+    path = campaign_file(tmp_path, inputs, policies="[fcfs]")
+    assert run_campaign(path, progress=False, report=False).ok == 1
+    assert run_campaign(path, progress=False, report=False).skipped == 1
+    tiny_workload(inputs["workload"], jobs=5, seed=7)            # the user edits the workload
+    status = campaign_status(path)
+    assert status["counts"] == {"outdated": 1}
+    assert "workload file" in status["runs"][0]["error"] and "changed" in status["runs"][0]["error"]
+    lines = []
+    summary = run_campaign(path, progress=False, report=False, log=lines.append)
+    assert summary.ok == 1 and summary.skipped == 0
+    assert any(line.startswith("run fcfs-c4-workload is redone: its workload file") for line in lines)
+    [run_dir] = run_dirs(tmp_path / "results" / "tiny").values()
+    with open(run_dir / "out_jobs.csv") as fh:
+        assert sum(1 for _ in fh) == 1 + 5
+    # a generated platform produced by another command is another input: redone too
+    path.write_text(path.read_text().replace("nodes: 4, storage: 1", "nodes: 5, storage: 1"))
+    assert run_campaign(path, progress=False, report=False).skipped == 0
