@@ -7,6 +7,8 @@ significant digits); ``_schedule.csv`` is one row with keys in lexicographic ord
 
 from __future__ import annotations
 
+import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -145,22 +147,36 @@ def schedule_row(records: list[JobRecord], *, nb_machines: int, makespan: float,
     }
 
 
+@contextmanager
+def _replaced(path: Path):
+    """Write ``path`` through a same-folder temporary renamed over it at the end: a reader, or
+    a run killed while writing, sees the old file or the whole new one, never a cut one."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", newline="") as fh:
+            yield fh
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def write_outputs(prefix: str | Path, records: list[JobRecord], machines: MachineStateTracker,
                   schedule: dict[str, str]) -> dict[str, Path]:
-    """Write ``{prefix}_jobs.csv``, ``_schedule.csv``, ``_machine_states.csv``; return the paths."""
+    """Write ``{prefix}_jobs.csv``, ``_schedule.csv``, ``_machine_states.csv`` (each replaced
+    atomically); return the paths."""
     prefix = str(prefix)
     paths = {"jobs": Path(prefix + "_jobs.csv"), "schedule": Path(prefix + "_schedule.csv"),
              "machine_states": Path(prefix + "_machine_states.csv")}
     try:
         paths["jobs"].parent.mkdir(parents=True, exist_ok=True)
-        with open(paths["jobs"], "w", newline="") as fh:
+        with _replaced(paths["jobs"]) as fh:
             fh.write(",".join(JOBS_COLUMNS) + "\n")
             for r in records:
                 fh.write(job_row(r) + "\n")
         keys = sorted(schedule)
-        with open(paths["schedule"], "w", newline="") as fh:
+        with _replaced(paths["schedule"]) as fh:
             fh.write(",".join(keys) + "\n" + ",".join(schedule[k] for k in keys) + "\n")
-        with open(paths["machine_states"], "w", newline="") as fh:
+        with _replaced(paths["machine_states"]) as fh:
             fh.write(machines.text())
     except OSError as exc:
         raise SimulationError(f"cannot write outputs: {exc.strerror}", file=exc.filename) from None

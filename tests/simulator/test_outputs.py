@@ -31,3 +31,32 @@ def test_schedule_means_include_rejected_jobs():
     assert row["mean_turnaround_time"] == "5.000000"  # Batsim divides by all jobs
     assert row["nb_jobs_rejected"] == "1" and row["success_rate"] == "0.500000"
     assert list(row) == sorted(row)
+
+
+def test_outputs_replace_the_old_files_whole(tmp_path, monkeypatch):
+    """A write that fails midway (disk full, kill) leaves the previous outputs as they were and
+    no temporary behind; a finished write replaces them."""
+    import os
+
+    import pytest
+
+    from mrsched.errors import SimulationError
+    from mrsched.simulator import outputs
+
+    record = JobRecord("1", "w0", "d", 0.0, 1, 10.0, "COMPLETED_SUCCESSFULLY", 0.0, 5.0, "0")
+    machines = MachineStateTracker(nb_machines=1)
+    prefix = tmp_path / "out"
+    outputs.write_outputs(prefix, [record], machines, {"makespan": "5.000000"})
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+    def broken_row(r):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(outputs, "job_row", broken_row)
+    with pytest.raises(SimulationError, match="No space left on device"):
+        outputs.write_outputs(prefix, [record, record], machines, {"makespan": "9.000000"})
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    monkeypatch.undo()
+    outputs.write_outputs(prefix, [record, record], machines, {"makespan": "9.000000"})
+    assert (tmp_path / "out_jobs.csv").read_text().count("\n") == 3
+    assert sorted(os.listdir(tmp_path)) == ["out_jobs.csv", "out_machine_states.csv", "out_schedule.csv"]
