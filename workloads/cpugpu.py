@@ -15,7 +15,6 @@ machine); walltime = 2 x run time (never kills a job).
 from __future__ import annotations
 
 import math
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +23,7 @@ import numpy as np
 from mrsched.errors import WorkloadError
 from mrsched.schedulers.optim.machine import natural_key
 from mrsched.workloads.esp2 import generate_esp2
+from mrsched.workloads.platform_info import parse_platform_xml, radical_ids
 
 # Table 12: fractions of (cores only, nodes x 4|8 cores per node, 1 GPU/node, 2 GPUs/node)
 MIXES = {
@@ -53,12 +53,7 @@ class Machine:
 def read_machine(path: str | Path) -> Machine:
     """The nodes of a platform file (hosts and ``<cluster>`` zones), as DESIGN.md maps them."""
     path = Path(path)
-    try:
-        root = ET.parse(path).getroot()
-    except OSError as exc:
-        raise WorkloadError(f"cannot read platform: {exc.strerror or exc}", file=str(path)) from None
-    except ET.ParseError as exc:
-        raise WorkloadError(f"platform is not valid XML: {exc}", file=str(path)) from None
+    root = parse_platform_xml(path)
     hosts: list[tuple[str, dict]] = []
     for el in root.iter():
         if el.tag not in ("host", "cluster"):
@@ -69,10 +64,8 @@ def read_machine(path: str | Path) -> Machine:
         if el.tag == "host":
             hosts.append((el.get("id"), props))
             continue
-        for part in el.get("radical", "").split(","):
-            a, _, b = part.strip().partition("-")
-            for k in range(int(a), int(b or a) + 1):
-                hosts.append((f"{el.get('prefix', '')}{k}{el.get('suffix', '')}", props))
+        for k in radical_ids(el.get("radical", "")):
+            hosts.append((f"{el.get('prefix', '')}{k}{el.get('suffix', '')}", props))
     if not hosts:
         raise WorkloadError("the platform has no compute host", file=str(path))
     per_core = any(p.get("resource") == "core" for _, p in hosts)

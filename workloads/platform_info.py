@@ -62,7 +62,18 @@ class PlatformInfo:
         return max(self.bb_capacities, default=0)
 
 
-def _radical(text: str, where: str) -> list[int]:
+def parse_platform_xml(path: Path):
+    """The root element of a SimGrid platform file; one WorkloadError line naming the file."""
+    try:
+        return ET.parse(path).getroot()
+    except OSError as exc:
+        raise WorkloadError(f"cannot read platform: {exc.strerror or exc}", file=str(path)) from None
+    except ET.ParseError as exc:
+        raise WorkloadError(f"platform is not valid XML: {exc}", file=str(path)) from None
+
+
+def radical_ids(text: str) -> list[int]:
+    """The ids of a ``<cluster radical="0-3,8">`` (SimGrid's comma-separated ranges)."""
     ids: list[int] = []
     for part in text.split(","):
         part = part.strip()
@@ -77,12 +88,7 @@ def _radical(text: str, where: str) -> list[int]:
 def read_platform_info(path: str | Path) -> PlatformInfo:
     """Count compute hosts, their speed and storage capacities in a SimGrid platform file."""
     path = Path(path)
-    try:
-        root = ET.parse(path).getroot()
-    except OSError as exc:
-        raise WorkloadError(f"cannot read platform: {exc.strerror or exc}", file=str(path)) from None
-    except ET.ParseError as exc:
-        raise WorkloadError(f"platform is not valid XML: {exc}", file=str(path)) from None
+    root = parse_platform_xml(path)
     compute, speeds, capacities, has_pfs, cores, gpus = 0, [], [], False, [], []
     kinds: set[str] = set()
     declared = False
@@ -95,7 +101,7 @@ def read_platform_info(path: str | Path) -> PlatformInfo:
             role = props.get("role", "") or "compute"
             count = 1
             if el.tag == "cluster":
-                count = len(_radical(el.get("radical", ""), el.get("id", "")))
+                count = len(radical_ids(el.get("radical", "")))
             if role == "compute":
                 compute += count
                 speeds.append(parse_speed(el.get("speed", "1f").split(",")[0]))
