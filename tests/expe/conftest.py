@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import psutil
 import pytest
 
 HERE = Path(__file__).resolve().parent
@@ -62,3 +63,15 @@ def engine_env(monkeypatch, helper_path) -> dict[str, str]:
 
     monkeypatch.delenv(ENGINE_ENV, raising=False)
     return {"batsim": "mrsched simulate"}
+
+
+def marked(mark: str) -> list[psutil.Process]:
+    """Every live process whose environment carries ``mark`` (all descendants inherit it)."""
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get("MRSCHED_TEST_MARK") == mark and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            pass
+    return found

@@ -14,27 +14,15 @@ import time
 import uuid
 from pathlib import Path
 
-import psutil
 import pytest
 
-from conftest import tiny_workload
+from conftest import marked, tiny_workload
 from mrsched.expe.launch import run_campaign
 from mrsched.expe.manifest import OUTPUT_FILES, is_complete, read_manifest
 
 pytestmark = pytest.mark.slow
 
 SIGNALS = (signal.SIGKILL, signal.SIGTERM, signal.SIGINT, "engine")
-
-
-def marked(mark: str) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter():
-        try:
-            if proc.environ().get("MRSCHED_TEST_MARK") == mark and proc.status() != psutil.STATUS_ZOMBIE:
-                found.append(proc)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            pass
-    return found
 
 
 def interrupt(argv: list[str], cwd: Path, rng: random.Random, log: list[str]) -> None:

@@ -15,17 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-
-def marked(mark: str) -> list[psutil.Process]:
-    """Every live process whose environment carries ``mark`` (all descendants inherit it)."""
-    found = []
-    for proc in psutil.process_iter():
-        try:
-            if proc.environ().get("MRSCHED_TEST_MARK") == mark and proc.status() != psutil.STATUS_ZOMBIE:
-                found.append(proc)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            pass
-    return found
+from conftest import marked
 
 
 def wait_for(path: Path, seconds: float = 30.0) -> None:
