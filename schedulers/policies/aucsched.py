@@ -16,6 +16,7 @@ import numpy as np
 from mrsched.schedulers.optim.auction import job_bids, winner_determination
 from mrsched.schedulers.optim.bestfit import best_fit_counts
 from mrsched.schedulers.optim.policy import CpuGpuPolicy
+from mrsched.schedulers.optim.window import AdaptiveWindow
 from mrsched.schedulers.policies.base import Param, SchedulingContext
 
 logger = logging.getLogger(__name__)
@@ -48,8 +49,7 @@ class AucSched(CpuGpuPolicy):
 
     def setup(self, cluster) -> None:
         super().setup(cluster)
-        self.window_ = self.window
-        self.calm_ = 0            # rounds solved in under half the limit since the last timeout
+        self.window_ = AdaptiveWindow(self.window)
         self.idle_ = False
         self.solves_: list[dict] = []
 
@@ -59,7 +59,7 @@ class AucSched(CpuGpuPolicy):
     def decide(self, ctx: SchedulingContext, jobs: list) -> None:
         if self.idle_ and not ctx.submitted and not ctx.ended:
             return
-        window = jobs[:self.window_]
+        window = jobs[:self.window_.current]
         reqs = [self.requests_[j.id] for j in window]
         prios = [self.priority_of(j, ctx.now) for j in window]
         free, gpus = self.state_.counts()
@@ -82,17 +82,13 @@ class AucSched(CpuGpuPolicy):
             self.stats_["solves"] += 1
         if out.status == "timeout":
             self.stats_["timeouts"] += 1
-            self.window_ = max(1, self.window_ // 2)
-            self.calm_ = 0
+            self.window_.timed_out()
             logger.warning("aucsched: MILP hit its %.3g s limit at t=%.3f with %d jobs: nothing started, "
-                           "window halved to %d", self.limit(), ctx.now, len(window), self.window_)
+                           "window halved to %d", self.limit(), ctx.now, len(window), self.window_.current)
             self.idle_ = False
             return
-        if res is not None and res.seconds < self.limit() / 2 and self.window_ < self.window:
-            self.calm_ += 1
-            if self.calm_ >= 10:     # Decision: ten calm rounds double the window back
-                self.window_ = min(self.window, self.window_ * 2)
-                self.calm_ = 0
+        if res is not None:
+            self.window_.solved(res.seconds, self.limit())
         if out.status != "optimal":
             logger.warning("aucsched: MILP %s at t=%.3f; nothing started", out.status, ctx.now)
             self.idle_ = False

@@ -18,6 +18,7 @@ import logging
 
 from mrsched.schedulers.optim.ipmodel import solve_window
 from mrsched.schedulers.optim.policy import CpuGpuPolicy
+from mrsched.schedulers.optim.window import AdaptiveWindow
 from mrsched.schedulers.policies.base import Param, SchedulingContext
 
 logger = logging.getLogger(__name__)
@@ -53,8 +54,7 @@ class IpSched(CpuGpuPolicy):
 
     def setup(self, cluster) -> None:
         super().setup(cluster)
-        self.window_ = self.window
-        self.calm_ = 0            # rounds solved in under half the limit since the last timeout
+        self.window_ = AdaptiveWindow(self.window)
         self.idle_ = False
         self.solves_: list[dict] = []   # per MILP: variables, constraints, seconds, status, window
 
@@ -64,7 +64,7 @@ class IpSched(CpuGpuPolicy):
     def decide(self, ctx: SchedulingContext, jobs: list) -> None:
         if self.idle_ and not ctx.submitted and not ctx.ended:
             return
-        window = jobs[:self.window_]
+        window = jobs[:self.window_.current]
         started = 0
         budget = self.limit()
         for _ in range(self.resolves + 1):
@@ -97,16 +97,11 @@ class IpSched(CpuGpuPolicy):
         self.stats_["solves"] += 1
         if out.status == "timeout":
             self.stats_["timeouts"] += 1
-            self.window_ = max(1, self.window_ // 2)
-            self.calm_ = 0
+            self.window_.timed_out()
             logger.warning("ipsched: MILP hit its %.3g s limit at t=%.3f with %d jobs: nothing started, "
-                           "window halved to %d", self.limit(), ctx.now, len(window), self.window_)
+                           "window halved to %d", self.limit(), ctx.now, len(window), self.window_.current)
             return out.status, 0, res.seconds
-        if res.seconds < self.limit() / 2 and self.window_ < self.window:
-            self.calm_ += 1
-            if self.calm_ >= 10:     # Decision: ten calm rounds double the window back
-                self.window_ = min(self.window, self.window_ * 2)
-                self.calm_ = 0
+        self.window_.solved(res.seconds, self.limit())
         if out.status != "optimal":
             logger.warning("ipsched: MILP %s at t=%.3f; nothing started", out.status, ctx.now)
             return out.status, 0, res.seconds
