@@ -165,7 +165,7 @@ def test_killed_docker_campaign_leaves_no_container_and_resumes(long_inputs, tmp
     assert compose_leftovers()  # the in-flight run's containers and network, seen
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130 and "interrupted" in err, err
+    assert proc.returncode == 143 and "interrupted (SIGTERM)" in err, err  # 128 + SIGTERM
     assert compose_leftovers() == []  # containers and network gone with the campaign
     dirs = sorted(out.glob("runs/*"))
     assert len(dirs) == 2 and [is_complete(d) for d in dirs].count(True) == 1
@@ -189,9 +189,10 @@ def hanging_batsim() -> str:
 def test_timeout_stops_the_containers(inputs, tmp_path, monkeypatch, hanging_batsim, capsys):
     monkeypatch.setenv("BATSIM_IMAGE", hanging_batsim)
     started = time.monotonic()
-    assert run_cli(inputs, tmp_path / "r", "--engine", "docker", "--timeout", "4") == 1
+    assert run_cli(inputs, tmp_path / "r", "--engine", "docker", "--timeout", "4") == 2
     elapsed = time.monotonic() - started
-    assert "run timeout: no result within the 4 s timeout: containers stopped" in capsys.readouterr().out
+    assert capsys.readouterr().err.startswith(
+        "mrsched run: error: run timeout: no result within the 4 s timeout: containers stopped")
     assert read_manifest(tmp_path / "r")["status"] == "timeout"
     # the containers are removed right after the timeout, not stopped gracefully
     assert elapsed < 4 + 20, elapsed
@@ -203,9 +204,10 @@ def test_failing_batsim_is_reported_in_one_line(inputs, tmp_path, capsys):
     bad.write_text("<platform version='4.1'><zone")
     code = main(["run", "--platform", str(bad), "--workload", str(inputs["workload"]),
                  "--policy", "fcfs", "--out", str(tmp_path / "r"), "--engine", "docker"])
-    out = capsys.readouterr().out
-    assert code == 1
-    assert out.startswith("run failed: batsim: mrsched simulate: error: /data/inputs/platform.xml")
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("mrsched run: error: run failed: batsim: mrsched simulate: error: "
+                          "/data/inputs/platform.xml")
     assert read_manifest(tmp_path / "r")["status"] == "failed"
 
 
