@@ -13,6 +13,9 @@ is ended here too, reported as NOT-YET when SimGrid's arithmetic would end it in
     python bench/probe_equal_times.py ties 803 813.1
     python bench/probe_equal_times.py kthties 5548 5562.1 --engine-sleeps
 
+Scope: cases whose jobs are delays or CPU-only ptasks on 1-core hosts that end normally
+(not killed, no walltime reached); others stop with a one-line error.
+
 ``--engine-sleeps``: a sleep lasts ``target - clock`` (the engine's absolute-time arithmetic)
 instead of Batsim's ``subtime - (clock at the submitter's last wake-up)``
 (``job_submitter.cpp``) and the delay itself for delay profiles.
@@ -94,6 +97,8 @@ def record(case_dir: Path) -> list[dict]:
 
     def add(self, flops, bytes, now, tag=None, copies=None):
         task = orig_add(self, flops, bytes, now, tag, copies)
+        if bytes or not any(a > 0 for a in flops.values()):
+            raise ValueError("probe_equal_times models CPU-only ptasks (no bytes) alone")
         rate = min(self.platform.hosts[h].speed / a for h, a in flops.items() if a > 0)
         acts.append({"kind": "ptask", "tc": now, "task": task, "rate": rate, "id": task.id})
         return task
@@ -123,7 +128,7 @@ def replay(acts: list[dict], lo: float, hi: float, engine_sleeps: bool,
     SimGrid's arithmetic ends (``ended``) and those it would end later (``late``, s left)."""
     found: list[dict] = []
     before: dict = {}
-    pending = sorted(acts, key=lambda a: a["tc"])
+    pending = sorted((dict(a) for a in acts), key=lambda a: a["tc"])  # the input stays as is
     alive: list[dict] = []
     clock, t_eng, i = 0.0, 0.0, 0
 
@@ -199,7 +204,11 @@ def main() -> None:
     ap.add_argument("--engine-sleeps", action="store_true")
     ap.add_argument("--reference", default=str(ROOT.parent / "shared" / "batsim-reference"))
     args = ap.parse_args()
-    replay(record(Path(args.reference) / args.case), args.lo, args.hi, args.engine_sleeps)
+    try:
+        acts = record(Path(args.reference) / args.case)
+    except (ValueError, OSError) as exc:
+        sys.exit(f"probe_equal_times: {args.case}: {exc}")
+    replay(acts, args.lo, args.hi, args.engine_sleeps)
 
 
 if __name__ == "__main__":

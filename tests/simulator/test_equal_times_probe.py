@@ -36,7 +36,10 @@ def test_ties_time_left_follows_batsims_order(probe, shared_dir):
     assert left[14] < left[13] < left[12]
     assert sorted(step["ended"]) == [12, 13, 14] and not step["late"]
     assert 1e-14 < left[12] - left[14] < 1.3e-13   # below 1e-14 / rate (13 s job)
-    step, _ = _final_step(probe, shared_dir, "ties", 803.0000000005, 813.1, True)
+    acts = probe.record(shared_dir / "batsim-reference" / "ties")
+    first = probe.replay(acts, 803.0000000005, 813.1, True, out=None)
+    assert probe.replay(acts, 803.0000000005, 813.1, True, out=None) == first  # input kept
+    step = first[0]
     assert step["ended"] == [14]
     assert step["late"][13] < step["late"][12]
     assert step["late"][13] > 1e-14 * 12
