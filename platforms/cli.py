@@ -13,8 +13,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="platform_command", metavar="KIND")
     df = sub.add_parser("dragonfly", help="seed 001's Dragonfly with burst-buffer storage nodes and a PFS",
                         description="Dragonfly machine (defaults: seed 001's 108 nodes = 96 compute + 12 storage). "
-                                    "Explicit topology with Full routing: loads and routes identically in "
-                                    "SimGrid 3.25 and 3.3x.")
+                                    "Up to 1,200 hosts: explicit topology with Full routing (loads and routes "
+                                    "identically in SimGrid 3.25 and 3.3x); beyond: SimGrid <cluster> zones "
+                                    "with implicit routing, one per chassis.")
     df.add_argument("--groups", type=int, default=3)
     df.add_argument("--chassis", type=int, default=4, help="chassis per group")
     df.add_argument("--routers", type=int, default=3, help="routers per chassis")
