@@ -24,15 +24,15 @@ Examples
 
 from __future__ import annotations
 
-from mrsched.schedulers.bandwidth import IO_PARAMS, BandwidthTree, io_context
+from mrsched.schedulers.bandwidth import IO_PARAMS
 from mrsched.schedulers.decisions import Decision
-from mrsched.schedulers.ordered_queue import OrderedQueue
-from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext
+from mrsched.schedulers.policies.base import ORDERS, Param, SchedulingContext
+from mrsched.schedulers.policies.ordered import OrderedPolicy
 
 RESERVE = ("nodes", "all")
 
 
-class EasyBackfilling(Policy):
+class EasyBackfilling(OrderedPolicy):
     """``easy-bf``: EASY backfilling; ``reserve`` says what the blocked head job reserves."""
 
     name = "easy-bf"
@@ -53,15 +53,8 @@ class EasyBackfilling(Policy):
         self.job_model = job_model
         self.period = period
 
-    def setup(self, cluster) -> None:
-        super().setup(cluster)
-        self.queue_ = OrderedQueue(self.order)
-        self.tree_ = BandwidthTree.from_cluster(cluster) if self.io_aware else None
-
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
-        queue = self._queue().update(ctx.queue)
-        if self.io_aware:
-            ctx = io_context(self, ctx, queue)
+        ctx, queue = self.begin_round(ctx)
         profile, now = ctx.profile, ctx.now
         with_bb = self.reserve == "all"
         held = []   # reservations of the blocked jobs, released after the round
@@ -84,25 +77,12 @@ class EasyBackfilling(Policy):
                     if len(held) == self.depth:
                         break
             job, at = queue.next_job(at)
-        # backfilling: every later job that fits now beside the reservations; the queue
-        # visits only the jobs that the free room does not rule out
-        room = profile.room()
-        while job is not None:
-            job, at = queue.next_job(at, room)
-            if job is not None:
-                alloc = profile.fits_now(job.request)
-                if alloc is not None:
-                    ctx.start(job, alloc)
-                    queue.remove(job)
-                    room = profile.room()
+        # backfilling: every later job that fits now beside the reservations
+        if job is not None:
+            self.start_all_that_fit(ctx, queue, at)
         for reservation in held:
             profile.release(reservation)
         return ctx.decisions
-
-    def _queue(self) -> OrderedQueue:
-        if self.__dict__.get("queue_") is None:   # a policy driven without setup()
-            self.queue_ = OrderedQueue(self.order)
-        return self.queue_
 
 
 class FcfsEasy(EasyBackfilling):

@@ -12,13 +12,13 @@ Examples
 
 from __future__ import annotations
 
-from mrsched.schedulers.bandwidth import IO_PARAMS, BandwidthTree, io_context
+from mrsched.schedulers.bandwidth import IO_PARAMS
 from mrsched.schedulers.decisions import Decision
-from mrsched.schedulers.ordered_queue import OrderedQueue
-from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext
+from mrsched.schedulers.policies.base import ORDERS, Param, SchedulingContext
+from mrsched.schedulers.policies.ordered import OrderedPolicy
 
 
-class FCFS(Policy):
+class FCFS(OrderedPolicy):
     """``fcfs``: start jobs in queue order while they fit; no backfilling."""
 
     name = "fcfs"
@@ -32,17 +32,8 @@ class FCFS(Policy):
         self.io_aware = io_aware
         self.io_model = io_model
 
-    def setup(self, cluster) -> None:
-        super().setup(cluster)
-        self.queue_ = OrderedQueue(self.order)
-        self.tree_ = BandwidthTree.from_cluster(cluster) if self.io_aware else None
-
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
-        if self.__dict__.get("queue_") is None:   # a policy driven without setup()
-            self.queue_ = OrderedQueue(self.order)
-        queue = self.queue_.update(ctx.queue)
-        if self.io_aware:
-            ctx = io_context(self, ctx, queue)
+        ctx, queue = self.begin_round(ctx)
         job, _ = queue.next_job()
         while job is not None:
             alloc = ctx.profile.fits_now(job.request)

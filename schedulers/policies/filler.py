@@ -14,13 +14,13 @@ Examples
 
 from __future__ import annotations
 
-from mrsched.schedulers.bandwidth import IO_PARAMS, BandwidthTree, io_context
+from mrsched.schedulers.bandwidth import IO_PARAMS
 from mrsched.schedulers.decisions import Decision
-from mrsched.schedulers.ordered_queue import OrderedQueue
-from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext
+from mrsched.schedulers.policies.base import ORDERS, Param, SchedulingContext
+from mrsched.schedulers.policies.ordered import OrderedPolicy
 
 
-class Filler(Policy):
+class Filler(OrderedPolicy):
     """``filler``: start every queued job that fits now, in queue order; no reservation."""
 
     name = "filler"
@@ -34,27 +34,7 @@ class Filler(Policy):
         self.io_aware = io_aware
         self.io_model = io_model
 
-    def setup(self, cluster) -> None:
-        super().setup(cluster)
-        self.queue_ = OrderedQueue(self.order)
-        self.tree_ = BandwidthTree.from_cluster(cluster) if self.io_aware else None
-
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
-        if self.__dict__.get("queue_") is None:   # a policy driven without setup()
-            self.queue_ = OrderedQueue(self.order)
-        queue = self.queue_.update(ctx.queue)
-        if self.io_aware:
-            ctx = io_context(self, ctx, queue)
-        profile = ctx.profile
-        # in queue order, every job that fits now; the queue visits only the jobs that the
-        # free room does not rule out (nothing free: nothing visited, as batsched stops)
-        room = profile.room()
-        job, at = queue.next_job(None, room)
-        while job is not None:
-            alloc = profile.fits_now(job.request)
-            if alloc is not None:
-                ctx.start(job, alloc)
-                queue.remove(job)
-                room = profile.room()
-            job, at = queue.next_job(at, room)
+        ctx, queue = self.begin_round(ctx)
+        self.start_all_that_fit(ctx, queue)   # in queue order, every job that fits now
         return ctx.decisions
