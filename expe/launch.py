@@ -6,6 +6,7 @@ outputs are all there is skipped; anything else is cleaned and redone.
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from mrsched.errors import ConfigError
 from mrsched.expe import processes
+from mrsched.expe.atomic import sha256_file
 from mrsched.expe.campaign import Campaign, load_campaign, plan_runs, prepare_inputs, write_expanded
 from mrsched.expe.lock import CampaignLock
 from mrsched.expe.manifest import is_complete, outputs_problem, read_manifest, spec_problem
@@ -201,11 +203,12 @@ def _run_locked(campaign: Campaign, runs: list, *, executor, jobs, progress, rep
     write_expanded(campaign, runs)
     summary = CampaignSummary(campaign.output, total=len(runs))
     todo = []
+    sha256 = functools.lru_cache(maxsize=None)(sha256_file)   # many runs share an input
     for run in runs:
         if not is_complete(run.spec.out_dir):
             todo.append(run.spec)
             continue
-        stale = spec_problem(read_manifest(run.spec.out_dir), run.spec)
+        stale = spec_problem(read_manifest(run.spec.out_dir), run.spec, sha256)
         if stale is None:
             summary.skipped += 1
         else:
@@ -256,13 +259,14 @@ def campaign_status(path: str | Path, *, output: str | Path | None = None) -> di
     """Per-run status of a campaign (from the run manifests) without running anything."""
     campaign: Campaign = load_campaign(path, output=output)
     rows = []
+    sha256 = functools.lru_cache(maxsize=None)(sha256_file)   # many runs share an input
     for run in plan_runs(campaign):
         status = run_status(run.spec.out_dir)
         manifest = read_manifest(run.spec.out_dir) or {}
         error = manifest.get("error")
         if status == "incomplete":
             error = outputs_problem(run.spec.out_dir, manifest)
-        elif status == "ok" and (stale := spec_problem(manifest, run.spec)) is not None:
+        elif status == "ok" and (stale := spec_problem(manifest, run.spec, sha256)) is not None:
             status, error = "outdated", stale
         rows.append({"run_id": run.spec.run_id, "status": status,
                      "error": error, "wall_time": manifest.get("wall_time")})

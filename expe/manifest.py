@@ -98,11 +98,14 @@ def outputs_problem(run_dir: str | Path, manifest: dict) -> str | None:
     return None
 
 
-def spec_problem(manifest: dict, spec) -> str | None:
+def spec_problem(manifest: dict, spec, sha256=None) -> str | None:
     """Why a run's manifest describes another run than ``spec`` (a ``RunSpec``), or None: a
     campaign whose inputs, policy or options changed since a run finished redoes that run
-    instead of mixing in results of the old inputs. The engine and timeout may change freely."""
+    instead of mixing in results of the old inputs. The engine and timeout may change freely.
+    ``sha256(path)`` hashes an input (a campaign passes a memoised one: runs share inputs)."""
     from mrsched.expe.atomic import sha256_file
+
+    sha256 = sha256 or sha256_file
 
     want = {"platform": str(spec.platform), "workload": str(spec.workload), "policy": spec.policy,
             "options": json.loads(json.dumps(dict(spec.options))), "seed": spec.seed,
@@ -114,7 +117,7 @@ def spec_problem(manifest: dict, spec) -> str | None:
     for key in ("platform", "workload"):
         path = Path(want[key])
         recorded = manifest.get(f"{key}_sha256")
-        if path.is_file() and recorded is not None and sha256_file(path) != recorded:
+        if path.is_file() and recorded is not None and sha256(path) != recorded:
             return f"its {key} file {path} changed since the run (sha256)"
     return None
 
