@@ -51,7 +51,8 @@ class Parser(argparse.ArgumentParser):
             return f"did you mean '{close[0]}'?" if close else None
         if "unrecognized arguments" not in message and "are required" not in message:
             return None
-        known = {opt for action in self._actions for opt in action.option_strings}
+        known = {opt for parser in self._chosen_parsers()
+                 for action in parser._actions for opt in action.option_strings}
         longs = sorted(o for o in known if o.startswith("--"))
         for word in self.argv:
             flag = word.split("=", 1)[0]
@@ -60,6 +61,18 @@ class Parser(argparse.ArgumentParser):
                 if close:
                     return f"'{flag}' is not an option; did you mean '{close[0]}'?"
         return None
+
+
+    def _chosen_parsers(self) -> list[argparse.ArgumentParser]:
+        """This parser and the sub-command parsers the command line names (``mrsched run``,
+        ``mrsched workload swf``): argparse reports a mistyped sub-command option as
+        unrecognized by the top parser, which alone does not know it."""
+        parsers: list[argparse.ArgumentParser] = [self]
+        for parser in parsers:
+            for action in parser._actions:
+                if isinstance(action, argparse._SubParsersAction):
+                    parsers.extend(action.choices[w] for w in self.argv if w in action.choices)
+        return parsers
 
 
 def build_parser() -> argparse.ArgumentParser:

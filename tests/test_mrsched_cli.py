@@ -29,6 +29,18 @@ def test_mistyped_option_suggests_the_option(capsys):
     assert "'--polcy' is not an option; did you mean '--policy'?" in line
 
 
+def test_mistyped_optional_flag_of_a_subcommand_suggests_it(capsys):
+    """The required options are all there: argparse's top parser reports the typo as
+    unrecognized, and the suggestion must come from the sub-command's own options."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "-p", "p.xml", "-w", "w.json", "--policy", "fcfs", "--out", "r",
+              "--enable-compute-shring"])
+    assert exit_.value.code == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line.endswith("unrecognized arguments: --enable-compute-shring ('--enable-compute-shring' "
+                         "is not an option; did you mean '--enable-compute-sharing'?)")
+
+
 def test_policies_name_shows_an_importable_class(capsys):
     assert main(["policies", "fcfs-bb"]) == 0
     first = capsys.readouterr().out.splitlines()[0]
