@@ -130,6 +130,13 @@ class AvailabilityProfile:
         # every release [start, end) in order; ``_log_base`` = absolute index of _log[0]
         self._log: list[tuple[float, float]] = []
         self._log_base = 0
+        # monotonic stacks over the log for released_span's suffix queries: absolute positions
+        # with start times increasing (suffix minimum of starts) and end times decreasing
+        # (suffix maximum of ends) from bottom to top
+        self._lo_pos: list[int] = []
+        self._lo_val: list[float] = []
+        self._hi_pos: list[int] = []
+        self._hi_val: list[float] = []
         # prefix aggregates of slices 0..k (see _prefix); every change truncates it at the
         # first slice it touches, so a reservation late in the profile keeps the early part
         self._pre: list = []
@@ -154,6 +161,7 @@ class AvailabilityProfile:
         other._alloc_memo = amemo
         other._version, other._pre = 0, self._pre[:]   # same slices: the prefix cache holds
         other._log, other._log_base = [], self._log_base + len(self._log)   # older history unknown there
+        other._lo_pos, other._lo_val, other._hi_pos, other._hi_val = [], [], [], []
         return other
 
     @property
@@ -306,13 +314,23 @@ class AvailabilityProfile:
             if a.counters:
                 self.cnt[k] = tuple(x + y for x, y in zip(self.cnt[k], a.counters))
         log = self._log
+        pos = self._log_base + len(log)
         log.append((start, end))
+        lo_val, hi_val = self._lo_val, self._hi_val
+        while lo_val and lo_val[-1] >= start:
+            lo_val.pop()
+            self._lo_pos.pop()
+        lo_val.append(start)
+        self._lo_pos.append(pos)
+        while hi_val and hi_val[-1] <= end:
+            hi_val.pop()
+            self._hi_pos.pop()
+        hi_val.append(end)
+        self._hi_pos.append(pos)
         if len(log) > _LOG_MAX:
             # nobody trimmed it (only conservative reads it): keep it bounded; a reservation
             # older than what is kept gets "history unknown" from released_since
-            drop = len(log) // 2
-            del log[:drop]
-            self._log_base += drop
+            self.trim_log(self._log_base + len(log) // 2)
         self._merge_at(j)
         self._merge_at(i)
 
@@ -323,12 +341,28 @@ class AvailabilityProfile:
             return None
         return self._log[log_pos - self._log_base:]
 
+    def released_span(self, log_pos: int) -> tuple[float, float] | None:
+        """(earliest start, latest end) of the windows released after position ``log_pos``
+        (``(inf, -inf)`` when none; None when that history was trimmed), in O(log releases):
+        the first entry at or after ``log_pos`` of each monotonic stack holds the suffix's
+        extreme. Conservative backfilling asks it for every queued job of a compression pass."""
+        if log_pos < self._log_base:
+            return None
+        k = bisect_left(self._lo_pos, log_pos)
+        if k == len(self._lo_pos):
+            return INF, -INF
+        return self._lo_val[k], self._hi_val[bisect_left(self._hi_pos, log_pos)]
+
     def trim_log(self, log_pos: int) -> None:
         """Forget releases before ``log_pos`` (no live reservation needs them any more)."""
         drop = log_pos - self._log_base
         if drop > 0:
             del self._log[:drop]
             self._log_base = log_pos
+            k = bisect_left(self._lo_pos, log_pos)
+            del self._lo_pos[:k], self._lo_val[:k]
+            k = bisect_left(self._hi_pos, log_pos)
+            del self._hi_pos[:k], self._hi_val[:k]
 
     # -- queries -----------------------------------------------------------------------------
     def free_at(self, t: float) -> tuple[int, tuple[int, ...], tuple[float, ...]]:

@@ -121,18 +121,15 @@ class ConservativeBackfilling(Policy):
         Exact shortcut of batsched's re-insertion: ``old`` was the earliest fit when made, and
         since then capacity only grew inside released windows [a, b), so a start t < old.start
         can only have become feasible if [t, t + walltime) meets one of them: a - walltime < t < b.
-        Returns (lowest a - walltime, highest b); None when the history is unknown (then the job
-        is re-examined from now, as batsched does).
+        Returns (lowest a - walltime, highest b) over the windows released since (an upper
+        bound of b: a wider range only re-examines more); ``(inf, -inf)`` when none starts
+        before ``old``'s end; None when the history is unknown (then the job is re-examined
+        from now, as batsched does).
         """
-        freed = profile.released_since(old.log_pos)
-        if freed is None:
+        span = profile.released_span(old.log_pos)
+        if span is None:
             return None
-        limit = old.start + walltime
-        lo, hi = math.inf, -math.inf
-        for a, b in freed:
-            if a < limit:
-                if b > hi:
-                    hi = b
-                if a < lo:
-                    lo = a
+        lo, hi = span
+        if lo >= old.start + walltime:
+            return math.inf, -math.inf
         return lo - walltime, hi

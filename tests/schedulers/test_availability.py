@@ -237,3 +237,34 @@ def test_release_log_stays_bounded_when_nobody_trims_it(monkeypatch):
     recent = p.reserve(60.0, 70.0, Allocation(2))
     p.release(p.reserve(61.0, 62.0, Allocation(1)))
     assert p.released_since(recent.log_pos) == [(61.0, 62.0)]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_released_span_is_the_extremes_of_released_since(seed):
+    """``released_span`` (monotonic stacks, O(log n)) answers what a scan of ``released_since``
+    gives: the earliest start and latest end released after any position, across trims."""
+    import random
+
+    rng = random.Random(seed)
+    p = AvailabilityProfile(Cluster.simple(8), 0.0)
+    held, positions = [], []
+    for step in range(400):
+        if held and rng.random() < 0.5:
+            r = held.pop(rng.randrange(len(held)))
+            p.release(r, from_time=rng.choice([None, r.start + rng.random() * (r.end - r.start)]))
+        else:
+            start = p.now + rng.randrange(0, 50)
+            node = 1 << rng.randrange(8)
+            try:
+                r = p.reserve(start, start + rng.randrange(1, 30), Allocation(node))
+            except Exception:
+                continue
+            held.append(r)
+            positions.append(r.log_pos)
+        if rng.random() < 0.05:
+            p.trim_log(rng.choice(positions))
+        for pos in rng.sample(positions, min(10, len(positions))):
+            freed = p.released_since(pos)
+            want = None if freed is None else (min((a for a, _ in freed), default=math.inf),
+                                               max((b for _, b in freed), default=-math.inf))
+            assert p.released_span(pos) == want
