@@ -1,0 +1,50 @@
+"""Conservative backfilling's decisions on hand-checked cases (batsched ``conservative_bf``):
+a newcomer goes to its earliest fit without moving anyone; an early completion compresses the
+reservations in queue order, each job re-inserted while the later ones keep theirs."""
+
+from __future__ import annotations
+
+import pytest
+from engine_run import begins_data, simulate
+
+from mrsched.schedulers.registry import make_scheduler
+
+
+def _jobs() -> list[dict]:
+    # J0 holds the whole machine until 100 by its walltime but ends at 10. Planned before the
+    # early end: J1 on nodes 0-1 at [100, 150), J2 (whole machine) at [150, 170), J3 backfilled
+    # beside J1 on nodes 2-3 at [100, 130) (it does not delay J2).
+    return [
+        {"id": 0, "subtime": 0, "res": 4, "walltime": 100, "runtime": 10},
+        {"id": 1, "subtime": 1, "res": 2, "walltime": 50, "runtime": 50},
+        {"id": 2, "subtime": 2, "res": 4, "walltime": 20, "runtime": 20},
+        {"id": 3, "subtime": 3, "res": 2, "walltime": 30, "runtime": 30},
+    ]
+
+
+def test_early_completion_compresses_in_queue_order():
+    """At 10: J1 moves to now (nodes 0-1); J2 re-inserted while J3 still holds [100, 130) on
+    nodes 2-3 goes to 60 (after J1's walltime); J3 then fits at once on nodes 2-3."""
+    res = simulate(make_scheduler("conservative-bb", {}), begins_data(4), _jobs())
+    assert res["start"] == {"w0!0": 0.0, "w0!1": 10.0, "w0!2": 60.0, "w0!3": 10.0}
+    assert res["alloc"]["w0!1"] == [0, 1] and res["alloc"]["w0!3"] == [2, 3]
+
+
+def test_without_early_completion_nobody_moves():
+    """Same jobs run to their walltime: every job starts where it was first planned."""
+    jobs = [dict(j, runtime=j["walltime"]) for j in _jobs()]
+    res = simulate(make_scheduler("conservative-bb", {}), begins_data(4), jobs)
+    assert res["start"] == {"w0!0": 0.0, "w0!1": 100.0, "w0!2": 150.0, "w0!3": 100.0}
+    assert res["alloc"]["w0!3"] == [2, 3]
+
+
+@pytest.mark.parametrize("compression", ["batsched", "rebuild"])
+def test_compression_cascades_to_the_last_job(compression):
+    """J4 (whole machine) is planned at [170, 180), behind J2; the early end moves J2 to [60, 80),
+    which frees J4's way to 80 (J1 holds nodes 0-1 until 60, J2 then holds everything)."""
+    jobs = _jobs() + [
+        {"id": 4, "subtime": 4, "res": 4, "walltime": 10, "runtime": 10},
+    ]
+    res = simulate(make_scheduler("conservative-bb", {"compression": compression}), begins_data(4), jobs)
+    assert res["start"]["w0!4"] == 80.0
+    assert res["alloc"]["w0!4"] == [0, 1, 2, 3]
