@@ -34,6 +34,11 @@ ensemble on 1,152 cores runs in 33 s wall / 8.5 s CPU (centralized costed fcfs),
 under the issue's 5 minutes. Makespans 2,240.02 / 2,240.02 / 70.00 / 2.34 / 256.02 / 256.02 s.
 Older rows of the JSON (parts fig52a/b, fig57, hetero) carry ``sched_s``, the engine's wall
 time in the scheduler, instead of ``sched_cpu_s``.
+Re-measured at load average 15-20 (CPU s whole run): centralized costed fcfs 11.2, depths 1-3
+21.7 / 15.7 / 18.5. ``conservative-bb`` throughput on the 131,072-job ensemble (scheduler CPU
+s, jobs per scheduler CPU s): centralized 90.3 (1,451), depth 2 89.8 (1,460), depth 3
+78.2 (1,675); on 16,384 jobs: 1.1 (14,322), 1.5 (10,751), 2.2 (7,383) -- 29 s (568 jobs/s)
+centralized before the compression pass stopped rescanning the release log per queued job.
 """
 
 from __future__ import annotations
