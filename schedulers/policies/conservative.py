@@ -98,7 +98,10 @@ class ConservativeBackfilling(Policy):
                 if job.id not in self.planned_:
                     self._place(ctx, job)
             return ctx.decisions
-        if self.compression == "rebuild":
+        # Decision: with estimates (knowledge) jobs outlive their reservations, so kept ones go
+        # stale and re-inserting only the earlier jobs can leave a plan no event ever starts:
+        # the plan is then rebuilt in queue order (schedulers/knowledge.py)
+        if self.compression == "rebuild" or self.__dict__.get("knowledge", "requested") != "requested":
             for reservation in self.planned_.values():
                 profile.release(reservation)
             self.planned_.clear()

@@ -204,3 +204,21 @@ def test_knowledge_options_are_checked():
         make_policy("fcfs-easy", knowledge="oracle")
     with pytest.raises(ConfigError, match="knowledge_noise"):
         make_policy("conservative-bb", knowledge_noise=-1.0)
+
+
+@pytest.mark.parametrize("policy", KNOWLEDGE_POLICIES)
+@pytest.mark.parametrize("knowledge", ["noisy", "learned"])
+def test_every_job_runs_when_jobs_outlive_their_estimates(policy, knowledge):
+    """Estimates below the truth leave jobs running past their reservations; every job must
+    still run (conservative once kept a stale plan whose first start no event triggered)."""
+    cl = tree_cluster(2, 4, 10_000 * MB, 10_000 * MB, 120 * MB)
+    for seed in range(4):
+        rnd = random.Random(seed)
+        jobs = []
+        for _ in range(80):
+            wall = rnd.choice([100, 400, 2000])
+            user = rnd.choice("abcd")
+            jobs.append(job(rnd.randint(1, 6), wall, rnd.randint(1, wall), rate=10 * MB,
+                            true=rnd.choice([5, 10, 20]) * MB, user=user, subtime=rnd.randint(0, 3000)))
+        rt, ends = drive(make_policy(policy, io_aware=True, knowledge=knowledge, knowledge_noise=1.0), jobs, cl)
+        assert len(ends) == 80 and not rt.queue, (seed, len(ends))
