@@ -44,3 +44,27 @@ def test_requested_vs_perfect_by_hand(tmp_path):
     assert req["runtime_accuracy_mean"] == pytest.approx(0.1)          # walltime 100 for 10 s
     md = table(list(rows.values()), "w", "u")
     assert md.count("\n") == 3 and "| fcfs/perfect | 1.000 |" in md
+
+
+def test_anticipation_replays_every_source_on_the_ignorant_run(tmp_path):
+    from mrsched.expe.ioaware_knowledge_summary import anticipation
+
+    plat = tmp_path / "p.xml"
+    plat.write_text(generate_iotree(units=1, nodes_per_unit=4, pfs_bandwidth="500MBps").xml)
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps({"nb_res": 4, "profiles": {"d": {"type": "delay", "delay": 10}},
+                              "jobs": [{"id": str(k), "subtime": 5 * k, "walltime": 100, "res": 1, "profile": "d",
+                                        "io_bandwidth_per_node": 100 * MB, "true_runtime": 10, "user": "u",
+                                        "true_io_bandwidth_per_node": 300 * MB} for k in range(6)]}))
+    run = tmp_path / "runs" / "ign"
+    run.mkdir(parents=True)
+    simulate(plat, [wl], make_scheduler("fcfs-easy", {}), export_prefix=run / "out")
+    (run / "manifest.json").write_text(json.dumps({
+        "status": "ok", "policy": "fcfs-easy", "policy_label": "easy-ignorant", "options": {"io_aware": False},
+        "platform": str(plat), "workload": str(wl), "platform_name": "u", "workload_name": "w", "seed": 1}))
+    rows = {r["variant"]: r for r in anticipation(tmp_path)}
+    assert set(rows) == {"requested", "perfect", "noisy", "learned"}
+    assert rows["perfect"]["io_rate_accuracy_mean"] == 1.0
+    assert rows["requested"]["io_rate_accuracy_mean"] == pytest.approx(1 / 3)
+    # learned: jobs 0 and 1 run before any completion (stated rate), later ones learn 300 MB/s
+    assert rows["learned"]["io_rate_accuracy_mean"] == pytest.approx((2 / 3 + 4) / 6)
