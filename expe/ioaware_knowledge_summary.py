@@ -46,7 +46,7 @@ def _runs(root: Path):
 
 def variant(m: dict) -> str:
     """``easy/learned``, ``fcfs/perfect``, ``easy-ignorant``: the policy label and its source."""
-    label = m.get("policy_label") or m["policy"]
+    label = str(m.get("policy_label") or m["policy"]).split("_knowledge=")[0]
     if not m["options"].get("io_aware"):
         return label
     return f"{label}/{m['options'].get('knowledge', 'requested')}"
