@@ -206,7 +206,6 @@ class KnowledgeTracker:
         self.source = source
         self.tree = tree                        # the bandwidth tree (io_aware): estimates stay feasible
         self.jobs: dict[str, Job] = {}          # estimated, not ended yet
-        self.stated: dict[str, Any] = {}        # job id -> the request before the estimate
         self.starts: dict[str, float] = {}
         self.estimates: dict[str, Estimate] = {}
         self._last: tuple[float, list] | None = None   # previous round: (now, its decisions list)
@@ -240,7 +239,6 @@ class KnowledgeTracker:
             est = self.source.estimate(job)
             req = job.request
             wall = min(max(est.runtime, 1.0), req.walltime) if req.has_walltime else req.walltime
-            self.stated[jid] = req
             self.estimates[jid] = est
             job.request = replace(req, walltime=wall,
                                   io_bandwidth_per_node=self._feasible_rate(est.rate, req.nodes))
