@@ -88,3 +88,25 @@ def test_replayed_estimates_are_the_schedulers(tmp_path, source):
         assert k.est_rate == pytest.approx(est.rate)
     if source == "learned":
         assert len({k.est_rate for k in known}) > 2                     # it learned per-user rates
+
+
+def test_metrics_csv_gets_goodput_and_knowledge_on_a_bandwidth_tree(tmp_path):
+    """A run on an iotree platform with I/O jobs: metrics_table carries 004's columns; a run on
+    a platform without a tree gets none."""
+    from mrsched.analysis.campaign import campaign_metrics
+
+    plat = tmp_path / "p.xml"
+    plat.write_text(generate_iotree(units=1, nodes_per_unit=4, edge_bandwidth="1GBps", core_bandwidth="10GBps",
+                                    pfs_bandwidth="10GBps").xml)
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps({"nb_res": 4, "profiles": {"d": {"type": "delay", "delay": 10}},
+                              "jobs": [{"id": str(k), "subtime": 0, "walltime": 100, "res": 2, "profile": "d",
+                                        "io_bandwidth_per_node": 0.5e9} for k in range(2)]}))
+    run = tmp_path / "runs" / "r"
+    run.mkdir(parents=True)
+    simulate(plat, [wl], make_scheduler("fcfs", {}), export_prefix=run / "out")
+    (run / "manifest.json").write_text(json.dumps({
+        "run_id": "r", "status": "ok", "policy": "fcfs", "options": {}, "platform": str(plat), "workload": str(wl)}))
+    df = campaign_metrics(tmp_path)
+    assert df["goodput"].tolist() == pytest.approx([0.5])           # two 1 GB/s jobs on a 1 GB/s switch
+    assert df["runtime_accuracy_mean"].tolist() == pytest.approx([0.1])   # walltime 100 for 10 s
