@@ -19,6 +19,7 @@ import pandas as pd
 from scipy import stats
 
 from mrsched.analysis.cpugpu import run_cpugpu_metrics
+from mrsched.analysis.ioknowledge import run_io_metrics
 from mrsched.analysis.metrics import run_metrics
 from mrsched.analysis.runs import Run, find_runs, load_run
 from mrsched.errors import ConfigError, suggest
@@ -127,6 +128,7 @@ def metrics_table(runs: list[Run], *, tau: float = 600.0) -> pd.DataFrame:
         if run.jobs is not None and run.status == "ok":
             row.update(run_metrics(run.jobs, tau=tau, capacities=run.capacities, phases=run.phases))
             row.update(run_cpugpu_metrics(run))   # seed 002 placement metrics on per-core platforms
+            row.update(run_io_metrics(run))       # seed 004 contention / knowledge on bandwidth trees
         rows.append(row)
     df = pd.DataFrame(rows)
     for col in ID_COLUMNS:

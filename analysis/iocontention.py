@@ -34,6 +34,7 @@ from typing import Iterable, Sequence
 
 from mrsched.errors import MrschedError, WorkloadError
 from mrsched.schedulers.bandwidth import BandwidthTree
+from mrsched.schedulers.knowledge import TRUE_RATE
 
 INF = math.inf
 
@@ -211,7 +212,8 @@ def _mask(alloc: str, index_of: dict[int, int], job: str) -> int:
 
 def run_contention(jobs_csv: str | Path, platform: str | Path, workload: str | Path) -> Contention:
     """Contention of a finished run: Batsim's ``out_jobs.csv``, the platform and the workload
-    (each job's ``io_bandwidth_per_node``; absent means no I/O)."""
+    (each job's true rate ``true_io_bandwidth_per_node``, else its ``io_bandwidth_per_node``;
+    absent means no I/O): what the jobs really drain, whatever the scheduler believed."""
     import csv
 
     tree, index_of = tree_of_platform(platform)
@@ -219,7 +221,7 @@ def run_contention(jobs_csv: str | Path, platform: str | Path, workload: str | P
         data = json.loads(Path(workload).read_text())
     except (OSError, ValueError) as exc:
         raise WorkloadError(f"cannot read workload: {exc}", file=str(workload)) from None
-    rates = {str(j["id"]): float(j.get("io_bandwidth_per_node") or 0.0) for j in data.get("jobs", [])}
+    rates = {str(j["id"]): float(j.get(TRUE_RATE, j.get("io_bandwidth_per_node")) or 0.0) for j in data.get("jobs", [])}
     jobs = []
     with open(jobs_csv, newline="") as fh:
         for row in csv.DictReader(fh):

@@ -35,7 +35,10 @@ _LOWER_IS_BETTER = ("mean_waiting_time", "mean_turnaround_time", "mean_bounded_s
 _RUN_COLUMNS = ("run_id", "variant", "workload", "seed", "status", "n_jobs", "n_rejected",
                 "n_killed", "makespan", "mean_waiting_time", "median_waiting_time",
                 "max_waiting_time", "mean_bounded_slowdown", "max_bounded_slowdown",
-                "utilisation_nodes", "utilisation_burst_buffer", "utilisation_gpus")
+                "utilisation_nodes", "utilisation_burst_buffer", "utilisation_gpus",
+                # seed 004 on bandwidth trees (analysis/ioknowledge.py): contention and knowledge
+                "goodput", "computing_fraction_min", "runtime_accuracy_mean", "io_rate_accuracy_mean",
+                "sysio_accuracy_mean_et", "burst_sensitivity_5min_et", "burst_precision_5min_et")
 
 _CSS = """body{font-family:sans-serif;margin:2em;max-width:1200px}
 table{border-collapse:collapse;font-size:0.85em;margin:0.5em 0 1.5em}

@@ -1,11 +1,14 @@
 """Decision time per event of I/O-aware EASY on seed 004's CTS-1 model (Fig. 3.7).
 
     .venv/bin/python bench/bench_ioaware.py [--jobs 2500] [--underprovision 0.3] [--seed 1]
+                                            [--knowledge learned --io-spread 0.8]
 
 Runs the embedded engine in-process with ``fcfs-easy`` (I/O-ignorant and ``io_aware=true``)
 on a workload of seed 004's model (KTH-SP2 as source trace), times every scheduler reply
 (one reply answers one Batsim message: the events of one instant) and prints the 50th, 75th
 and 95th percentiles and the maximum in milliseconds. Target (issue 16): 95th < 10 ms.
+``--knowledge`` times the I/O-aware run with that knowledge source (seed 004 Ch. 4) on a
+workload with true rates (``--io-spread``, default 0.8 then).
 """
 
 from __future__ import annotations
@@ -48,15 +51,21 @@ def main() -> None:
     p.add_argument("--underprovision", type=float, default=0.3)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--trace", default=str(TRACE))
+    p.add_argument("--knowledge", default="requested", choices=["requested", "perfect", "noisy", "learned"])
+    p.add_argument("--io-spread", type=float, default=None, help="true rates (default: 0.8 with --knowledge)")
     args = p.parse_args()
     tmp = Path(tempfile.mkdtemp())
     plat = tmp / "cts1.xml"
     plat.write_text(generate_iotree(underprovision=args.underprovision).xml)
-    _, wl = model_workload(args.trace, jobs=args.jobs, nodes=3888, io_rate=18e6, seed=args.seed)
+    spread = args.io_spread if args.io_spread is not None else (0.8 if args.knowledge != "requested" else 0.0)
+    _, wl = model_workload(args.trace, jobs=args.jobs, nodes=3888, io_rate=18e6, seed=args.seed, io_spread=spread,
+                           max_nodes=2722 if spread else None)
     write_workload(tmp / "w.json", wl)
-    print(f"CTS-1, {args.jobs} jobs, PFS underprovisioned by {args.underprovision:g}, seed {args.seed}")
+    print(f"CTS-1, {args.jobs} jobs, PFS underprovisioned by {args.underprovision:g}, seed {args.seed}, "
+          f"io_spread {spread:g}, knowledge {args.knowledge}")
     for aware in (False, True):
-        sched = Timed(make_scheduler("fcfs-easy", {"io_aware": aware}))
+        options = {"io_aware": aware, **({"knowledge": args.knowledge} if aware and args.knowledge != "requested" else {})}
+        sched = Timed(make_scheduler("fcfs-easy", options))
         t = time.perf_counter()
         simulate(plat, [tmp / "w.json"], sched, export_prefix=None)
         wall = time.perf_counter() - t

@@ -28,6 +28,7 @@ from mrsched.errors import ConfigError
 from mrsched.schedulers.availability import Allocation, AvailabilityProfile, Reservation, lowest_bits
 from mrsched.schedulers.cluster import Cluster
 from mrsched.schedulers.job import Request
+from mrsched.schedulers.knowledge import KNOWLEDGE_PARAMS
 from mrsched.schedulers.ordered_queue import OrderedQueue
 
 INF = math.inf
@@ -491,5 +492,6 @@ def _io_params() -> dict:
     }
 
 
-#: the knobs of the policies that can be made I/O-aware (declared once)
-IO_PARAMS = _io_params()
+#: the knobs of the policies that can be made I/O-aware (declared once), with where their
+#: runtime and I/O-rate estimates come from (``mrsched.schedulers.knowledge``)
+IO_PARAMS = {**_io_params(), **KNOWLEDGE_PARAMS}

@@ -99,6 +99,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mo.add_argument("--cores-per-node", type=int, default=1, help="processors per node of the trace's machine")
     mo.add_argument("--speed", default="1Gf", help="node speed: profiles compute elapsed x speed flops")
     mo.add_argument("--max-nodes", type=int, help="cap job sizes (e.g. the widest job the PFS can carry)")
+    mo.add_argument("--io-spread", type=float, default=0.0,
+                    help="sigma of a per-user log-normal factor on each job's true I/O rate (0: every job "
+                         "drains its stated rate); jobs then carry user, true_runtime, true_io_bandwidth_per_node")
+    mo.add_argument("--io-jitter", type=float, default=0.1, help="with --io-spread: per-job sigma (default 0.1)")
     mo.add_argument("--seed", type=int, default=0)
     mo.add_argument("-o", "--output", required=True)
 
@@ -198,7 +202,8 @@ def run(args: argparse.Namespace) -> int:
         model, workload = model_workload(args.trace, jobs=args.jobs, nodes=args.nodes,
                                          io_rate=parse_bandwidth(rate), seed=args.seed,
                                          cores_per_node=args.cores_per_node, speed=parse_speed(args.speed),
-                                         max_nodes=args.max_nodes)
+                                         max_nodes=args.max_nodes, io_spread=args.io_spread,
+                                         io_jitter=args.io_jitter)
         print(model.summary())
         _write(args.output, workload)
         return 0

@@ -8,6 +8,14 @@
   frequency, then a size inside it by the sizes seen there.
 - *(time limit, elapsed)* drawn together from the trace's pairs (elapsed clipped to the limit).
 - Every job asks ``io_rate`` B/s per node (004: 18 MB/s, a 64 GB checkpoint per hour).
+- *True vs stated rates* (for seed 004 Ch. 4's knowledge sources, off by default): with
+  ``io_spread`` > 0 each job is a resampled trace job — its user, size and (limit, elapsed)
+  together, so a user's jobs keep the trace's correlation that a history-based predictor
+  needs — and it really drains ``io_rate x u x j`` B/s per node, ``u`` a per-user and ``j`` a
+  per-job log-normal factor of mean 1 (sigmas ``io_spread`` and ``io_jitter``), while it still
+  states ``io_rate``. Such jobs carry ``user``, ``true_runtime`` (= elapsed) and
+  ``true_io_bandwidth_per_node`` (``mrsched.schedulers.knowledge``); with ``max_nodes`` a true
+  rate is capped at ``io_rate x max_nodes / size``, so no job asks more than the widest one.
 
 Decisions: clock times come from the header's ``UnixStartTime`` in ``TimeZoneString`` (UTC
 when absent); the sample starts at the trace's first submission's clock time; the jobs of one
@@ -50,6 +58,7 @@ class IoWorkloadModel:
     sizes: np.ndarray                           # node counts of the trace's jobs (scaled later)
     limits: np.ndarray                          # (time limit, elapsed) pairs
     trace_nodes: int
+    users: np.ndarray | None = None             # user id of each trace job (aligned with sizes)
 
     def summary(self) -> str:
         r = ", ".join(f"{p} {x * 3600:.2f}/h" for p, x in zip(PERIODS, self.rates))
@@ -120,15 +129,21 @@ def fit_model(trace: SwfTrace, *, cores_per_node: int = 1, bundle: float = 10.0)
         procs_max = trace.header_int("MaxProcs") or int(procs.max())
         trace_nodes = math.ceil(procs_max / cores_per_node)
     return IoWorkloadModel(dt.datetime.fromtimestamp(epoch + t0, tz), rates, (vals, cnt / cnt.sum()), nodes,
-                           np.stack([limit, np.minimum(run, limit)], axis=1), max(trace_nodes, int(nodes.max())))
+                           np.stack([limit, np.minimum(run, limit)], axis=1), max(trace_nodes, int(nodes.max())),
+                           user.astype(int))
 
 
 def sample_workload(model: IoWorkloadModel, *, jobs: int, nodes: int, io_rate: float, seed: int = 0,
-                    speed: float = 1e9, max_nodes: int | None = None) -> dict:
+                    speed: float = 1e9, max_nodes: int | None = None, io_spread: float = 0.0,
+                    io_jitter: float = 0.1) -> dict:
     """A Batsim workload of ``jobs`` jobs for a machine of ``nodes`` nodes (seeded); sizes are
-    capped at ``max_nodes`` (e.g. the widest job whose bandwidth the PFS can carry)."""
+    capped at ``max_nodes`` (e.g. the widest job whose bandwidth the PFS can carry); with
+    ``io_spread`` > 0, true rates distinct from the stated one (module docstring)."""
     if jobs < 1 or nodes < 1:
         raise WorkloadError("jobs and nodes must be >= 1", field="jobs" if jobs < 1 else "nodes")
+    if not io_spread >= 0 or not io_jitter >= 0:
+        raise WorkloadError("io_spread and io_jitter must be >= 0", field="io_spread" if not io_spread >= 0
+                            else "io_jitter")
     rng = np.random.default_rng(seed)
     scale = nodes / model.trace_nodes
     sizes = np.clip(np.rint(model.sizes * scale).astype(int), 1, min(nodes, max_nodes or nodes))
@@ -153,6 +168,9 @@ def sample_workload(model: IoWorkloadModel, *, jobs: int, nodes: int, io_rate: f
         subtimes.extend([round(t, 3)] * k)
     subtimes = subtimes[:jobs]
     out_jobs, profiles = [], {}
+    if io_spread > 0:
+        return _with_truth(model, rng, subtimes, nodes=nodes, scale=scale, io_rate=io_rate, speed=speed,
+                           max_nodes=max_nodes, spread=io_spread, jitter=io_jitter, seed=seed)
     picks_bin = rng.choice(bin_ids, size=jobs, p=bin_cnt / bin_cnt.sum())
     picks_lim = rng.integers(0, len(model.limits), size=jobs)
     for i in range(jobs):
@@ -168,10 +186,42 @@ def sample_workload(model: IoWorkloadModel, *, jobs: int, nodes: int, io_rate: f
                             f"{io_rate:g} B/s per node, seed {seed}")}
 
 
+def _with_truth(model: IoWorkloadModel, rng, subtimes: list[float], *, nodes: int, scale: float, io_rate: float,
+                speed: float, max_nodes: int | None, spread: float, jitter: float, seed: int) -> dict:
+    """Jobs resampled whole from the trace (user, size, limit, elapsed), with true rates."""
+    if model.users is None:
+        raise WorkloadError("this model has no users: refit it to sample true rates", field="io_spread")
+    users = model.users
+    distinct = np.unique(users)
+    # per-user factor, mean 1: log-normal with mu = -sigma^2 / 2
+    ufac = dict(zip(distinct.tolist(), np.exp(rng.normal(-spread ** 2 / 2, spread, size=len(distinct)))))
+    picks = rng.integers(0, len(users), size=len(subtimes))
+    jfac = np.exp(rng.normal(-jitter ** 2 / 2, jitter, size=len(subtimes))) if jitter > 0 else np.ones(len(subtimes))
+    cap = min(nodes, max_nodes or nodes)
+    out_jobs, profiles = [], {}
+    for i, k in enumerate(picks):
+        size = int(min(max(round(float(model.sizes[k]) * scale), 1), cap))
+        limit, elapsed = model.limits[k]
+        elapsed = max(float(elapsed), 1.0)
+        name = f"e{int(elapsed)}" if elapsed.is_integer() else f"e{elapsed!r}"
+        profiles.setdefault(name, {"type": "parallel_homogeneous", "cpu": elapsed * speed, "com": 0})
+        rate = io_rate * ufac[int(users[k])] * float(jfac[i])
+        if max_nodes:
+            rate = min(rate, io_rate * max_nodes / size)
+        out_jobs.append({"id": str(i + 1), "subtime": subtimes[i], "walltime": float(max(limit, elapsed)),
+                         "res": size, "profile": name, "io_bandwidth_per_node": io_rate,
+                         "user": str(int(users[k])), "true_runtime": elapsed,
+                         "true_io_bandwidth_per_node": round(rate, 3)})
+    return {"nb_res": nodes, "jobs": out_jobs, "profiles": profiles,
+            "description": (f"seed 004 Sect. 3.3.2 workload model: {len(out_jobs)} jobs, {nodes} nodes, "
+                            f"{io_rate:g} B/s per node stated, true rates spread {spread:g} per user, "
+                            f"{jitter:g} per job, seed {seed}")}
+
+
 def model_workload(trace: str | Path, *, jobs: int, nodes: int, io_rate: float, seed: int = 0,
-                   cores_per_node: int = 1, speed: float = 1e9,
-                   max_nodes: int | None = None) -> tuple[IoWorkloadModel, dict]:
+                   cores_per_node: int = 1, speed: float = 1e9, max_nodes: int | None = None,
+                   io_spread: float = 0.0, io_jitter: float = 0.1) -> tuple[IoWorkloadModel, dict]:
     """``mrsched workload model``: fit on ``trace``, sample a workload."""
     model = fit_model(read_swf(trace), cores_per_node=cores_per_node)
     return model, sample_workload(model, jobs=jobs, nodes=nodes, io_rate=io_rate, seed=seed, speed=speed,
-                                  max_nodes=max_nodes)
+                                  max_nodes=max_nodes, io_spread=io_spread, io_jitter=io_jitter)

@@ -19,7 +19,7 @@ Examples
 --------
 >>> from mrsched.schedulers.registry import make_policy
 >>> make_policy("sjf-bb").get_params()
-{'order': 'sjf', 'reserve': 'all', 'depth': 1, 'job_model': 'alloc-only', 'period': 0.0, 'io_aware': False, 'io_model': 'none'}
+{'order': 'sjf', 'reserve': 'all', 'depth': 1, 'job_model': 'alloc-only', 'period': 0.0, 'io_aware': False, 'io_model': 'none', 'knowledge': 'requested', 'knowledge_noise': 0.3, 'knowledge_seed': 0}
 """
 
 from __future__ import annotations
@@ -44,12 +44,14 @@ class EasyBackfilling(OrderedPolicy):
     }
 
     def __init__(self, *, order: str = "fcfs", reserve: str = "all", depth: int = 1,
-                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False, io_model: str = "none"):
+                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False, io_model: str = "none",
+                 knowledge: str = "requested", knowledge_noise: float = 0.3, knowledge_seed: int = 0):
         self.order = order
         self.reserve = reserve
         self.depth = depth
         self.io_aware = io_aware
         self.io_model = io_model
+        self.knowledge, self.knowledge_noise, self.knowledge_seed = knowledge, knowledge_noise, knowledge_seed
         self.job_model = job_model
         self.period = period
 
@@ -91,9 +93,11 @@ class FcfsEasy(EasyBackfilling):
     name = "fcfs-easy"
 
     def __init__(self, *, order: str = "fcfs", reserve: str = "nodes", depth: int = 1,
-                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False, io_model: str = "none"):
+                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False, io_model: str = "none",
+                 knowledge: str = "requested", knowledge_noise: float = 0.3, knowledge_seed: int = 0):
         super().__init__(order=order, reserve=reserve, depth=depth, job_model=job_model, period=period,
-                         io_aware=io_aware, io_model=io_model)
+                         io_aware=io_aware, io_model=io_model, knowledge=knowledge,
+                         knowledge_noise=knowledge_noise, knowledge_seed=knowledge_seed)
 
 
 class FcfsBB(EasyBackfilling):
@@ -108,6 +112,8 @@ class SjfBB(EasyBackfilling):
     name = "sjf-bb"
 
     def __init__(self, *, order: str = "sjf", reserve: str = "all", depth: int = 1,
-                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False, io_model: str = "none"):
+                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False, io_model: str = "none",
+                 knowledge: str = "requested", knowledge_noise: float = 0.3, knowledge_seed: int = 0):
         super().__init__(order=order, reserve=reserve, depth=depth, job_model=job_model, period=period,
-                         io_aware=io_aware, io_model=io_model)
+                         io_aware=io_aware, io_model=io_model, knowledge=knowledge,
+                         knowledge_noise=knowledge_noise, knowledge_seed=knowledge_seed)

@@ -37,6 +37,7 @@ from mrsched.schedulers.availability import Reservation
 from mrsched.schedulers.bandwidth import IO_PARAMS, BandwidthTree, io_context
 from mrsched.schedulers.decisions import Decision
 from mrsched.schedulers.job import Job
+from mrsched.schedulers.knowledge import knowledge_round
 from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext, order_queue
 
 COMPRESSIONS = ("batsched", "rebuild")
@@ -53,11 +54,13 @@ class ConservativeBackfilling(Policy):
     }
 
     def __init__(self, *, order: str = "fcfs", compression: str = "batsched",
-                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False, io_model: str = "none"):
+                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False, io_model: str = "none",
+                 knowledge: str = "requested", knowledge_noise: float = 0.3, knowledge_seed: int = 0):
         self.order = order
         self.compression = compression
         self.io_aware = io_aware
         self.io_model = io_model
+        self.knowledge, self.knowledge_noise, self.knowledge_seed = knowledge, knowledge_noise, knowledge_seed
         self.job_model = job_model
         self.period = period
 
@@ -89,6 +92,7 @@ class ConservativeBackfilling(Policy):
             self.planned_[job.id] = profile.reserve(start, start + job.request.walltime, alloc, tag=job.id)
 
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
+        knowledge_round(self, ctx)                # runtime / I/O-rate estimates (knowledge.py)
         queue = order_queue(ctx.queue, self.order)
         if self.io_aware:   # the planned reservations hold their bandwidth too
             ctx = io_context(self, ctx, queue, self.__dict__.setdefault("planned_", {}).values())
@@ -102,7 +106,10 @@ class ConservativeBackfilling(Policy):
                 if job.id not in self.planned_:
                     self._place(ctx, job)
             return ctx.decisions
-        if self.compression == "rebuild":
+        # Decision: with estimates (knowledge) jobs outlive their reservations, so kept ones go
+        # stale and re-inserting only the earlier jobs can leave a plan no event ever starts:
+        # the plan is then rebuilt in queue order (schedulers/knowledge.py)
+        if self.compression == "rebuild" or self.__dict__.get("knowledge", "requested") != "requested":
             for reservation in self.planned_.values():
                 profile.release(reservation)
             self.planned_.clear()

@@ -27,12 +27,14 @@ class Filler(OrderedPolicy):
     _parameter_constraints = {"order": Param(str, ORDERS, help="queue order"), **IO_PARAMS}
 
     def __init__(self, *, order: str = "fcfs", job_model: str = "alloc-only", period: float = 0.0,
-                 io_aware: bool = False, io_model: str = "none"):
+                 io_aware: bool = False, io_model: str = "none",
+                 knowledge: str = "requested", knowledge_noise: float = 0.3, knowledge_seed: int = 0):
         self.order = order
         self.job_model = job_model
         self.period = period
         self.io_aware = io_aware
         self.io_model = io_model
+        self.knowledge, self.knowledge_noise, self.knowledge_seed = knowledge, knowledge_noise, knowledge_seed
 
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
         ctx, queue = self.begin_round(ctx)

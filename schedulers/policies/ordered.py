@@ -5,6 +5,7 @@ pass that starts every job that fits now."""
 from __future__ import annotations
 
 from mrsched.schedulers.bandwidth import BandwidthTree, io_context
+from mrsched.schedulers.knowledge import knowledge_round
 from mrsched.schedulers.ordered_queue import OrderedQueue
 from mrsched.schedulers.policies.base import Policy, SchedulingContext
 
@@ -22,6 +23,7 @@ class OrderedPolicy(Policy):
         submissions placed in order."""
         if self.__dict__.get("queue_") is None:   # a policy driven without setup()
             self.queue_ = OrderedQueue(self.order)
+        knowledge_round(self, ctx)                # the estimates the queue indexes (knowledge.py)
         queue = self.queue_.update(ctx.queue)
         if self.io_aware:
             ctx = io_context(self, ctx, queue)

@@ -102,3 +102,28 @@ def test_a_run_scored_from_its_files(tmp_path, capsys):
     assert [float(r["t_computing"]) for r in rows] == pytest.approx([5.0, 5.0])
     assert main([str(tmp_path), str(plat), str(wl)]) == 2
     assert "not a finished run directory" in capsys.readouterr().err
+
+
+def test_a_run_is_scored_with_the_true_rates(tmp_path):
+    """The jobs state 0.5 GB/s (contention on the 1 GB/s switch) but really drain 0.25: none."""
+    import json
+
+    from mrsched.analysis.iocontention import run_contention
+    from mrsched.schedulers.registry import make_scheduler
+    from mrsched.simulator.engine import simulate
+
+    plat = tmp_path / "p.xml"
+    plat.write_text(generate_iotree(units=2, nodes_per_unit=4, edge_bandwidth="1GBps", core_bandwidth="10GBps",
+                                    pfs_bandwidth="2GBps").xml)
+    jobs = [{"id": str(k), "subtime": 0, "walltime": 100, "res": 2, "profile": "d", "io_bandwidth_per_node": 0.5 * G}
+            for k in range(2)]
+    for rate, goodput in ((None, 0.5), (0.25 * G, 1.0)):
+        if rate is not None:
+            for j in jobs:
+                j["true_io_bandwidth_per_node"] = rate
+        wl = tmp_path / "w.json"
+        wl.write_text(json.dumps({"nb_res": 8, "profiles": {"d": {"type": "delay", "delay": 10}}, "jobs": jobs}))
+        run = tmp_path / f"run{goodput}"
+        run.mkdir()
+        simulate(plat, [wl], make_scheduler("fcfs", {}), export_prefix=run / "out")
+        assert run_contention(run / "out_jobs.csv", plat, wl).goodput == pytest.approx(goodput)

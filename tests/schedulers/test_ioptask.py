@@ -103,3 +103,21 @@ def test_same_run_through_mrsched_serve(tmp_path):
     with open(tmp_path / "r" / "out_jobs.csv", newline="") as fh:
         got = {r["job_id"]: float(r["finish_time"]) for r in csv.DictReader(fh)}
     assert got == pytest.approx({"0": 20.0, "1": 20.0, "2": 10.0}, abs=1e-4)
+
+
+def test_the_io_volume_is_the_true_rate_not_the_estimate():
+    """The ptask carries what the job really writes: its true rate when the workload gives one,
+    whatever the scheduler's view (knowledge) says."""
+    from mrsched.schedulers.ioptask import io_volume_per_node
+    from mrsched.schedulers.job import job_from_batsim
+
+    prof = {"c": {"type": "parallel_homogeneous", "cpu": 1e10, "com": 0}}
+    stated = job_from_batsim("w!1", {"subtime": 0, "walltime": 100, "res": 1, "profile": "c",
+                                     "io_bandwidth_per_node": 0.5 * G}, prof)
+    true = job_from_batsim("w!2", {"subtime": 0, "walltime": 100, "res": 1, "profile": "c",
+                                   "io_bandwidth_per_node": 0.5 * G, "true_io_bandwidth_per_node": 0.2 * G}, prof)
+    assert io_volume_per_node(stated, 1e9) == 5e9
+    assert io_volume_per_node(true, 1e9) == 2e9
+    from dataclasses import replace
+    true.request = replace(true.request, io_bandwidth_per_node=9 * G)     # a scheduler's estimate
+    assert io_volume_per_node(true, 1e9) == 2e9

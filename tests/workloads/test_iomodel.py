@@ -75,3 +75,34 @@ def test_cli_on_kth(tmp_path, capsys):
     assert len(w["jobs"]) == 300 and w["nb_res"] == 3888
     assert np.mean([j["res"] for j in w["jobs"]]) > 39        # scaled up from KTH's 100 nodes
     assert "weekday_day" in capsys.readouterr().out
+
+
+def test_true_rates_per_user_and_job(tmp_path):
+    """--io-spread: jobs resampled whole from the trace (user, size, limit, elapsed), stating
+    io_rate and really draining io_rate x user factor x job factor (mean ~1), seeded."""
+    rows = [(t * 60, p, 600, 100 + 10 * (t % 3), t % 3) for t, p in enumerate([1, 2, 3, 4, 8, 1, 2, 6] * 5)]
+    m = fit_model(swf(tmp_path, rows))
+    plain = sample_workload(m, jobs=400, nodes=16, io_rate=18e6, seed=3)
+    assert not any("true_io_bandwidth_per_node" in j or "user" in j for j in plain["jobs"])
+    a = sample_workload(m, jobs=400, nodes=16, io_rate=18e6, seed=3, io_spread=0.5, io_jitter=0.0)
+    assert json.dumps(a) == json.dumps(sample_workload(m, jobs=400, nodes=16, io_rate=18e6, seed=3,
+                                                       io_spread=0.5, io_jitter=0.0))
+    assert [j["subtime"] for j in a["jobs"]] == [j["subtime"] for j in plain["jobs"]]   # same arrivals
+    by_user = {}
+    for j in a["jobs"]:
+        assert j["io_bandwidth_per_node"] == 18e6
+        u = int(j["user"])
+        assert j["true_runtime"] == 100 + 10 * u                  # the user's own trace jobs
+        assert a["profiles"][j["profile"]]["cpu"] == j["true_runtime"] * 1e9
+        by_user.setdefault(u, set()).add(j["true_io_bandwidth_per_node"])
+    assert all(len(rates) == 1 for rates in by_user.values())     # no jitter: one rate per user
+    assert len({r for rates in by_user.values() for r in rates}) == 3
+    jit = sample_workload(m, jobs=400, nodes=16, io_rate=18e6, seed=3, io_spread=0.5, io_jitter=0.2)
+    assert len({j["true_io_bandwidth_per_node"] for j in jit["jobs"]}) > 300
+    mean = np.mean([j["true_io_bandwidth_per_node"] for j in jit["jobs"]]) / 18e6
+    assert 0.5 < mean < 1.5
+    capped = sample_workload(m, jobs=400, nodes=16, io_rate=18e6, seed=3, io_spread=2.0, max_nodes=4)
+    assert all(j["true_io_bandwidth_per_node"] * j["res"] <= 18e6 * 4 + 1e-3 and j["res"] <= 4
+               for j in capped["jobs"])
+    with pytest.raises(Exception, match="io_spread"):
+        sample_workload(m, jobs=4, nodes=16, io_rate=18e6, io_spread=-1.0)
