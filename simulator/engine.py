@@ -28,7 +28,8 @@ from __future__ import annotations
 import gc
 import logging
 import math
-from operator import itemgetter, lt as _lt
+from functools import reduce
+from operator import itemgetter, lt as _lt, sub
 import os
 import time as _time
 from dataclasses import dataclass, field
@@ -215,8 +216,8 @@ class _PtaskEnd:
 
 
 class _Timer:
-    """A SimGrid sleep action: ``md`` is its remaining max duration, decremented by every step's
-    delta (``Action::update_max_duration``); ``seq`` its creation rank."""
+    """A SimGrid sleep action (its remaining max duration lives in ``Engine._sleep_md``, ``md``
+    is 0 once it ended); ``seq`` its creation rank."""
 
     __slots__ = ("md", "cb", "alive", "seq")
 
@@ -391,7 +392,13 @@ class Engine:
         self._setup_resources(mmax)
 
         self.now = 0.0                   # SimGrid's clock: the running sum of the steps' deltas
-        self._sleeps: list[_Timer] = []  # sleep actions (cancelled ones dropped at the next step)
+        # sleep actions and their remaining max durations (parallel lists; a cancelled one is
+        # dropped when one ends or when it is the next to end), the least and its sleep
+        self._sleeps: list[_Timer] = []
+        self._sleep_md: list[float] = []
+        self._sleep_least = INF
+        self._sleep_first: _Timer | None = None
+        self._sleep_pend: list[float] = []   # deltas not yet subtracted from _sleep_md
         self._seq = 0
         # server mailbox: FIFO of posted puts, one transfer at a time
         self._queue: list = []          # deque-like list with head index
@@ -560,8 +567,44 @@ class Engine:
         whose max duration every step decrements; ``cb`` resumes the actor when it ends."""
         self._seq += 1
         timer = _Timer(duration, cb, self._seq)
+        if self._sleep_pend:
+            self._flush_sleeps()
         self._sleeps.append(timer)
+        self._sleep_md.append(duration)
+        if duration < self._sleep_least:
+            self._sleep_least = duration
+            self._sleep_first = timer
         return timer
+
+    def _flush_sleeps(self) -> list[float]:
+        """Every sleep's max duration now: the steps' deltas since the last flush subtracted
+        one after the other (the same operations as one subtraction per step)."""
+        pend = self._sleep_pend
+        if pend:
+            n = len(pend)
+            if n == 1:
+                d = pend[0]
+                self._sleep_md = [m - d for m in self._sleep_md]
+            elif n == 2:
+                d, e = pend
+                self._sleep_md = [m - d - e for m in self._sleep_md]
+            elif n == 3:
+                d, e, f = pend
+                self._sleep_md = [m - d - e - f for m in self._sleep_md]
+            else:
+                self._sleep_md = [reduce(sub, pend, m) for m in self._sleep_md]
+            pend.clear()
+        return self._sleep_md
+
+    def _forget_cancelled(self) -> None:
+        """The sleep with the least time left was cancelled: drop the cancelled ones and find
+        the next (a cancelled sleep is no candidate for SimGrid's next step)."""
+        keep = [(s, m) for s, m in zip(self._sleeps, self._flush_sleeps()) if s.alive]
+        self._sleeps = [s for s, _m in keep]
+        self._sleep_md = [m for _s, m in keep]
+        self._sleep_least = min(self._sleep_md, default=INF)
+        if self._sleep_least < INF:
+            self._sleep_first = self._sleeps[self._sleep_md.index(self._sleep_least)]
 
     def at(self, t: float, cb: Callable[[], None]) -> _Timer:
         """Sleep until ``t``: for ``t - now`` seconds, as Batsim's ``send_message_at_time``."""
@@ -669,6 +712,8 @@ class Engine:
         wall0 = _time.perf_counter()
         self._begin()
         ptasks = self._ptasks
+        pend = self._sleep_pend   # the same list throughout (flushes clear it)
+        P_SURF, P_WORK, inf = SURF_PRECISION, REMAINS_PRECISION, INF
         while not self.finished:
             # One SimGrid step (docs/DESIGN.md, "Equal times"). EngineImpl::solve: delta is the
             # smallest time left of any action (HostL07Model::next_occurring_event: a sleep's
@@ -676,27 +721,37 @@ class Engine:
             # advances by it (now_ += delta) and every action is decremented by it
             # (HostL07Model::update_actions_state), ending those that reach zero within
             # SimGrid's precisions.
-            delta = INF
-            sleeps = self._sleeps
-            for s in sleeps:
-                if s.md < delta and s.alive:
-                    delta = s.md
+            delta = self._sleep_least
+            if delta < inf and not self._sleep_first.alive:   # cancelled since: look again
+                self._forget_cancelled()
+                delta = self._sleep_least
+            mds = self._sleep_md
             transfer = self._transfer
             if transfer is not None:
-                if self._tr_lat > 0:
-                    left = self._tr_lat
-                elif self._tr_rem > 0:
-                    left = self._tr_rem / self._tr_rate
-                else:
-                    left = 0.0
+                left = self._tr_lat
+                if left <= 0:
+                    left = self._tr_rem / self._tr_rate if self._tr_rem > 0 else 0.0
                 if left < delta:
                     delta = left
             if ptasks:
                 left = self._ptask_model.time_left()
                 if left < delta:
                     delta = left
-            if delta == INF:
+            if delta == inf:
                 self._stalled()
+            pre = 0.0
+            if (transfer is not None and delta == self._tr_lat > 0 and not ptasks
+                    and self._sleep_least - delta >= P_SURF):
+                # the common step where only a message's latency ends (nothing else does, no
+                # actor runs) is done here with the next one: the same operations in the same
+                # order (clock, sleeps: minus this delta, then minus the next)
+                pre = delta
+                self.now = self.now + delta
+                self._tr_lat = 0.0
+                delta = self._tr_rem / self._tr_rate if self._tr_rem > 0 else 0.0
+                least = self._sleep_least - pre
+                if least < delta:
+                    delta = least
             now = self.now = self.now + delta
             # the actors woken by the actions that ended, then (below) run in creation order,
             # the server among them (it handles the message and decides whether to call the
@@ -704,18 +759,33 @@ class Engine:
             # server's next get are then applied in that same order; actors created meanwhile
             # run after.
             wakes = []
-            if sleeps:
-                kept = []
-                for s in sleeps:
-                    if s.alive:
-                        md = s.md - delta
-                        if md < SURF_PRECISION:   # Action::update_max_duration, double_update
+            if mds:
+                # Action::update_max_duration: every sleep loses delta, below surf/precision it
+                # is over (double_update). The others' subtractions wait in ``_sleep_pend``
+                # until one ends (the least one, which is tracked exactly: subtracting the
+                # same delta keeps the order), then are done in order, as SimGrid's.
+                if pre:
+                    pend.append(pre)
+                    least = self._sleep_least - pre - delta
+                else:
+                    least = self._sleep_least - delta
+                pend.append(delta)
+                if least < P_SURF:
+                    mds = self._flush_sleeps()
+                    timers = self._sleeps
+                    for i, m in enumerate(mds):
+                        if m < P_SURF:
+                            s = timers[i]
                             s.md = 0.0
-                            wakes.append((s.seq, s))
-                        else:
-                            s.md = md
-                            kept.append(s)
-                self._sleeps = kept
+                            if s.alive:
+                                wakes.append((s.seq, s))
+                    keep = [i for i, m in enumerate(mds) if m >= P_SURF and timers[i].alive]
+                    keep_t = self._sleeps = [timers[i] for i in keep]
+                    keep_m = self._sleep_md = [mds[i] for i in keep]
+                    least = min(keep_m) if keep_m else inf
+                    if least < inf:
+                        self._sleep_first = keep_t[keep_m.index(least)]
+                self._sleep_least = least
             if ptasks:
                 for p in self._ptask_model.step(now, delta):
                     entry = ptasks.pop(id(p), None)
@@ -729,15 +799,22 @@ class Engine:
                 if lat > 0:   # paying its latency: no progress in this step (rate 0 when solved)
                     if lat > delta:
                         lat -= delta
-                        if lat < SURF_PRECISION:
+                        if lat < P_SURF:
                             lat = 0.0
                     else:
                         lat = 0.0
                     self._tr_lat = lat
-                elif self._tr_rem > 0:
-                    rem = self._tr_rem - self._tr_rate * delta
-                    self._tr_rem = rem if rem >= REMAINS_PRECISION else 0.0
-                arrived = self._tr_lat <= 0 and self._tr_rem <= 0
+                else:
+                    rem = self._tr_rem
+                    if rem > 0:
+                        rem -= self._tr_rate * delta
+                        if rem < P_WORK:
+                            rem = self._tr_rem = 0.0
+                        else:
+                            self._tr_rem = rem
+                    arrived = rem <= 0
+            if not arrived and not wakes:   # e.g. a message's latency paid: no actor runs
+                continue
             calls = self._simcalls = []
             if arrived:
                 received = transfer
