@@ -447,7 +447,7 @@ class PtaskModel:
         if self._act or self._pending:
             nxt = self.next_completion()
             if nxt is not None and nxt[0] - self.now < left:
-                left = nxt[0] - self.now
+                left = max(nxt[0] - self.now, 0.0)   # (a completion met while catching up: now)
         return left
 
     def step(self, now: float, delta: float) -> list[Ptask]:

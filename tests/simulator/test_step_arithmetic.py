@@ -35,17 +35,20 @@ def test_shortcuts_are_plain_steps(shared_dir, tmp_path, n, seed):
     assert (tmp_path / "fast_jobs.csv").read_bytes() == (tmp_path / "plain_jobs.csv").read_bytes()
 
 
-def test_reference_cases_need_no_shortcut(shared_dir, tmp_path):
-    """`ties` with plain steps still gives Batsim's order (24, 23, 22, 25 at 813)."""
-    from test_fidelity import _run_engine, compare_all_messages
+@pytest.mark.parametrize("case", ["ties", "kthties", "samesubmit2", "decisioncost", "delays",
+                                  "walltime"])
+def test_reference_cases_with_plain_steps(shared_dir, tmp_path, case):
+    """The recorded Batsim runs, equal-time orders included, with plain steps too."""
+    from test_fidelity import _run_engine, compare_all_messages, compare_jobs_rows
     from mrsched.simulator.replay import ReplayScheduler, load_transcript
 
-    case = shared_dir / "batsim-reference" / "ties"
-    transcript = load_transcript(case / "transcript.jsonl")
+    case_dir = shared_dir / "batsim-reference" / case
+    transcript = load_transcript(case_dir / "transcript.jsonl")
     saved = Engine._batch_sleeps, Engine._fold_latency
     Engine._batch_sleeps = Engine._fold_latency = False
     try:
-        result = _run_engine(case, ReplayScheduler(transcript), tmp_path / "out")
+        result = _run_engine(case_dir, ReplayScheduler(transcript), tmp_path / "out")
     finally:
         Engine._batch_sleeps, Engine._fold_latency = saved
     compare_all_messages(transcript, result.transcript)
+    compare_jobs_rows(case_dir / "out_jobs.csv", tmp_path / "out_jobs.csv")
