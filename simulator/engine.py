@@ -26,10 +26,10 @@ The scheduler is anything with ``handle_message(dict) -> dict`` (in process) or 
 from __future__ import annotations
 
 import gc
-import heapq
 import logging
 import math
-from operator import itemgetter, lt as _lt
+from functools import reduce
+from operator import itemgetter, lt as _lt, sub
 import os
 import time as _time
 from dataclasses import dataclass, field
@@ -44,7 +44,11 @@ from mrsched.simulator.workload import Job, Workload, load_workloads, parse_job,
 INF = math.inf
 logger = logging.getLogger(__name__)
 MESSAGE_SIZE = 1.0  # bytes of one Batsim inter-actor message (ipp.cpp)
-TIME_PRECISION = 1e-9  # SimGrid's surf/precision: events closer than this share one step
+#: SimGrid 3.32's precisions (kernel/lmm/System.cpp): ``surf/precision`` (a sleep or latency
+#: left below it is over) and maxmin x surf (work left below it is done, Action::update_remains)
+SURF_PRECISION = 1e-9
+TIME_PRECISION = SURF_PRECISION
+REMAINS_PRECISION = 1e-5 * SURF_PRECISION
 RUN_GC_THRESHOLD = (20_000, 20, 20)  # gc thresholds during a run (see Engine.run)
 ZERO_RUNTIME = 1e-5  # the runtime Batsim records for a job that took no time (jobs_execution.cpp)
 
@@ -212,10 +216,13 @@ class _PtaskEnd:
 
 
 class _Timer:
-    __slots__ = ("t", "cb", "alive")
+    """A SimGrid sleep action (its remaining max duration lives in ``Engine._sleep_md``, ``md``
+    is 0 once it ended); ``seq`` its creation rank."""
 
-    def __init__(self, t: float, cb: Callable[[], None]):
-        self.t, self.cb, self.alive = t, cb, True
+    __slots__ = ("md", "cb", "alive", "seq")
+
+    def __init__(self, md: float, cb: Callable[[], None], seq: int):
+        self.md, self.cb, self.alive, self.seq = md, cb, True, seq
 
 
 class _Executor:
@@ -243,7 +250,8 @@ class _Executor:
             # now + delay == now + walltime, yet the delay is the shorter and ends the job)
             if not (len(steps) == 1 and steps[0][1]["type"] == "delay"
                     and float(steps[0][1]["delay"]) < self.js.job.walltime):
-                self.wall_timer = self.e.at(self.deadline, self.on_walltime)
+                # the timeout Batsim waits the job's task with (wait_for(walltime))
+                self.wall_timer = self.e.sleep(self.js.job.walltime, self.on_walltime)
         self.next_step()
 
     def next_step(self) -> None:
@@ -265,7 +273,7 @@ class _Executor:
             end = e.now + delay
             # (no walltime timer armed: a lone delay shorter than the walltime, see start)
             if end <= self.deadline or (self.wall_timer is None and self.index == 0):
-                self.timer = e.at(end, self.on_step_done)
+                self.timer = e.sleep(delay, self.on_step_done)   # do_delay_task: sleep_for
             # else: the walltime timer fires first
         else:
             hosts = [e.resources[i].name for i in self.host_ids]
@@ -365,6 +373,12 @@ class _ReplyActor:
 class Engine:
     """One simulation run (see the module docstring for the time model)."""
 
+    #: Shortcuts of the step arithmetic (the same operations in the same order, less work):
+    #: sleeps' subtractions batched until one ends, a message's latency step done together
+    #: with its transfer step. False: one plain step at a time (tests compare both).
+    _batch_sleeps = True
+    _fold_latency = True
+
     def __init__(self, platform: Any, workloads: list[Workload], scheduler: Any, *,
                  export_prefix: str | Path | None, roles=(), mmax: int | None = None,
                  dynamic_jobs: bool = False, profile_reuse: bool = False, sched_cfg: str = "",
@@ -383,14 +397,21 @@ class Engine:
 
         self._setup_resources(mmax)
 
-        self.now = 0.0
-        self._heap: list = []
+        self.now = 0.0                   # SimGrid's clock: the running sum of the steps' deltas
+        # sleep actions and their remaining max durations (parallel lists; a cancelled one is
+        # dropped when one ends or when it is the next to end), the least and its sleep
+        self._sleeps: list[_Timer] = []
+        self._sleep_md: list[float] = []
+        self._sleep_least = INF
+        self._sleep_first: _Timer | None = None
+        self._sleep_pend: list[float] = []   # deltas not yet subtracted from _sleep_md
         self._seq = 0
         # server mailbox: FIFO of posted puts, one transfer at a time
         self._queue: list = []          # deque-like list with head index
         self._qhead = 0
-        self._transfer = None            # (dt, handler, payload, on_sent) of the message in flight
-        self._transfer_end = INF
+        self._transfer = None            # (spec, handler, payload, on_sent) of the message in flight
+        # its SimGrid comm action (an L07 ptask of 1 byte): latency left, work left, rate
+        self._tr_lat = self._tr_rem = self._tr_rate = 0.0
         self._transfer_seq = 0           # creation rank of its SimGrid comm action
         self._server_waiting = True      # the server is blocked in its mailbox get()
         # Simcalls of the actors woken in one SimGrid sub-round (puts, the server's next get),
@@ -480,7 +501,8 @@ class Engine:
         self.busy: list[str | None] = [None] * len(self.resources)
         self._nusers = [0] * len(self.resources)   # jobs per machine (compute sharing)
         self._comm_cache: dict[tuple[str, str], float] = {}
-        self.loopback = self.comm_time(self.master, self.master)
+        self._spec_cache: dict[str, tuple[float, float, float]] = {}
+        self.loopback = self.comm_spec(self.master)
 
     def comm_time(self, src: str, dst: str, size: float = MESSAGE_SIZE) -> float:
         """Time of one Batsim message (1 byte) from src to dst (latency + size / bottleneck)."""
@@ -507,6 +529,34 @@ class Engine:
             self._comm_cache[key] = t
         return t
 
+    def comm_spec(self, src: str) -> tuple[float, float, float]:
+        """SimGrid's comm action for one Batsim message from ``src`` to the master (an L07 ptask
+        of ``MESSAGE_SIZE`` bytes, ``NetworkL07Model::communicate``): (latency, rate, work).
+        The rate is the fair-bottleneck share of a lone variable, ``bandwidth / bytes`` on its
+        tightest link, bounded by TCP-gamma over twice latency x bytes (``L07Action::
+        update_bound``); work is 1 (the action's cost), 0 for a route of no link (done at once)."""
+        spec = self._spec_cache.get(src)
+        if spec is None:
+            route_fn = getattr(self.platform, "route", None)
+            route = None
+            if route_fn is not None:
+                try:
+                    route = route_fn(src, self.master)
+                except MrschedError:
+                    route = None
+            links = tuple(getattr(route, "links", ())) if route is not None else ()
+            if not links:
+                spec = (0.0, 1.0, 0.0)
+            else:
+                lat = float(getattr(route, "latency", 0.0))
+                rate = min(getattr(link, "bandwidth", INF) / MESSAGE_SIZE for link in links)
+                if lat * MESSAGE_SIZE > 0:
+                    gamma = float(getattr(self.platform, "tcp_gamma", 4194304.0))
+                    rate = min(rate, gamma / (2.0 * (lat * MESSAGE_SIZE)))
+                spec = (lat, rate, 1.0) if rate < INF else (lat, 1.0, 0.0)
+            self._spec_cache[src] = spec
+        return spec
+
     def _fits(self, j: Job) -> bool:
         prof = self.profiles_of(j)[j.profile]
         return j.res <= self.nb_compute or prof.get("type") == "parallel_homogeneous_total"
@@ -518,17 +568,59 @@ class Engine:
         return self.dyn_profiles.get(job.workload, {})
 
     # -- scheduling primitives -------------------------------------------------------------
-    def at(self, t: float, cb: Callable[[], None]) -> _Timer:
-        timer = _Timer(t, cb)
+    def sleep(self, duration: float, cb: Callable[[], None]) -> _Timer:
+        """An actor sleeps ``duration`` seconds (``this_actor::sleep_for``): a new sleep action
+        whose max duration every step decrements; ``cb`` resumes the actor when it ends."""
         self._seq += 1
-        heapq.heappush(self._heap, (t, self._seq, timer))
+        timer = _Timer(duration, cb, self._seq)
+        if self._sleep_pend:
+            self._flush_sleeps()
+        self._sleeps.append(timer)
+        self._sleep_md.append(duration)
+        if duration < self._sleep_least:
+            self._sleep_least = duration
+            self._sleep_first = timer
         return timer
+
+    def _flush_sleeps(self) -> list[float]:
+        """Every sleep's max duration now: the steps' deltas since the last flush subtracted
+        one after the other (the same operations as one subtraction per step)."""
+        pend = self._sleep_pend
+        if pend:
+            n = len(pend)
+            if n == 1:
+                d = pend[0]
+                self._sleep_md = [m - d for m in self._sleep_md]
+            elif n == 2:
+                d, e = pend
+                self._sleep_md = [m - d - e for m in self._sleep_md]
+            elif n == 3:
+                d, e, f = pend
+                self._sleep_md = [m - d - e - f for m in self._sleep_md]
+            else:
+                self._sleep_md = [reduce(sub, pend, m) for m in self._sleep_md]
+            pend.clear()
+        return self._sleep_md
+
+    def _forget_cancelled(self) -> None:
+        """The sleep with the least time left was cancelled: drop the cancelled ones and find
+        the next (a cancelled sleep is no candidate for SimGrid's next step)."""
+        keep = [(s, m) for s, m in zip(self._sleeps, self._flush_sleeps()) if s.alive]
+        self._sleeps = [s for s, _m in keep]
+        self._sleep_md = [m for _s, m in keep]
+        self._sleep_least = min(self._sleep_md, default=INF)
+        if self._sleep_least < INF:
+            self._sleep_first = self._sleeps[self._sleep_md.index(self._sleep_least)]
+
+    def at(self, t: float, cb: Callable[[], None]) -> _Timer:
+        """Sleep until ``t``: for ``t - now`` seconds, as Batsim's ``send_message_at_time``."""
+        return self.sleep(t - self.now, cb)
 
     def put(self, src: str, handler: Callable[[Any], None], payload: Any,
             on_sent: Callable[[], None] | None = None) -> None:
         """An actor on host ``src`` sends one message to the server (synchronous for it:
         ``on_sent`` resumes the actor once the server received it)."""
-        dt = self.comm_time(src, self.master) if src != self.master else self.loopback
+        dt = self.comm_spec(src) if src != self.master else self.loopback
         if self._simcalls is not None:
             self._simcalls.append((dt, handler, payload, on_sent))
         elif self._server_waiting:
@@ -541,7 +633,7 @@ class Engine:
         action, ranked among the actions by creation."""
         self._server_waiting = False
         self._transfer = message
-        self._transfer_end = self.now + message[0]
+        self._tr_lat, self._tr_rate, self._tr_rem = message[0]
         self._seq += 1
         self._transfer_seq = self._seq
 
@@ -588,7 +680,7 @@ class Engine:
             except ImportError:
                 raise SimulationError("this workload needs the ptask_L07 model "
                                       "(mrsched.simulator.ptask), which is not available") from None
-            self._ptask_model = PtaskModel(self.platform)
+            self._ptask_model = PtaskModel(self.platform, stepped=True)
         p = self._ptask_model.add(spec.flops, spec.bytes, self.now, copies=copies)
         self._seq += 1
         self._ptasks[id(p)] = (p, on_done, self._seq)
@@ -625,47 +717,117 @@ class Engine:
     def _run(self) -> SimulationResult:
         wall0 = _time.perf_counter()
         self._begin()
-        heap = self._heap
         ptasks = self._ptasks
-        heappop = heapq.heappop
+        pend = self._sleep_pend   # the same list throughout (flushes clear it)
+        P_SURF, P_WORK, inf = SURF_PRECISION, REMAINS_PRECISION, INF
+        fold, batch = self._fold_latency, self._batch_sleeps
         while not self.finished:
-            t = heap[0][0] if heap else INF
+            # One SimGrid step (docs/DESIGN.md, "Equal times"). EngineImpl::solve: delta is the
+            # smallest time left of any action (HostL07Model::next_occurring_event: a sleep's
+            # max duration, a progressing action's work / rate, a comm's latency); the clock
+            # advances by it (now_ += delta) and every action is decremented by it
+            # (HostL07Model::update_actions_state), ending those that reach zero within
+            # SimGrid's precisions.
+            delta = self._sleep_least
+            if delta < inf and not self._sleep_first.alive:   # cancelled since: look again
+                self._forget_cancelled()
+                delta = self._sleep_least
+            mds = self._sleep_md
+            transfer = self._transfer
+            if transfer is not None:
+                left = self._tr_lat
+                if left <= 0:
+                    left = self._tr_rem / self._tr_rate if self._tr_rem > 0 else 0.0
+                if left < delta:
+                    delta = left
             if ptasks:
-                nxt = self._ptask_model.next_completion()
-                if nxt is not None and nxt[0] < t:
-                    t = nxt[0]
-            if self._transfer_end < t:
-                t = self._transfer_end
-            if t == INF:
+                left = self._ptask_model.time_left()
+                if left < delta:
+                    delta = left
+            if delta == inf:
                 self._stalled()
-            if t > self.now:
-                self.now = t
-            # One SimGrid step (see docs/DESIGN.md, "Equal times"): every action ending now
-            # (executions, sleeps within surf/precision, the message in flight) wakes its actor;
-            # the actors run in the order their actions were created, the server among them
-            # (it handles the message and decides whether to call the scheduler, seeing only
-            # the messages posted before this step); their puts and the server's next get are
-            # then applied in that same order; actors created meanwhile run after.
-            horizon = t + TIME_PRECISION
+            pre = 0.0
+            if (transfer is not None and delta == self._tr_lat > 0 and not ptasks and fold
+                    and self._sleep_least - delta >= P_SURF):
+                # the common step where only a message's latency ends (nothing else does, no
+                # actor runs) is done here with the next one: the same operations in the same
+                # order (clock, sleeps: minus this delta, then minus the next)
+                pre = delta
+                self.now = self.now + delta
+                self._tr_lat = 0.0
+                delta = self._tr_rem / self._tr_rate if self._tr_rem > 0 else 0.0
+                least = self._sleep_least - pre
+                if least < delta:
+                    delta = least
+            now = self.now = self.now + delta
+            # the actors woken by the actions that ended, then (below) run in creation order,
+            # the server among them (it handles the message and decides whether to call the
+            # scheduler, seeing only the messages posted before this step); their puts and the
+            # server's next get are then applied in that same order; actors created meanwhile
+            # run after.
             wakes = []
+            if mds:
+                # Action::update_max_duration: every sleep loses delta, below surf/precision it
+                # is over (double_update). The others' subtractions wait in ``_sleep_pend``
+                # until one ends (the least one, which is tracked exactly: subtracting the
+                # same delta keeps the order), then are done in order, as SimGrid's.
+                if pre:
+                    pend.append(pre)
+                    least = self._sleep_least - pre - delta
+                else:
+                    least = self._sleep_least - delta
+                pend.append(delta)
+                if not batch:
+                    self._flush_sleeps()
+                if least < P_SURF:
+                    mds = self._flush_sleeps()
+                    timers = self._sleeps
+                    for i, m in enumerate(mds):
+                        if m < P_SURF:
+                            s = timers[i]
+                            s.md = 0.0
+                            if s.alive:
+                                wakes.append((s.seq, s))
+                    keep = [i for i, m in enumerate(mds) if m >= P_SURF and timers[i].alive]
+                    keep_t = self._sleeps = [timers[i] for i in keep]
+                    keep_m = self._sleep_md = [mds[i] for i in keep]
+                    least = min(keep_m) if keep_m else inf
+                    if least < inf:
+                        self._sleep_first = keep_t[keep_m.index(least)]
+                self._sleep_least = least
             if ptasks:
-                for p in self._ptask_model.advance(t) or ():
+                for p in self._ptask_model.step(now, delta):
                     entry = ptasks.pop(id(p), None)
                     if entry is not None:
                         # a ptask ending now may still be stopped now (a walltime, a kill)
                         self._ending[id(p)] = p
                         wakes.append((entry[2], _PtaskEnd(self, p, entry[1])))
-            while heap and heap[0][0] <= horizon:
-                entry = heappop(heap)
-                if entry[2].alive:
-                    wakes.append(entry[1:])
+            arrived = False
+            if transfer is not None:
+                lat = self._tr_lat
+                if lat > 0:   # paying its latency: no progress in this step (rate 0 when solved)
+                    if lat > delta:
+                        lat -= delta
+                        if lat < P_SURF:
+                            lat = 0.0
+                    else:
+                        lat = 0.0
+                    self._tr_lat = lat
+                else:
+                    rem = self._tr_rem
+                    if rem > 0:
+                        rem -= self._tr_rate * delta
+                        if rem < P_WORK:
+                            rem = self._tr_rem = 0.0
+                        else:
+                            self._tr_rem = rem
+                    arrived = rem <= 0
+            if not arrived and not wakes:   # e.g. a message's latency paid: no actor runs
+                continue
             calls = self._simcalls = []
-            if self._transfer_end <= t:
-                if self._transfer_end > self.now:
-                    self.now = self._transfer_end
-                received = self._transfer
+            if arrived:
+                received = transfer
                 self._transfer = None
-                self._transfer_end = INF
                 if not wakes:   # the common step: one message, nothing else ends
                     self._receive(received[1], received[2])
                     if received[3] is not None:
@@ -774,7 +936,7 @@ class Engine:
                 self.put(master, self._on_bye, w.name)
 
         def sleep_then(job: Job):
-            self.at(self.now + (job.subtime - state["c"]), woke)
+            self.sleep(job.subtime - state["c"], woke)
 
         def woke():
             state["c"] = self.now

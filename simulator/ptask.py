@@ -84,6 +84,8 @@ class Ptask:
             return self._final[index]
         if self._iso:
             if index == 0:
+                if self._model.stepped:
+                    return self._rem0
                 return max(0.0, self._rem0 - self._irate * (self._model.now - self._t0))
             return 0.0 if index == 1 else self._irate
         model = self._model
@@ -151,8 +153,14 @@ class PtaskModel:
     #: through the cache: a change re-solves only its component. False: one solve (tests).
     _split_components = True
 
-    def __init__(self, platform):
+    def __init__(self, platform, *, stepped: bool = False):
         self.platform = platform
+        #: stepped: the caller moves time in SimGrid's steps (``time_left`` then ``step``) and
+        #: isolated tasks subtract ``rate * delta`` from their work at every step, as
+        #: ``HostL07Model::update_actions_state`` does, instead of ending at an analytic time
+        #: (their order at equal times is then SimGrid's: docs/DESIGN.md, "Equal times")
+        self.stepped = stepped
+        self._iso_left: float | None = None  # stepped: smallest time left of isolated tasks
         self.now = 0.0
         self._ids = itertools.count()
         self._tcp_gamma = float(getattr(platform, "tcp_gamma", 4194304.0))
@@ -290,7 +298,12 @@ class PtaskModel:
             self._iso_tasks[task.id] = task
             for c in weights:
                 self._owner[c] = task
-            heapq.heappush(self._iso_heap, (task._ifinish, task.id, task))
+            if self.stepped:
+                left = 1.0 / rate if rate > 0 else math.inf
+                if self._iso_left is not None and left < self._iso_left:
+                    self._iso_left = left
+            else:
+                heapq.heappush(self._iso_heap, (task._ifinish, task.id, task))
             return task
         empty = used + n_links == 0  # nothing to do: done at once (SimGrid sets remains to 0)
         task._empty = empty
@@ -314,6 +327,7 @@ class PtaskModel:
             ptask._final = (ptask.remaining, 0.0, 0.0)
             ptask._iso = False
             del self._iso_tasks[ptask.id]
+            self._iso_left = None
         else:
             try:
                 i = self._act.index(ptask)
@@ -417,6 +431,59 @@ class PtaskModel:
                 done = sorted(done + iso_done, key=_finish_order) if done else iso_done
         return done
 
+    def time_left(self) -> float:
+        """Stepped mode: time to the next event of any running task, as SimGrid's
+        ``next_occurring_event`` computes it (an isolated task: its work left / its rate; the
+        solver's tasks: its next completion or latency end); inf when none."""
+        left = self._iso_left
+        if left is None:
+            left = math.inf
+            for task in self._iso_tasks.values():
+                rem = task._rem0
+                x = rem / task._irate if rem > 0 else 0.0
+                if x < left:
+                    left = x
+            self._iso_left = left
+        if self._act or self._pending:
+            nxt = self.next_completion()
+            if nxt is not None and nxt[0] - self.now < left:
+                left = max(nxt[0] - self.now, 0.0)   # (a completion met while catching up: now)
+        return left
+
+    def step(self, now: float, delta: float) -> list[Ptask]:
+        """Stepped mode: one SimGrid step of ``delta`` ending at ``now``; returns the tasks that
+        finished in it. Isolated tasks: ``remains -= rate * delta``, done below 1e-14
+        (``Action::update_remains``); the solver's tasks advance to ``now``."""
+        done: list[Ptask] = []
+        iso = self._iso_tasks
+        if iso:
+            left = math.inf
+            for task in iso.values():
+                rem = task._rem0 - task._irate * delta
+                if rem < REMAINS_PRECISION:
+                    task._rem0 = 0.0
+                    done.append(task)
+                else:
+                    task._rem0 = rem
+                    x = rem / task._irate
+                    if x < left:
+                        left = x
+            self._iso_left = left
+            for task in done:
+                task.finish = now
+                task._final = (0.0, 0.0, 0.0)
+                task._iso = False
+                task._slot = -1
+                del iso[task.id]
+                self._release(task)
+        if self._act or self._dirty or self._pending:
+            solver_done = self.advance(now)
+            if solver_done:
+                done = sorted(done + solver_done, key=_task_id) if done else solver_done
+        else:
+            self.now = now
+        return done
+
     def rates(self) -> dict[int, float]:
         """Current rate (fraction per second) of every running ptask, by ptask id."""
         sim = _Sim(self, copy=False)
@@ -452,10 +519,12 @@ class PtaskModel:
         """An isolated task enters the solver with the work it has left now."""
         i = bisect.bisect(self._act, task.id, key=_task_id)
         self._act.insert(i, task)
-        self._rem.insert(i, task._rem0 - task._irate * (self.now - task._t0))
+        self._rem.insert(i, task._rem0 if self.stepped
+                         else task._rem0 - task._irate * (self.now - task._t0))
         self._lat.insert(i, 0.0)
         self._rate.insert(i, task._irate)  # as last solved, until the next solve
         del self._iso_tasks[task.id]
+        self._iso_left = None
         task._iso = False
         for c in task._cnsts:
             if self._owner.get(c) is task:

@@ -1,6 +1,6 @@
-"""The equal-time diagnostic (bench/probe_equal_times.py): SimGrid's running-sum arithmetic,
-redone over the engine's actions, orders the `ties` and `kthties` completions as Batsim reports
-them (docs/DESIGN.md, "Equal times"); these numbers are what the remaining gap is measured by."""
+"""The equal-time diagnostic (bench/probe_equal_times.py) shows the engine's SimGrid steps: in
+`ties` and `kthties` the jobs Batsim reports first have the least time left, and each ends in
+a step of its own (docs/DESIGN.md, "Equal times")."""
 
 from __future__ import annotations
 
@@ -21,35 +21,26 @@ def probe():
     return module
 
 
-def _final_step(probe, shared_dir, case, lo, hi, engine_sleeps):
-    acts = probe.record(shared_dir / "batsim-reference" / case)
-    ids = {a["id"]: a for a in acts if a["kind"] == "ptask"}
-    found = probe.replay(acts, lo, hi, engine_sleeps, out=None)
-    return found[0], ids
+def _ended(steps):
+    return [s["ended"] for s in steps if s["ended"]]
 
 
-def test_ties_time_left_follows_batsims_order(probe, shared_dir):
-    """Jobs 22-25 (ptasks 12-15): source-faithful sleeps leave 24 < 23 < 22 in time left
-    (Batsim: 24, 23, 22, 25) but too close to split steps; the engine's sleeps split them."""
-    step, _ = _final_step(probe, shared_dir, "ties", 803.0000000005, 813.1, False)
-    left = step["before"]
-    assert left[14] < left[13] < left[12]
-    assert sorted(step["ended"]) == [12, 13, 14] and not step["late"]
-    assert 1e-14 < left[12] - left[14] < 1.3e-13   # below 1e-14 / rate (13 s job)
-    acts = probe.record(shared_dir / "batsim-reference" / "ties")
-    first = probe.replay(acts, 803.0000000005, 813.1, True, out=None)
-    assert probe.replay(acts, 803.0000000005, 813.1, True, out=None) == first  # input kept
-    step = first[0]
-    assert step["ended"] == [14]
-    assert step["late"][13] < step["late"][12]
-    assert step["late"][13] > 1e-14 * 12
+def test_ties_steps(probe, shared_dir):
+    """Jobs 22-25 (ptasks 12-15) "at 813": 24, 23, 22 one step each (Batsim's order), 25 last;
+    the gaps between their times left exceed what one step can end together (1e-14 / rate)."""
+    steps = probe.record(shared_dir / "batsim-reference" / "ties", 812.9, 813.1)
+    assert _ended(steps) == [[14], [13], [12], [15]]
+    left = steps[0]["left"]
+    assert left[14] < left[13] < left[12] < left[15]
+    assert left[13] - left[14] > 1e-14 * 12 and left[12] - left[13] > 1e-14 * 13
+    assert all(s["delta"] < 1e-9 for s in steps[1:])   # the same instant to Batsim's print
+    assert not [s for s in steps if s["solver"]]
+    assert probe.record(shared_dir / "batsim-reference" / "ties", 812.9, 813.1) == steps
 
 
-def test_kthties_time_left_follows_batsims_order(probe, shared_dir):
-    """Jobs 20 and 22 (ptasks 5 and 7): job 22 has less time left (Batsim reports it first),
-    by less than the 1.6e-13 s that would end job 20 one step later."""
-    for engine_sleeps in (False, True):
-        step, _ = _final_step(probe, shared_dir, "kthties", 5560.0001, 5562.1, engine_sleeps)
-        left = step["before"]
-        assert 0 < left[5] - left[7] < 1e-14 * 16
-        assert sorted(step["ended"]) == [5, 7]
+def test_kthties_steps(probe, shared_dir):
+    """Jobs 20 and 22 (ptasks 5 and 7) "at 5562": job 22 has 1e-12 s less left, ends first."""
+    steps = probe.record(shared_dir / "batsim-reference" / "kthties", 5561.9, 5562.1)
+    assert _ended(steps)[:2] == [[7], [5]]
+    left = steps[0]["left"]
+    assert 1e-14 * 16 < left[5] - left[7] < 1e-11

@@ -188,10 +188,7 @@ CONFORMANCE_CASES = ["decisioncost", "oversized", "iotree", "props", "energy128"
 #: 1,024 nodes exchanging all-to-all (~20-120 s a run here), 10,000 nodes (~7 s replayed)
 SLOW_CASES = ["bigcluster", "cluster10k"]
 #: what the engine does not reproduce yet (strict: the test fails once it does)
-KNOWN_GAPS = {
-    "ties": "jobs 22-25 ending together at 813: Batsim reports 24, 23, 22, 25 (#14)",
-    "kthties": "jobs 20 and 22 ending at 5562: Batsim reports 22 first (#14)",
-}
+KNOWN_GAPS: dict[str, str] = {}
 TIME_ABS, TIME_REL = 1e-5, 1e-12
 _TIME_COLUMNS = ("submission_time", "requested_time", "starting_time", "execution_time",
                  "finish_time", "waiting_time", "turnaround_time")
