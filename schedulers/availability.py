@@ -75,16 +75,21 @@ class Room(dict):
     """``AvailabilityProfile.room()``: walltime -> (free nodes, free bytes) from the present,
     computed on first use (a dict, so the queue's hot loop reads it with one subscript)."""
 
-    __slots__ = ("_times", "_prefix")
+    __slots__ = ("_times", "_prefix", "_slices")
 
     def __init__(self, times: list[float], prefix):
         super().__init__()
         self._times, self._prefix = times, prefix
+        self._slices: dict[int, tuple[int, int]] = {}   # last slice index -> room (many walltimes share one)
 
     def __missing__(self, w: float) -> tuple[int, int]:
-        j = bisect_left(self._times, self._times[0] + w) - 1
-        mask, bbmin, _ = self._prefix(j if j > 0 else 0)
-        room = self[w] = (mask.bit_count(), sum(bbmin))
+        times = self._times
+        j = bisect_left(times, times[0] + w) - 1
+        room = self._slices.get(j)
+        if room is None:
+            mask, bbmin, _ = self._prefix(j if j > 0 else 0)
+            room = self._slices[j] = (mask.bit_count(), sum(bbmin))
+        self[w] = room
         return room
 
 

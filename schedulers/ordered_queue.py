@@ -86,6 +86,25 @@ class _MinTree:
             mn[i], mb[i], mw[i] = n, b, w
             i >>= 1
 
+    def live(self, lo: int) -> int:
+        """The first occupied slot >= ``lo``, or -1: ``first`` without a room, so one
+        comparison a subtree and no room lookup (the head of the queue, the next job)."""
+        mn, cap = self.mn, self.cap
+        if lo >= cap or mn[1] == INF:
+            return -1
+        i = lo + cap if lo else 1
+        while True:
+            if mn[i] != INF:
+                if i >= cap:
+                    return i - cap
+                i *= 2
+                continue
+            while i & 1:
+                i >>= 1
+            if not i:
+                return -1
+            i += 1
+
     def first(self, lo: int, room: Room) -> int:
         """The first slot >= ``lo`` holding a job that passes ``room``, or -1: a left-to-right
         walk over the subtrees right of ``lo`` that enters only those whose minima pass."""
@@ -228,6 +247,8 @@ class OrderedQueue:
         """The first job after position ``after`` (None: from the front) asking no more than
         ``room`` (default: any job), and its position; ``(None, None)`` when there is none."""
         runs, keys, top = self._runs, self._keys, self._top
+        if room is _ANY:
+            return self._next_live(after)
         if after is not None:
             k, s = after
             r = self._rank[k]
@@ -243,6 +264,27 @@ class OrderedQueue:
                 return None, None
             k = keys[r]
             s = runs[k].tree.first(0, room)
+            if s >= 0:
+                return runs[k].items[s], (k, s)
+            r += 1
+
+    def _next_live(self, after: tuple | None) -> tuple[Job | None, tuple | None]:
+        """``next_job`` without a room: the next job in order, whatever it asks."""
+        runs, keys, top = self._runs, self._keys, self._top
+        if after is not None:
+            k, s = after
+            s = runs[k].tree.live(s + 1)
+            if s >= 0:
+                return runs[k].items[s], (k, s)
+            r = self._rank[k] + 1
+        else:
+            r = 0
+        while True:
+            r = top.live(r)
+            if r < 0:
+                return None, None
+            k = keys[r]
+            s = runs[k].tree.live(0)
             if s >= 0:
                 return runs[k].items[s], (k, s)
             r += 1
