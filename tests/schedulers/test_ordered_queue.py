@@ -136,9 +136,10 @@ def test_a_round_does_not_read_jobs_that_cannot_start(name):
 
 
 @pytest.mark.parametrize("order", ORDERS)
-def test_next_job_without_a_room_walks_every_live_job_in_order(order):
+def test_next_job_without_a_room_walks_every_live_job_in_order(order, monkeypatch):
     """The room-less walk (head of the queue, next job) skips removed slots and empty runs
     and never consults a room."""
+    import mrsched.schedulers.ordered_queue as oq
     rng = np.random.default_rng(7)
     waiting = {f"w!{k}": random_job(rng, k) for k in range(200)}
     kept = OrderedQueue(order).update(WaitingQueue(waiting))
@@ -147,10 +148,10 @@ def test_next_job_without_a_room_walks_every_live_job_in_order(order):
             kept.remove(job)
             del waiting[job.id]
 
-    class NoRoom(dict):
-        def __missing__(self, w):
-            raise AssertionError("a room-less walk read a room")
+    def no_room(self, w):
+        raise AssertionError("a room-less walk read a room")
 
+    monkeypatch.setattr(oq._Anything, "__missing__", no_room)
     got, at = [], None
     while True:
         job, at = kept.next_job(at)
