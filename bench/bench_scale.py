@@ -32,6 +32,18 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   25.8 / 16.7, ``filler`` 21.7 / 12.8 (scheduler ~2 ms a job against ~0.25 ms on 96 nodes:
   jobs there are ~50x wider and a start's placement, Batsim mapping and the engine's tasks are
   per node).
+- This session (81fc7a4, load average 12-22 on the 2 cores, so CPU seconds are inflated;
+  min of alternated runs): ``fcfs-bb`` 20k scheduler 5.42 s at ca47b15, 4.91 s now (whole run
+  8.21 / 7.46), ``_jobs.csv`` identical; 100k 48.4 / 34.3 (peak 492 MB). At 9892dc2:
+  ``sjf-bb`` 100k 43.1 / 30.5 (452 MB), ``fcfs-easy`` 100k 57.1 / 45.9 (345 MB);
+  ``--check ca47b15`` identical for ``fcfs-bb``, ``sjf-bb``, ``fcfs-easy``, ``filler``, ``fcfs``
+  at 2k and 10k and ``fcfs-bb`` at 40k (15.5 s, baseline 16.2 s). At load ~6, alternated
+  with ca47b15: ``fcfs-bb`` 100k 41.1 / 30.4 before, 38.2 / 27.5 after (482 MB), identical;
+  20k ``fcfs-bb`` 6.80 / 4.60 -> 6.33 / 4.15, ``sjf-bb`` 7.15 / 4.90 -> 6.65 / 4.39. A sampling profile
+  (py-spy) of 100k puts half the scheduler in the queue walk (``_MinTree.first``): it still
+  grows with the queue. Splitting the queue in walltime lanes (tried) was slower at 20k and
+  40k. 1M not measured: the run got 1.7 CPU minutes in 18 wall minutes (RSS 1.9 GB, still
+  loading/early) and was stopped.
 """
 
 from __future__ import annotations

@@ -73,18 +73,26 @@ class Reservation:
 
 class Room(dict):
     """``AvailabilityProfile.room()``: walltime -> (free nodes, free bytes) from the present,
-    computed on first use (a dict, so the queue's hot loop reads it with one subscript)."""
+    computed on first use (a dict, so the queue's hot loop reads it with one subscript).
 
-    __slots__ = ("_times", "_prefix")
+    ``slices[j]`` is the room of every walltime ending in slice ``j`` (computed once for
+    them all); ``times`` the profile's slice starts, so a reader may find ``j`` itself."""
+
+    __slots__ = ("times", "_prefix", "slices")
 
     def __init__(self, times: list[float], prefix):
         super().__init__()
-        self._times, self._prefix = times, prefix
+        self.times, self._prefix = times, prefix
+        self.slices: dict[int, tuple[int, int]] = {}
 
     def __missing__(self, w: float) -> tuple[int, int]:
-        j = bisect_left(self._times, self._times[0] + w) - 1
-        mask, bbmin, _ = self._prefix(j if j > 0 else 0)
-        room = self[w] = (mask.bit_count(), sum(bbmin))
+        times = self.times
+        j = bisect_left(times, times[0] + w) - 1
+        room = self.slices.get(j)
+        if room is None:
+            mask, bbmin, _ = self._prefix(j if j > 0 else 0)
+            room = self.slices[j] = (mask.bit_count(), sum(bbmin))
+        self[w] = room
         return room
 
 

@@ -15,6 +15,7 @@ follow each other by key. Equal keys keep submission order, as the stable sort o
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -86,16 +87,53 @@ class _MinTree:
             mn[i], mb[i], mw[i] = n, b, w
             i >>= 1
 
+    def live(self, lo: int) -> int:
+        """The first occupied slot >= ``lo``, or -1: ``first`` without a room, so one
+        comparison a subtree and no room lookup (the head of the queue, the next job)."""
+        mn, cap = self.mn, self.cap
+        if lo >= cap or mn[1] == INF:
+            return -1
+        i = lo + cap if lo else 1
+        while True:
+            if mn[i] != INF:
+                if i >= cap:
+                    return i - cap
+                i *= 2
+                continue
+            while i & 1:
+                i >>= 1
+            if not i:
+                return -1
+            i += 1
+
     def first(self, lo: int, room: Room) -> int:
         """The first slot >= ``lo`` holding a job that passes ``room``, or -1: a left-to-right
-        walk over the subtrees right of ``lo`` that enters only those whose minima pass."""
+        walk over the subtrees right of ``lo`` that enters only those whose minima pass.
+
+        A profile's room (``times`` and ``slices``) is read without calling it on a walltime
+        it has not seen: the slice that walltime ends in is found here, and only a slice seen
+        for the first time costs a call."""
         mn, mb, mw, cap = self.mn, self.mb, self.mw, self.cap
         r = room[mw[1]]
         if lo >= cap or mn[1] > r[0] or mb[1] > r[1]:
             return -1               # nothing in the whole tree passes
+        get = room.get
+        times = getattr(room, "times", None)
+        if times is not None:
+            t0, slices = times[0], room.slices
         i = lo + cap if lo else 1
         while True:
-            r = room[mw[i]]         # hot loop: one subscript and two comparisons a subtree
+            w = mw[i]               # hot loop: one lookup and two comparisons a subtree
+            r = get(w)
+            if r is None:
+                if times is not None:
+                    r = slices.get(bisect_left(times, t0 + w) - 1)
+                    if r is None:
+                        r = room[w]
+                    else:
+                        room[w] = r
+                else:
+                    r = room[w]
             if mn[i] <= r[0] and mb[i] <= r[1]:
                 if i >= cap:
                     return i - cap
@@ -224,10 +262,19 @@ class OrderedQueue:
         self._top.set(self._rank[k], *run.tree.root())
 
     # -- queries -------------------------------------------------------------------------------
+    @staticmethod
+    def before(position: tuple) -> tuple:
+        """The position just before ``position``: ``next_job(before(p), room)`` may return
+        the job at ``p`` itself."""
+        k, s = position
+        return k, s - 1
+
     def next_job(self, after: tuple | None = None, room: Room = _ANY) -> tuple[Job | None, tuple | None]:
         """The first job after position ``after`` (None: from the front) asking no more than
         ``room`` (default: any job), and its position; ``(None, None)`` when there is none."""
         runs, keys, top = self._runs, self._keys, self._top
+        if room is _ANY:
+            return self._next_live(after)
         if after is not None:
             k, s = after
             r = self._rank[k]
@@ -243,6 +290,27 @@ class OrderedQueue:
                 return None, None
             k = keys[r]
             s = runs[k].tree.first(0, room)
+            if s >= 0:
+                return runs[k].items[s], (k, s)
+            r += 1
+
+    def _next_live(self, after: tuple | None) -> tuple[Job | None, tuple | None]:
+        """``next_job`` without a room: the next job in order, whatever it asks."""
+        runs, keys, top = self._runs, self._keys, self._top
+        if after is not None:
+            k, s = after
+            s = runs[k].tree.live(s + 1)
+            if s >= 0:
+                return runs[k].items[s], (k, s)
+            r = self._rank[k] + 1
+        else:
+            r = 0
+        while True:
+            r = top.live(r)
+            if r < 0:
+                return None, None
+            k = keys[r]
+            s = runs[k].tree.live(0)
             if s >= 0:
                 return runs[k].items[s], (k, s)
             r += 1

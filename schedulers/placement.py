@@ -66,6 +66,21 @@ class BurstBufferPlacer:
                 return True
         return False
 
+    @staticmethod
+    def surely_fits(largest: int, nodes: int, free: list[int] | tuple[int, ...]) -> bool:
+        """Whether ``place`` surely succeeds for ``nodes`` shares of at most ``largest`` bytes:
+        when it fails a node, every storage node has less than ``largest`` free, so each holds
+        at least ``free_s // largest`` shares already, hence ``sum(free_s // largest)`` were
+        placed: fewer than ``nodes`` (a sufficient test; False says nothing)."""
+        if largest <= 0:
+            return True
+        room = 0
+        for f in free:
+            room += f // largest
+            if room >= nodes:
+                return True
+        return False
+
     def place(self, node_indices: list[int], amounts: list[int],
               free: list[int] | tuple[int, ...]) -> dict[int, tuple[int, int]] | None:
         """``{compute index: (storage index, bytes)}``, or None when the shares do not fit.

@@ -33,6 +33,8 @@ INF = math.inf
 #: How long (s) a job still running at or past its reservation's end (its walltime kill or
 #: last phase not yet reported) is held in the profile beyond ``now`` during a round.
 OVERRUN_HOLD = 1.0
+#: Request shapes whose feasibility is remembered (then forgotten all at once).
+_INFEASIBLE_MEMO = 1 << 16
 #: Tolerance when deciding whether ``now`` is on a scheduling tick (Batsim's clock drifts by a
 #: few tens of microseconds per round-trip, see PROTOCOL.md).
 TICK_TOLERANCE = 1e-3
@@ -74,6 +76,7 @@ class PolicyRuntime:
         self.ended: list[str] = []
         self.pending: list[Decision] = []              # rejections decided at submission
         self._infeasible: dict = {}                    # request shape -> infeasible_reason
+        self._capacities = tuple(s.capacity for s in cluster.storage)
         self._ends: list[tuple[float, str]] = []       # heap: reservation end, running job id
         self._overrun: dict[str, RunningJob] = {}      # running at or past their reservation's end
         self.period = float(getattr(self.policy, "period", 0.0) or 0.0)
@@ -97,13 +100,28 @@ class PolicyRuntime:
         shape = (req.nodes, req.bb_total, req.bb_per_node, req.gpus_per_node, req.counters)
         reason = self._infeasible.get(shape, False)
         if reason is False:
-            reason = self._infeasible[shape] = infeasible_reason(self.cluster, req, self.profile.placer)
+            reason = None if self._surely_feasible(req) else infeasible_reason(self.cluster, req, self.profile.placer)
+            if len(self._infeasible) >= _INFEASIBLE_MEMO:   # bounded: every job may have its own bytes
+                self._infeasible.clear()
+            self._infeasible[shape] = reason
         if reason is not None:
             self._reject_now(job_id, reason)
             return None
         self.queue[job_id] = parsed
         self.submitted.append(job_id)
         return parsed
+
+    def _surely_feasible(self, req) -> bool:
+        """A sufficient test that the empty machine runs ``req`` (``infeasible_reason`` says
+        None), without its placement pass: few enough plain nodes, and burst-buffer shares that
+        the storage nodes hold even at the largest share each (a greedy placement then cannot
+        fail, placement.py)."""
+        cl = self.cluster
+        if req.nodes > cl.nb_nodes or req.gpus_per_node or req.counters:
+            return False
+        if not req.bb_total:
+            return True
+        return self.profile.placer.surely_fits(-(-req.bb_total // req.nodes), req.nodes, self._capacities)
 
     def _reject_now(self, job_id: str, reason: str) -> None:
         logger.info("rejecting job %s: %s", job_id, reason)

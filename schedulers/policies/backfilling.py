@@ -69,9 +69,12 @@ class EasyBackfilling(OrderedPolicy):
                 ctx.start(job, alloc)
                 queue.remove(job)
             elif job.request.has_walltime:
-                if len(held) == self.depth - 1 and queue.next_job(at, profile.room())[0] is None:
-                    job = None      # no later job can start even without this last reservation
-                    break
+                if len(held) == self.depth - 1:
+                    first, where = queue.next_job(at, profile.room())
+                    if first is None:
+                        job = None      # no later job can start even without this last reservation
+                        break
+                    backfill_from = queue.before(where)   # jobs in between fit without it: not with it
                 found = profile.earliest_start(job.request, None, now, with_bb=with_bb)
                 if found is not None:
                     start, alloc = found
@@ -81,7 +84,7 @@ class EasyBackfilling(OrderedPolicy):
             job, at = queue.next_job(at)
         # backfilling: every later job that fits now beside the reservations
         if job is not None:
-            self.start_all_that_fit(ctx, queue, at)
+            self.start_all_that_fit(ctx, queue, backfill_from if len(held) == self.depth else at)
         for reservation in held:
             profile.release(reservation)
         return ctx.decisions

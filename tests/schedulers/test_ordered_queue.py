@@ -133,3 +133,30 @@ def test_a_round_does_not_read_jobs_that_cannot_start(name):
         assert started == ([] if name == "fcfs" else ["w!small"])
         reads[length] = CountedJob.reads[0]
     assert reads[1_000] == reads[20_000] <= 20, reads
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_next_job_without_a_room_walks_every_live_job_in_order(order, monkeypatch):
+    """The room-less walk (head of the queue, next job) skips removed slots and empty runs
+    and never consults a room."""
+    import mrsched.schedulers.ordered_queue as oq
+    rng = np.random.default_rng(7)
+    waiting = {f"w!{k}": random_job(rng, k) for k in range(200)}
+    kept = OrderedQueue(order).update(WaitingQueue(waiting))
+    for job in list(kept):
+        if rng.random() < 0.6:
+            kept.remove(job)
+            del waiting[job.id]
+
+    def no_room(self, w):
+        raise AssertionError("a room-less walk read a room")
+
+    monkeypatch.setattr(oq._Anything, "__missing__", no_room)
+    got, at = [], None
+    while True:
+        job, at = kept.next_job(at)
+        if job is None:
+            break
+        got.append(job)
+    assert got == list(order_queue(list(waiting.values()), order))
+    assert kept._runs and all(r.tree.live(r.tree.cap) == -1 for r in kept._runs.values())

@@ -53,3 +53,26 @@ def test_run_placement_is_the_per_node_greedy():
         placed += expected is not None
         refused += expected is None
     assert placed > 300 and refused > 100 and runs > 300
+
+
+def test_surely_fits_is_sufficient_for_place():
+    """Whenever ``surely_fits`` says yes, the greedy placement of the split shares succeeds
+    (random machines, totals and free bytes); and it says yes on a plainly roomy case."""
+    import numpy as np
+    from mrsched.schedulers.cluster import Cluster
+    from mrsched.schedulers.placement import BurstBufferPlacer, split_shares
+    rng = np.random.default_rng(3)
+    said_yes = 0
+    for _ in range(2000):
+        storage = int(rng.integers(1, 6))
+        cluster = Cluster.simple(16, bb_capacity=[int(c) for c in rng.integers(0, 400, storage)])
+        placer = BurstBufferPlacer(cluster)
+        n = int(rng.integers(1, 17))
+        total = int(rng.integers(1, 900))
+        free = [int(f) for f in rng.integers(0, 400, storage)]
+        if placer.surely_fits(-(-total // n), n, free):
+            said_yes += 1
+            assert placer.place(list(range(n)), split_shares(total, n), free) is not None
+    assert said_yes > 100
+    assert BurstBufferPlacer.surely_fits(10, 3, [15, 15, 10])
+    assert not BurstBufferPlacer.surely_fits(10, 4, [15, 15, 10])

@@ -231,3 +231,16 @@ def test_a_job_past_its_walltime_not_yet_reported_ended_keeps_its_nodes(policy):
     r = sched.handle_message(msg(10, ("JOB_COMPLETED", {"job_id": "w0!1", "job_state": "COMPLETED_WALLTIME_REACHED",
                                                         "return_code": -1, "alloc": "0-1"})))
     assert [e["data"]["job_id"] for e in r["events"] if e["type"] == "EXECUTE_JOB"] == ["w0!2"]
+
+
+def test_feasibility_memo_is_bounded_and_still_rejects(monkeypatch):
+    """Every job may ask its own bytes of burst buffer: the memo of feasibility by request
+    shape stays bounded, and a job the storage cannot hold is still rejected after a clear."""
+    import mrsched.schedulers.runtime as runtime_mod
+    monkeypatch.setattr(runtime_mod, "_INFEASIBLE_MEMO", 8)
+    rt = scripted_runtime(nodes=4, caps=(10, 10))
+    for k in range(40):
+        assert rt.submit(0, f"w0!{k}", {"subtime": 0, "res": 2, "walltime": 10, "burst_buffer": k % 20 + 1})
+        assert len(rt._infeasible) <= 8
+    assert rt.submit(0, "w0!big", {"subtime": 0, "res": 4, "walltime": 10, "burst_buffer": 24}) is None
+    assert "such shares" in rt.pending[-1].reason
