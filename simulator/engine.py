@@ -163,14 +163,16 @@ def _host_role(host: Any) -> str:
 # --------------------------------------------------------------------------------------------
 # engine state
 
-@dataclass
+@dataclass(slots=True)
 class JobState:
-    job: Job
+    """The engine's view of one job until it ends; then replaced by ENDED or REJECTED."""
+
+    job: Job | None
     state: str = "PENDING"
-    alloc: list[int] = field(default_factory=list)
+    alloc: list[int] = ()        # type: ignore[assignment]  (shared, read-only)
     alloc_text: str = ""
     ncomp: int = 0               # how many of alloc's ids are compute resources
-    comp_runs: list = field(default_factory=list)   # those ids as (first, last) ranges
+    comp_runs: list = ()         # type: ignore[assignment]  those ids as (first, last) ranges
     start: float = -1.0
     finish: float = -1.0
     final_state: str = ""
@@ -180,9 +182,16 @@ class JobState:
     kill_requested: bool = False
 
 
+# What stays of a job once it ended and its row was written (shared by all: the per-job state
+# of a million-job run is not held to the end). Only the state checks of late events read them.
+ENDED = JobState(None, state=DONE, final_state="COMPLETED")
+REJECTED = JobState(None, state=DONE, final_state="REJECTED")
+
+
 @dataclass
 class SimulationResult:
-    """What a run produced: job records, makespan, output paths and the message count."""
+    """What a run produced: job records (unless the run was asked not to keep them: ``[]``),
+    makespan, output paths and the message count."""
 
     jobs: list[out.JobRecord]
     makespan: float
@@ -191,6 +200,7 @@ class SimulationResult:
     simulation_time: float
     paths: dict[str, Path]
     transcript: list[dict] | None = None
+    nb_jobs: int = 0             # jobs recorded (finished or rejected), kept or not
 
 
 # wake-ups by creation rank; the sort is stable, so a received message's server (appended
@@ -369,7 +379,8 @@ class Engine:
                  export_prefix: str | Path | None, roles=(), mmax: int | None = None,
                  dynamic_jobs: bool = False, profile_reuse: bool = False, sched_cfg: str = "",
                  compute_sharing: bool = False,
-                 forward_profiles: bool = False, record_transcript: bool = False):
+                 forward_profiles: bool = False, record_transcript: bool = False,
+                 keep_records: bool = True):
         self.platform = _load_platform(platform, roles)
         self.workloads = workloads
         self.scheduler = scheduler
@@ -401,7 +412,9 @@ class Engine:
         self._ending: dict[int, Any] = {}   # ptasks ending in the current step, not yet handled
         self._spawned: list[Callable[[], None]] = []
 
-        self.jobs: dict[str, JobState] = {}
+        # job id -> its Job until submitted (no state to hold yet), then its JobState, then
+        # ENDED / REJECTED once its row is written
+        self.jobs: dict[str, JobState | Job] = {}
         self.wl_by_name = {w.name: w for w in workloads}
         self.dyn_profiles: dict[str, dict[str, dict]] = {}
         self._profile_users: dict[tuple[str, str], int] = {}
@@ -412,7 +425,7 @@ class Engine:
             for j in w.jobs:
                 if not self._fits(j):
                     oversized.append(j)
-                self.jobs[j.id] = JobState(j)
+                self.jobs[j.id] = j
         if oversized:
             first = oversized[0]
             logger.warning("%d job(s) request more than the %d compute resources (first: %s, %d "
@@ -437,7 +450,10 @@ class Engine:
         self.nb_waiters = 0
         self.nb_killers = 0
         self.registration_finished = not dynamic_jobs
-        self.records: list[out.JobRecord] = []
+        # finished jobs' records: written as they come when exporting, kept only if asked
+        self.records: list[out.JobRecord] | None = [] if keep_records else None
+        self.stats = out.ScheduleStats()
+        self._outputs: out.StreamedOutputs | None = None
         self.tracker = out.MachineStateTracker(len(self.compute))
         self.time_computing = 0.0
         # Batsim accumulates a machine's idle time at its state changes (no tail after the last)
@@ -615,9 +631,13 @@ class Engine:
             gc.freeze()
             gc.set_threshold(max(threshold[0], RUN_GC_THRESHOLD[0]), *(
                 max(a, b) for a, b in zip(threshold[1:], RUN_GC_THRESHOLD[1:])))
+        if self.export_prefix is not None:
+            self._outputs = out.StreamedOutputs(self.export_prefix, self.tracker)
         try:
             return self._run()
         finally:
+            if self._outputs is not None:
+                self._outputs.abort()   # no-op after a finished run: its files were renamed
             if freeze:
                 gc.set_threshold(*threshold)
                 gc.unfreeze()
@@ -697,22 +717,24 @@ class Engine:
                 self._simcalls = None
                 if calls:
                     self._apply_simcalls(calls)
-        self.makespan = max((r.finish_time for r in self.records if r.finish_time is not None),
-                            default=0.0)
+        self.makespan = self.stats.makespan
         sim_time = _time.perf_counter() - wall0
         paths: dict[str, Path] = {}
-        if self.export_prefix is not None:
-            schedule = out.schedule_row(self.records, nb_machines=len(self.resources),
-                                        makespan=self.makespan, time_computing=self.time_computing,
-                                        time_idle=self.time_idle,
-                                        scheduling_time=self.sched_time, simulation_time=sim_time)
-            paths = out.write_outputs(self.export_prefix, self.records, self.tracker, schedule)
-        return SimulationResult(jobs=self.records, makespan=self.makespan,
-                                nb_messages=self.nb_messages, scheduling_time=self.sched_time,
-                                simulation_time=sim_time, paths=paths, transcript=self.transcript)
+        if self._outputs is not None:
+            schedule = self.stats.row(nb_machines=len(self.resources), makespan=self.makespan,
+                                      time_computing=self.time_computing, time_idle=self.time_idle,
+                                      scheduling_time=self.sched_time, simulation_time=sim_time)
+            paths = self._outputs.finish(schedule)
+            self._outputs = None
+        return SimulationResult(jobs=self.records if self.records is not None else [],
+                                makespan=self.makespan, nb_messages=self.nb_messages,
+                                scheduling_time=self.sched_time, simulation_time=sim_time,
+                                paths=paths, transcript=self.transcript,
+                                nb_jobs=self.stats.nb_jobs)
 
     def _stalled(self) -> None:
-        waiting = [j for j, s in self.jobs.items() if s.state == SUBMITTED]
+        waiting = [j for j, s in self.jobs.items()
+                   if type(s) is JobState and s.state == SUBMITTED]
         detail = f"{len(waiting)} submitted job(s) never executed nor rejected"
         if waiting:
             detail += f" (first: {waiting[0]})"
@@ -803,8 +825,13 @@ class Engine:
     def _on_submitted(self, batch: list[Job]) -> None:
         fwd = self.forward_profiles
         stamp = round(self.now, 6)
+        jobs = self.jobs
         for job in batch:
-            self.jobs[job.id].state = SUBMITTED
+            js = jobs[job.id]
+            if type(js) is JobState:   # given metadata before its submission
+                js.state = SUBMITTED
+            else:
+                jobs[job.id] = JobState(job, state=SUBMITTED)
             self.nb_submitted += 1
             data = {"job_id": job.id, "job": job.json}
             if fwd:
@@ -869,7 +896,13 @@ class Engine:
                             starting_time=js.start if js.final_state != "REJECTED" else None,
                             finish_time=finish if js.final_state != "REJECTED" else None,
                             alloc=js.alloc_text, metadata=js.metadata, runtime=runtime)
-        self.records.append(rec)
+        self.stats.add(rec)
+        if self._outputs is not None:
+            self._outputs.add(rec)
+        if self.records is not None:
+            self.records.append(rec)
+        # written: the job's state is dropped (late events about it only need to know it ended)
+        self.jobs[j.id] = REJECTED if js.final_state == "REJECTED" else ENDED
 
     def _send_to_scheduler(self) -> None:
         # Batsim writes its JSON doubles with 6 decimals: schedulers only ever see rounded times
@@ -954,13 +987,15 @@ class Engine:
         if js is None:
             raise SimulationError(f"unknown job {job_id!r}", event=etype, job=str(job_id),
                                   hint="job ids look like 'w0!1'")
+        if type(js) is not JobState:   # not submitted yet: its state is made on demand
+            js = self.jobs[job_id] = JobState(js)
         return js
 
     def _reject(self, data: dict) -> None:
         js = self._job(data.get("job_id"), "REJECT_JOB")
         if js.state != SUBMITTED or js.final_state:
             raise SimulationError(f"cannot reject a job that is {self._state_text(js)}",
-                                  event="REJECT_JOB", job=js.job.id)
+                                  event="REJECT_JOB", job=data["job_id"])
         js.state = DONE
         js.final_state = "REJECTED"
         js.return_code = 0
@@ -995,8 +1030,9 @@ class Engine:
         meta = data.get("metadata", "")
         if not isinstance(meta, str) or '"' in meta:
             raise SimulationError("metadata must be a string without '\"'",
-                                  event="SET_JOB_METADATA", job=js.job.id, field="metadata")
-        js.metadata = meta
+                                  event="SET_JOB_METADATA", job=data["job_id"], field="metadata")
+        if js.job is not None:   # an ended job's row is written: no effect, as before
+            js.metadata = meta
 
     def _ignored(self, data: dict) -> None:
         """CHANGE_JOB_STATE, energy and external-event requests: accepted, no effect here."""
@@ -1009,8 +1045,8 @@ class Engine:
 
     def _execute(self, data: dict) -> None:
         etype = "EXECUTE_JOB"
-        js = self._job(data.get("job_id"), etype)
-        jid = js.job.id
+        jid = data.get("job_id")
+        js = self._job(jid, etype)
         if js.state != SUBMITTED or js.final_state:
             raise SimulationError(f"cannot execute a job that is {self._state_text(js)}",
                                   event=etype, job=jid)
@@ -1113,12 +1149,15 @@ class Engine:
             self.time_idle += idle
             if comp:
                 self.tracker.change(now, len(comp))
-        key = (id(profiles), js.job.profile)
-        steps = self._steps_cache.get(key) if not js.job.dynamic else None
-        if steps is None:
-            steps = flatten(js.job.profile, profiles)
-            if not js.job.dynamic:
-                self._steps_cache[key] = steps
+        if prof["type"] != "composed":
+            steps = [(js.job.profile, prof)]   # (not cached: a trace may have a profile per job)
+        else:
+            key = (id(profiles), js.job.profile)
+            steps = self._steps_cache.get(key) if not js.job.dynamic else None
+            if steps is None:
+                steps = flatten(js.job.profile, profiles)
+                if not js.job.dynamic:
+                    self._steps_cache[key] = steps
         ex = _Executor(self, js, hosts_ids, steps, storage_mapping, extra)
         js.executor = ex
         ex.start()
@@ -1308,9 +1347,12 @@ def _referenced_profiles(w: Workload) -> dict[str, dict]:
 def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: str | Path | None,
              roles=(), mmax: int | None = None, dynamic_jobs: bool = False,
              profile_reuse: bool = False, sched_cfg: str = "", forward_profiles: bool = False,
-             record_transcript: bool = False, compute_sharing: bool = False) -> SimulationResult:
+             record_transcript: bool = False, compute_sharing: bool = False,
+             keep_records: bool = True) -> SimulationResult:
     """Run one simulation; ``platform`` is a path or a loaded Platform, ``workloads`` paths or
-    loaded :class:`Workload` objects (named w0, w1, ... in order)."""
+    loaded :class:`Workload` objects (named w0, w1, ... in order). ``keep_records=False``: the
+    result's ``jobs`` stays empty (rows go only to ``_jobs.csv``; memory does not grow with
+    the jobs run)."""
     if isinstance(workloads, (str, Path, Workload)):
         workloads = [workloads]
     workloads = list(workloads)
@@ -1319,5 +1361,6 @@ def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: st
     engine = Engine(platform, workloads, scheduler, export_prefix=export_prefix, roles=roles,
                     mmax=mmax, dynamic_jobs=dynamic_jobs, profile_reuse=profile_reuse,
                     sched_cfg=sched_cfg, forward_profiles=forward_profiles,
-                    record_transcript=record_transcript, compute_sharing=compute_sharing)
+                    record_transcript=record_transcript, compute_sharing=compute_sharing,
+                    keep_records=keep_records)
     return engine.run()
