@@ -111,6 +111,8 @@ def parse_alloc(text: Any, *, job: str | None, field_name: str = "alloc") -> lis
 
 def _runs(ids: list[int]) -> list[tuple[int, int]]:
     """Sorted unique ids -> their maximal ``(first, last)`` ranges."""
+    if ids[-1] - ids[0] == len(ids) - 1:   # one range (sorted, unique): no walk over the ids
+        return [(ids[0], ids[-1])]
     runs = []
     lo = prev = ids[0]
     for i in ids[1:]:
@@ -267,7 +269,7 @@ class _Executor:
             from mrsched.simulator.usage_trace import UsageTraceRun
 
             ranks = e.wl_by_name[self.js.job.workload].traces[name]
-            hosts = [e.resources[i].name for i in self.host_ids]
+            hosts = list(map(e.names.__getitem__, self.host_ids))
             self.trace_run = UsageTraceRun(e, ranks, hosts, self.js.job.res, self.on_step_done)
             self.trace_run.start()
         elif prof["type"] == "delay":
@@ -278,7 +280,7 @@ class _Executor:
                 self.timer = e.at(end, self.on_step_done)
             # else: the walltime timer fires first
         else:
-            hosts = [e.resources[i].name for i in self.host_ids]
+            hosts = list(map(e.names.__getitem__, self.host_ids))
             spec = ptask_of(prof, hosts, storage_mapping=self.storage_mapping,
                             storage_names=e.storage_names, job=self.js.job.id)
             if self.extra is not None and self.index == 0:
@@ -395,6 +397,8 @@ class Engine:
         self._setup_resources(mmax)
 
         self.now = 0.0
+        self._stamp_at: float | None = None   # the instant _stamp_value was rounded at
+        self._stamp_value = 0.0
         self._heap: list = []
         self._seq = 0
         # server mailbox: FIFO of posted puts, one transfer at a time
@@ -492,6 +496,7 @@ class Engine:
             self.storage.append(r)
             self.resources.append(r)
         self.nb_compute = len(self.compute)
+        self.names = [r.name for r in self.resources]   # by resource id (hot: one per host run)
         self.storage_names = {r.id: r.name for r in self.storage}
         self.busy: list[str | None] = [None] * len(self.resources)
         self._nusers = [0] * len(self.resources)   # jobs per machine (compute sharing)
@@ -748,7 +753,9 @@ class Engine:
         nothing else (messages posted in this sub-round are not there yet), then asks for the
         next message (a simcall, applied in turn)."""
         handler(payload)
-        self._after_handle()
+        if (self.sched_ready and self.buffer and self._qhead >= len(self._queue)
+                and not self.finished):   # as _after_handle (inlined: once per message)
+            self._send_to_scheduler()
         self._simcalls.append(None)
 
     # -- actors ----------------------------------------------------------------------------
@@ -813,7 +820,16 @@ class Engine:
 
     # -- server ----------------------------------------------------------------------------
     def _append(self, etype: str, data: dict) -> None:
-        self.buffer.append({"timestamp": round(self.now, 6), "type": etype, "data": data})
+        self.buffer.append({"timestamp": self._stamp(), "type": etype, "data": data})
+
+    def _stamp(self) -> float:
+        """The clock as Batsim's JSON writer prints it (6 decimals), rounded once an instant
+        (several messages a job carry it)."""
+        now = self.now
+        if now != self._stamp_at:
+            self._stamp_at = now
+            self._stamp_value = round(now, 6)
+        return self._stamp_value
 
     # Internal messages reaching the server; each put() names its handler directly (the
     # mailbox carries (handler, payload), so delivery is one call: hot path).
@@ -824,7 +840,7 @@ class Engine:
 
     def _on_submitted(self, batch: list[Job]) -> None:
         fwd = self.forward_profiles
-        stamp = round(self.now, 6)
+        stamp = self._stamp()
         jobs = self.jobs
         for job in batch:
             js = jobs[job.id]
@@ -841,7 +857,7 @@ class Engine:
     def _on_completed(self, js: JobState) -> None:
         self.nb_running -= 1
         self.nb_completed += 1
-        self.buffer.append({"timestamp": round(self.now, 6), "type": "JOB_COMPLETED",
+        self.buffer.append({"timestamp": self._stamp(), "type": "JOB_COMPLETED",
                             "data": {"job_id": js.job.id, "job_state": js.final_state,
                                      "return_code": js.return_code, "alloc": js.alloc_text}})
         self._record(js)
@@ -906,7 +922,7 @@ class Engine:
 
     def _send_to_scheduler(self) -> None:
         # Batsim writes its JSON doubles with 6 decimals: schedulers only ever see rounded times
-        msg = {"now": round(self.now, 6), "events": self.buffer}
+        msg = {"now": self._stamp(), "events": self.buffer}
         self.buffer = []
         ends = self.end_sent
         self.sched_ready = False
@@ -1068,7 +1084,8 @@ class Engine:
                                   field="alloc")
         profiles = self.profiles_of(js.job)
         prof = profiles[js.job.profile]
-        mapping = data.get("mapping")
+        plain = len(data) == 2   # job_id and alloc only (_check_reply allows one more field)
+        mapping = None if plain else data.get("mapping")
         if mapping is not None:
             if not isinstance(mapping, dict) or not mapping:
                 raise ProtocolError("'mapping' must be an object {executor: resource}",
@@ -1107,12 +1124,12 @@ class Engine:
             raise SimulationError(f"resource {r} ({self.resources[r].name}) is busy with job "
                                   f"{busy[r]} (no compute sharing)", event=etype, job=jid,
                                   field="alloc")
-        storage_mapping = data.get("storage_mapping")
+        storage_mapping = None if plain else data.get("storage_mapping")
         if storage_mapping is not None and not isinstance(storage_mapping, dict):
             raise ProtocolError("'storage_mapping' must be an object {label: storage id}",
                                 event=etype, job=jid, field="storage_mapping")
         extra = None
-        io = data.get("additional_io_job")
+        io = None if plain else data.get("additional_io_job")
         if io is not None:
             if not isinstance(io, dict) or "alloc" not in io or "profile" not in io:
                 raise ProtocolError("'additional_io_job' needs alloc and profile", event=etype,

@@ -82,14 +82,10 @@ class MachineStateTracker:
     nb_machines: int
     computing: int = 0
     rows: list[tuple[float, int, int]] = field(default_factory=list)
-    busy_area: float = 0.0
-    _last_t: float = 0.0
     sink: IO[str] | None = None
     chunk: int = 8192
 
     def change(self, t: float, delta: int) -> None:
-        self.busy_area += self.computing * (t - self._last_t)
-        self._last_t = t
         self.computing += delta
         # Batsim writes one row per job start / end, even several at the same time
         self.rows.append((t, self.nb_machines - self.computing, self.computing))
