@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -177,6 +178,8 @@ def load_workload(path: str | Path, name: str) -> Workload:
         raise WorkloadError("'jobs' must be a list", file=file, field="jobs")
     for pname, prof in profiles.items():
         check_profile(pname, prof, profiles, file=file)
+        # a type name per profile, a profile per job in some traces: one string for them all
+        prof["type"] = sys.intern(prof["type"])
     wl = Workload(name=name, path=file, profiles=dict(profiles), nb_res=data.get("nb_res"))
     for pname, prof in profiles.items():
         if prof["type"] == "usage_trace":
