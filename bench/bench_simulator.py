@@ -186,16 +186,79 @@ def run_zmq(platform, workload, prefix):
     return result
 
 
+def scale_child(platform: str, workload: str, prefix: str) -> None:
+    """One registry-``fcfs`` run in this (fresh) process: prints CPU of the run and of the
+    scheduler alone, and the process's peak resident memory, as one JSON line."""
+    import resource
+
+    from mrsched.simulator.engine import simulate
+
+    policy, _ = make_scheduler(use_registry=True)
+    spent = [0.0]
+
+    class Timed:
+        def handle_message(self, msg: dict) -> dict:
+            t = time.process_time()
+            try:
+                return policy.handle_message(msg)
+            finally:
+                spent[0] += time.process_time() - t
+
+    c0 = time.process_time()
+    result = simulate(platform, [workload], Timed(), export_prefix=prefix, keep_records=False)
+    cpu = time.process_time() - c0
+    print(json.dumps({"jobs": result.nb_jobs, "cpu": cpu, "sched": spent[0],
+                      "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+
+
+def scale(sizes: list[int], seed: int, tmp: Path) -> None:
+    """Growth with the jobs: each size in a fresh child process (its peak memory is its own)."""
+    import subprocess
+    import sys
+
+    cluster = tmp / "cluster.xml"
+    cluster.write_text(CLUSTER)
+    print(f"{'delay jobs, registry fcfs':>26s} {'cpu s':>8s} {'sched s':>8s} {'engine s':>8s} "
+          f"{'engine us/job':>13s} {'jobs/cpu-s':>10s} {'peak MB':>8s} {'x prev':>7s}")
+    prev = None
+    for n in sizes:
+        wl = tmp / f"delay{n}.json"
+        delay_workload(wl, n, seed)
+        done = subprocess.run([sys.executable, __file__, "--scale-child", str(cluster), str(wl),
+                               str(tmp / f"s{n}")], capture_output=True, text=True)
+        wl.unlink()
+        if done.returncode != 0:
+            raise SystemExit(f"{n} jobs failed:\n{done.stderr[-2000:]}")
+        m = json.loads(done.stdout.strip().splitlines()[-1])
+        engine = m["cpu"] - m["sched"]
+        growth = f"{m['cpu'] / prev[1]:7.1f}" if prev else ""
+        print(f"{n:26d} {m['cpu']:8.1f} {m['sched']:8.1f} {engine:8.1f} "
+              f"{1e6 * engine / n:13.0f} {n / m['cpu']:10.0f} {m['peak_mb']:8.0f} {growth:>7s}")
+        prev = (n, m["cpu"])
+    print("x prev: cpu(N) / cpu(previous N) (10 for a 10x step: linear); peak MB: the child's "
+          "maximum resident set (engine and scheduler)")
+
+
 def main() -> None:
     from mrsched.simulator.engine import simulate
 
+    import sys
+    if len(sys.argv) == 5 and sys.argv[1] == "--scale-child":
+        scale_child(*sys.argv[2:])
+        return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=28000)
     ap.add_argument("--io-jobs", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--profile", action="store_true", help="cProfile the in-process delay run")
+    ap.add_argument("--scale", type=int, nargs="+", metavar="N",
+                    help="only the growth table: registry fcfs on N delay jobs for each N, each "
+                         "in a fresh process, with peak memory (e.g. --scale 10000 100000)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench_sim_"))
+    if args.scale:
+        scale(args.scale, args.seed, tmp)
+        return
     cluster, iop = tmp / "cluster.xml", tmp / "io.xml"
     cluster.write_text(CLUSTER)
     iop.write_text(IO_PLATFORM)
