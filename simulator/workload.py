@@ -180,7 +180,7 @@ def load_workload(path: str | Path, name: str) -> Workload:
         check_profile(pname, prof, profiles, file=file)
         # a type name per profile, a profile per job in some traces: one string for them all
         prof["type"] = sys.intern(prof["type"])
-    wl = Workload(name=name, path=file, profiles=dict(profiles), nb_res=data.get("nb_res"))
+    wl = Workload(name=name, path=file, profiles=profiles, nb_res=data.get("nb_res"))
     for pname, prof in profiles.items():
         if prof["type"] == "usage_trace":
             from mrsched.simulator.usage_trace import load_usage_trace
