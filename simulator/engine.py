@@ -240,6 +240,9 @@ class _Timer:
 class _Executor:
     """Runs one job's profile on its allocation: a state machine driven by timers and ptasks."""
 
+    __slots__ = ("e", "js", "host_ids", "steps", "storage_mapping", "extra", "index",
+                 "step_start", "timer", "wall_timer", "ptask", "trace_run", "deadline")
+
     def __init__(self, engine: "Engine", js: JobState, host_ids: list[int],
                  steps: list[tuple[str, dict]], storage_mapping, extra: PtaskSpec | None):
         self.e, self.js, self.host_ids, self.steps = engine, js, host_ids, steps
