@@ -59,11 +59,18 @@ walked, a wide run's idle time summed in C with the same additions. Measured und
 ==================================================  ===============  ===============
 run (``mrsched`` workloads on dragonfly96)           before (ca47b15) after
 ==================================================  ===============  ===============
-synthetic delay 100,000 jobs, ``fcfs``               350 MB           239 MB
+synthetic delay 100,000 jobs, ``fcfs``               353 MB           279 MB
+synthetic burst-buffer 100,000 jobs, ``fcfs-bb``     494 MB           402 MB
 28,000 delay jobs (this script's), ``fcfs``          116 MB           92 MB
 28,000 delay jobs (this script's), bench FCFS        94 MB            67 MB
 ==================================================  ===============  ===============
 
+Synthetic delay 1,000,000 jobs with ``fcfs``: 148.7 CPU s (engine 66.0, scheduler 82.8; x11.1
+of 100k), peak 1,940 MB, of which ~1,010 MB is the loaded workload (about 1 KB a job: the
+forwarded job objects, which the in-process scheduler keeps too, a profile per job, Job).
+10,000-node zoned Dragonfly, 2,000 jobs ``fcfs-bb``: engine 2.50 -> 2.05 CPU s (1.0 ms a job
+against ~0.3 ms on 96 nodes for jobs ~50x wider; what is left per host is mostly the ptask
+model's ``add``/``_release``, one constraint per host).
 CPU time is unchanged within this machine's noise on delay jobs (engine ~1.4-2.0 s for 28,000
 jobs; registry ``fcfs`` 3.4-4.5 s of which ~1.9-2.5 s scheduler): the 20,000 jobs/s target
 (50 us a job, both halves together) is not met; the scheduler half alone costs ~70 us a job,
