@@ -68,6 +68,9 @@ synthetic burst-buffer 100,000 jobs, ``fcfs-bb``     494 MB           402 MB
 Synthetic delay 1,000,000 jobs with ``fcfs``: 148.7 CPU s (engine 66.0, scheduler 82.8; x11.1
 of 100k), peak 1,940 MB, of which ~1,010 MB is the loaded workload (about 1 KB a job: the
 forwarded job objects, which the in-process scheduler keeps too, a profile per job, Job).
+Synthetic burst-buffer 1,000,000 jobs with ``fcfs-bb``: 696.7 CPU s (engine 117.9, scheduler
+578.8), peak 1,946 MB; 100,000 jobs: 33.4 s (engine 8.4), 404 MB (the 1M run shared the machine
+at load 10-20, the 100k one at ~6: the ratios are not clean growth figures).
 10,000-node zoned Dragonfly, 2,000 jobs ``fcfs-bb``: engine 2.50 -> 2.05 CPU s (1.0 ms a job
 against ~0.3 ms on 96 nodes for jobs ~50x wider; what is left per host is mostly the ptask
 model's ``add``/``_release``, one constraint per host).
