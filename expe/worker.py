@@ -69,7 +69,7 @@ def run_spec(spec: dict) -> None:
         extra["compute_sharing"] = True
     try:
         simulate(spec["platform"], [spec["workload"]], scheduler, export_prefix=str(tmp_prefix),
-                 dynamic_jobs=run.dynamic_jobs, **extra)
+                 dynamic_jobs=run.dynamic_jobs, keep_records=False, **extra)
         for suffix in OUTPUT_SUFFIXES:
             os.replace(f"{tmp_prefix}_{suffix}.csv", out_dir / f"out_{suffix}.csv")
     finally:

@@ -68,11 +68,11 @@ def run(args: argparse.Namespace) -> int:
                           dynamic_jobs=args.enable_dynamic_jobs,
                           profile_reuse=args.enable_profile_reuse, sched_cfg=args.sched_cfg,
                           forward_profiles=args.forward_profiles_on_submission,
-                          compute_sharing=args.enable_compute_sharing)
+                          compute_sharing=args.enable_compute_sharing, keep_records=False)
     finally:
         if closer is not None:
             closer()
     if not args.quiet:
-        print(f"simulated {len(result.jobs)} jobs, makespan {result.makespan:.6f} s, "
+        print(f"simulated {result.nb_jobs} jobs, makespan {result.makespan:.6f} s, "
               f"{result.nb_messages} messages; outputs {args.export}_jobs.csv")
     return 0

@@ -32,7 +32,9 @@ from functools import reduce
 from operator import itemgetter, lt as _lt, sub
 import os
 import time as _time
+from collections import deque
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, Callable
 
@@ -113,8 +115,15 @@ def parse_alloc(text: Any, *, job: str | None, field_name: str = "alloc") -> lis
     return sorted(ids)
 
 
+def _last_of(values) -> Any:
+    """The last item of an iterable, consumed in C."""
+    return deque(values, maxlen=1)[0]
+
+
 def _runs(ids: list[int]) -> list[tuple[int, int]]:
     """Sorted unique ids -> their maximal ``(first, last)`` ranges."""
+    if ids[-1] - ids[0] == len(ids) - 1:   # one range (sorted, unique): no walk over the ids
+        return [(ids[0], ids[-1])]
     runs = []
     lo = prev = ids[0]
     for i in ids[1:]:
@@ -167,14 +176,16 @@ def _host_role(host: Any) -> str:
 # --------------------------------------------------------------------------------------------
 # engine state
 
-@dataclass
+@dataclass(slots=True)
 class JobState:
-    job: Job
+    """The engine's view of one job until it ends; then replaced by ENDED or REJECTED."""
+
+    job: Job | None
     state: str = "PENDING"
-    alloc: list[int] = field(default_factory=list)
+    alloc: list[int] = ()        # type: ignore[assignment]  (shared, read-only)
     alloc_text: str = ""
     ncomp: int = 0               # how many of alloc's ids are compute resources
-    comp_runs: list = field(default_factory=list)   # those ids as (first, last) ranges
+    comp_runs: list = ()         # type: ignore[assignment]  those ids as (first, last) ranges
     start: float = -1.0
     finish: float = -1.0
     final_state: str = ""
@@ -184,9 +195,16 @@ class JobState:
     kill_requested: bool = False
 
 
+# What stays of a job once it ended and its row was written (shared by all: the per-job state
+# of a million-job run is not held to the end). Only the state checks of late events read them.
+ENDED = JobState(None, state=DONE, final_state="COMPLETED")
+REJECTED = JobState(None, state=DONE, final_state="REJECTED")
+
+
 @dataclass
 class SimulationResult:
-    """What a run produced: job records, makespan, output paths and the message count."""
+    """What a run produced: job records (unless the run was asked not to keep them: ``[]``),
+    makespan, output paths and the message count."""
 
     jobs: list[out.JobRecord]
     makespan: float
@@ -195,6 +213,7 @@ class SimulationResult:
     simulation_time: float
     paths: dict[str, Path]
     transcript: list[dict] | None = None
+    nb_jobs: int = 0             # jobs recorded (finished or rejected), kept or not
 
 
 # wake-ups by creation rank; the sort is stable, so a received message's server (appended
@@ -227,6 +246,9 @@ class _Timer:
 
 class _Executor:
     """Runs one job's profile on its allocation: a state machine driven by timers and ptasks."""
+
+    __slots__ = ("e", "js", "host_ids", "steps", "storage_mapping", "extra", "index",
+                 "step_start", "timer", "wall_timer", "ptask", "trace_run", "deadline")
 
     def __init__(self, engine: "Engine", js: JobState, host_ids: list[int],
                  steps: list[tuple[str, dict]], storage_mapping, extra: PtaskSpec | None):
@@ -265,7 +287,7 @@ class _Executor:
             from mrsched.simulator.usage_trace import UsageTraceRun
 
             ranks = e.wl_by_name[self.js.job.workload].traces[name]
-            hosts = [e.resources[i].name for i in self.host_ids]
+            hosts = list(map(e.names.__getitem__, self.host_ids))
             self.trace_run = UsageTraceRun(e, ranks, hosts, self.js.job.res, self.on_step_done)
             self.trace_run.start()
         elif prof["type"] == "delay":
@@ -276,7 +298,7 @@ class _Executor:
                 self.timer = e.sleep(delay, self.on_step_done)   # do_delay_task: sleep_for
             # else: the walltime timer fires first
         else:
-            hosts = [e.resources[i].name for i in self.host_ids]
+            hosts = list(map(e.names.__getitem__, self.host_ids))
             spec = ptask_of(prof, hosts, storage_mapping=self.storage_mapping,
                             storage_names=e.storage_names, job=self.js.job.id)
             if self.extra is not None and self.index == 0:
@@ -383,7 +405,8 @@ class Engine:
                  export_prefix: str | Path | None, roles=(), mmax: int | None = None,
                  dynamic_jobs: bool = False, profile_reuse: bool = False, sched_cfg: str = "",
                  compute_sharing: bool = False,
-                 forward_profiles: bool = False, record_transcript: bool = False):
+                 forward_profiles: bool = False, record_transcript: bool = False,
+                 keep_records: bool = True):
         self.platform = _load_platform(platform, roles)
         self.workloads = workloads
         self.scheduler = scheduler
@@ -405,6 +428,8 @@ class Engine:
         self._sleep_least = INF
         self._sleep_first: _Timer | None = None
         self._sleep_pend: list[float] = []   # deltas not yet subtracted from _sleep_md
+        self._stamp_at: float | None = None   # the instant _stamp_value was rounded at
+        self._stamp_value = 0.0
         self._seq = 0
         # server mailbox: FIFO of posted puts, one transfer at a time
         self._queue: list = []          # deque-like list with head index
@@ -422,7 +447,9 @@ class Engine:
         self._ending: dict[int, Any] = {}   # ptasks ending in the current step, not yet handled
         self._spawned: list[Callable[[], None]] = []
 
-        self.jobs: dict[str, JobState] = {}
+        # job id -> its Job until submitted (no state to hold yet), then its JobState, then
+        # ENDED / REJECTED once its row is written
+        self.jobs: dict[str, JobState | Job] = {}
         self.wl_by_name = {w.name: w for w in workloads}
         self.dyn_profiles: dict[str, dict[str, dict]] = {}
         self._profile_users: dict[tuple[str, str], int] = {}
@@ -433,7 +460,7 @@ class Engine:
             for j in w.jobs:
                 if not self._fits(j):
                     oversized.append(j)
-                self.jobs[j.id] = JobState(j)
+                self.jobs[j.id] = j
         if oversized:
             first = oversized[0]
             logger.warning("%d job(s) request more than the %d compute resources (first: %s, %d "
@@ -458,7 +485,10 @@ class Engine:
         self.nb_waiters = 0
         self.nb_killers = 0
         self.registration_finished = not dynamic_jobs
-        self.records: list[out.JobRecord] = []
+        # finished jobs' records: written as they come when exporting, kept only if asked
+        self.records: list[out.JobRecord] | None = [] if keep_records else None
+        self.stats = out.ScheduleStats()
+        self._outputs: out.StreamedOutputs | None = None
         self.tracker = out.MachineStateTracker(len(self.compute))
         self.time_computing = 0.0
         # Batsim accumulates a machine's idle time at its state changes (no tail after the last)
@@ -497,6 +527,7 @@ class Engine:
             self.storage.append(r)
             self.resources.append(r)
         self.nb_compute = len(self.compute)
+        self.names = [r.name for r in self.resources]   # by resource id (hot: one per host run)
         self.storage_names = {r.id: r.name for r in self.storage}
         self.busy: list[str | None] = [None] * len(self.resources)
         self._nusers = [0] * len(self.resources)   # jobs per machine (compute sharing)
@@ -707,9 +738,13 @@ class Engine:
             gc.freeze()
             gc.set_threshold(max(threshold[0], RUN_GC_THRESHOLD[0]), *(
                 max(a, b) for a, b in zip(threshold[1:], RUN_GC_THRESHOLD[1:])))
+        if self.export_prefix is not None:
+            self._outputs = out.StreamedOutputs(self.export_prefix, self.tracker)
         try:
             return self._run()
         finally:
+            if self._outputs is not None:
+                self._outputs.abort()   # no-op after a finished run: its files were renamed
             if freeze:
                 gc.set_threshold(*threshold)
                 gc.unfreeze()
@@ -859,22 +894,24 @@ class Engine:
                 self._simcalls = None
                 if calls:
                     self._apply_simcalls(calls)
-        self.makespan = max((r.finish_time for r in self.records if r.finish_time is not None),
-                            default=0.0)
+        self.makespan = self.stats.makespan
         sim_time = _time.perf_counter() - wall0
         paths: dict[str, Path] = {}
-        if self.export_prefix is not None:
-            schedule = out.schedule_row(self.records, nb_machines=len(self.resources),
-                                        makespan=self.makespan, time_computing=self.time_computing,
-                                        time_idle=self.time_idle,
-                                        scheduling_time=self.sched_time, simulation_time=sim_time)
-            paths = out.write_outputs(self.export_prefix, self.records, self.tracker, schedule)
-        return SimulationResult(jobs=self.records, makespan=self.makespan,
-                                nb_messages=self.nb_messages, scheduling_time=self.sched_time,
-                                simulation_time=sim_time, paths=paths, transcript=self.transcript)
+        if self._outputs is not None:
+            schedule = self.stats.row(nb_machines=len(self.resources), makespan=self.makespan,
+                                      time_computing=self.time_computing, time_idle=self.time_idle,
+                                      scheduling_time=self.sched_time, simulation_time=sim_time)
+            paths = self._outputs.finish(schedule)
+            self._outputs = None
+        return SimulationResult(jobs=self.records if self.records is not None else [],
+                                makespan=self.makespan, nb_messages=self.nb_messages,
+                                scheduling_time=self.sched_time, simulation_time=sim_time,
+                                paths=paths, transcript=self.transcript,
+                                nb_jobs=self.stats.nb_jobs)
 
     def _stalled(self) -> None:
-        waiting = [j for j, s in self.jobs.items() if s.state == SUBMITTED]
+        waiting = [j for j, s in self.jobs.items()
+                   if type(s) is JobState and s.state == SUBMITTED]
         detail = f"{len(waiting)} submitted job(s) never executed nor rejected"
         if waiting:
             detail += f" (first: {waiting[0]})"
@@ -888,7 +925,9 @@ class Engine:
         nothing else (messages posted in this sub-round are not there yet), then asks for the
         next message (a simcall, applied in turn)."""
         handler(payload)
-        self._after_handle()
+        if (self.sched_ready and self.buffer and self._qhead >= len(self._queue)
+                and not self.finished):   # as _after_handle (inlined: once per message)
+            self._send_to_scheduler()
         self._simcalls.append(None)
 
     # -- actors ----------------------------------------------------------------------------
@@ -953,7 +992,16 @@ class Engine:
 
     # -- server ----------------------------------------------------------------------------
     def _append(self, etype: str, data: dict) -> None:
-        self.buffer.append({"timestamp": round(self.now, 6), "type": etype, "data": data})
+        self.buffer.append({"timestamp": self._stamp(), "type": etype, "data": data})
+
+    def _stamp(self) -> float:
+        """The clock as Batsim's JSON writer prints it (6 decimals), rounded once an instant
+        (several messages a job carry it)."""
+        now = self.now
+        if now != self._stamp_at:
+            self._stamp_at = now
+            self._stamp_value = round(now, 6)
+        return self._stamp_value
 
     # Internal messages reaching the server; each put() names its handler directly (the
     # mailbox carries (handler, payload), so delivery is one call: hot path).
@@ -964,9 +1012,14 @@ class Engine:
 
     def _on_submitted(self, batch: list[Job]) -> None:
         fwd = self.forward_profiles
-        stamp = round(self.now, 6)
+        stamp = self._stamp()
+        jobs = self.jobs
         for job in batch:
-            self.jobs[job.id].state = SUBMITTED
+            js = jobs[job.id]
+            if type(js) is JobState:   # given metadata before its submission
+                js.state = SUBMITTED
+            else:
+                jobs[job.id] = JobState(job, state=SUBMITTED)
             self.nb_submitted += 1
             data = {"job_id": job.id, "job": job.json}
             if fwd:
@@ -976,7 +1029,7 @@ class Engine:
     def _on_completed(self, js: JobState) -> None:
         self.nb_running -= 1
         self.nb_completed += 1
-        self.buffer.append({"timestamp": round(self.now, 6), "type": "JOB_COMPLETED",
+        self.buffer.append({"timestamp": self._stamp(), "type": "JOB_COMPLETED",
                             "data": {"job_id": js.job.id, "job_state": js.final_state,
                                      "return_code": js.return_code, "alloc": js.alloc_text}})
         self._record(js)
@@ -1031,11 +1084,17 @@ class Engine:
                             starting_time=js.start if js.final_state != "REJECTED" else None,
                             finish_time=finish if js.final_state != "REJECTED" else None,
                             alloc=js.alloc_text, metadata=js.metadata, runtime=runtime)
-        self.records.append(rec)
+        self.stats.add(rec)
+        if self._outputs is not None:
+            self._outputs.add(rec)
+        if self.records is not None:
+            self.records.append(rec)
+        # written: the job's state is dropped (late events about it only need to know it ended)
+        self.jobs[j.id] = REJECTED if js.final_state == "REJECTED" else ENDED
 
     def _send_to_scheduler(self) -> None:
         # Batsim writes its JSON doubles with 6 decimals: schedulers only ever see rounded times
-        msg = {"now": round(self.now, 6), "events": self.buffer}
+        msg = {"now": self._stamp(), "events": self.buffer}
         self.buffer = []
         ends = self.end_sent
         self.sched_ready = False
@@ -1116,13 +1175,15 @@ class Engine:
         if js is None:
             raise SimulationError(f"unknown job {job_id!r}", event=etype, job=str(job_id),
                                   hint="job ids look like 'w0!1'")
+        if type(js) is not JobState:   # not submitted yet: its state is made on demand
+            js = self.jobs[job_id] = JobState(js)
         return js
 
     def _reject(self, data: dict) -> None:
         js = self._job(data.get("job_id"), "REJECT_JOB")
         if js.state != SUBMITTED or js.final_state:
             raise SimulationError(f"cannot reject a job that is {self._state_text(js)}",
-                                  event="REJECT_JOB", job=js.job.id)
+                                  event="REJECT_JOB", job=data["job_id"])
         js.state = DONE
         js.final_state = "REJECTED"
         js.return_code = 0
@@ -1157,8 +1218,9 @@ class Engine:
         meta = data.get("metadata", "")
         if not isinstance(meta, str) or '"' in meta:
             raise SimulationError("metadata must be a string without '\"'",
-                                  event="SET_JOB_METADATA", job=js.job.id, field="metadata")
-        js.metadata = meta
+                                  event="SET_JOB_METADATA", job=data["job_id"], field="metadata")
+        if js.job is not None:   # an ended job's row is written: no effect, as before
+            js.metadata = meta
 
     def _ignored(self, data: dict) -> None:
         """CHANGE_JOB_STATE, energy and external-event requests: accepted, no effect here."""
@@ -1171,8 +1233,8 @@ class Engine:
 
     def _execute(self, data: dict) -> None:
         etype = "EXECUTE_JOB"
-        js = self._job(data.get("job_id"), etype)
-        jid = js.job.id
+        jid = data.get("job_id")
+        js = self._job(jid, etype)
         if js.state != SUBMITTED or js.final_state:
             raise SimulationError(f"cannot execute a job that is {self._state_text(js)}",
                                   event=etype, job=jid)
@@ -1194,7 +1256,8 @@ class Engine:
                                   field="alloc")
         profiles = self.profiles_of(js.job)
         prof = profiles[js.job.profile]
-        mapping = data.get("mapping")
+        plain = len(data) == 2   # job_id and alloc only (_check_reply allows one more field)
+        mapping = None if plain else data.get("mapping")
         if mapping is not None:
             if not isinstance(mapping, dict) or not mapping:
                 raise ProtocolError("'mapping' must be an object {executor: resource}",
@@ -1233,12 +1296,12 @@ class Engine:
             raise SimulationError(f"resource {r} ({self.resources[r].name}) is busy with job "
                                   f"{busy[r]} (no compute sharing)", event=etype, job=jid,
                                   field="alloc")
-        storage_mapping = data.get("storage_mapping")
+        storage_mapping = None if plain else data.get("storage_mapping")
         if storage_mapping is not None and not isinstance(storage_mapping, dict):
             raise ProtocolError("'storage_mapping' must be an object {label: storage id}",
                                 event=etype, job=jid, field="storage_mapping")
         extra = None
-        io = data.get("additional_io_job")
+        io = None if plain else data.get("additional_io_job")
         if io is not None:
             if not isinstance(io, dict) or "alloc" not in io or "profile" not in io:
                 raise ProtocolError("'additional_io_job' needs alloc and profile", event=etype,
@@ -1268,19 +1331,25 @@ class Engine:
             idle = 0.0
             for lo, hi in comp_runs:   # ascending ids: the same sum as node by node
                 hi += 1
-                for t in last[lo:hi]:
-                    idle += now - t
+                if hi - lo < 16:
+                    for t in last[lo:hi]:
+                        idle += now - t
+                else:   # wide run: the very same additions, in order, without a Python loop
+                    idle = _last_of(accumulate(map(now.__sub__, last[lo:hi]), initial=idle))
                 last[lo:hi] = [now] * (hi - lo)
                 busy[lo:hi] = [jid] * (hi - lo)
             self.time_idle += idle
             if comp:
                 self.tracker.change(now, len(comp))
-        key = (id(profiles), js.job.profile)
-        steps = self._steps_cache.get(key) if not js.job.dynamic else None
-        if steps is None:
-            steps = flatten(js.job.profile, profiles)
-            if not js.job.dynamic:
-                self._steps_cache[key] = steps
+        if prof["type"] != "composed":
+            steps = [(js.job.profile, prof)]   # (not cached: a trace may have a profile per job)
+        else:
+            key = (id(profiles), js.job.profile)
+            steps = self._steps_cache.get(key) if not js.job.dynamic else None
+            if steps is None:
+                steps = flatten(js.job.profile, profiles)
+                if not js.job.dynamic:
+                    self._steps_cache[key] = steps
         ex = _Executor(self, js, hosts_ids, steps, storage_mapping, extra)
         js.executor = ex
         ex.start()
@@ -1470,9 +1539,12 @@ def _referenced_profiles(w: Workload) -> dict[str, dict]:
 def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: str | Path | None,
              roles=(), mmax: int | None = None, dynamic_jobs: bool = False,
              profile_reuse: bool = False, sched_cfg: str = "", forward_profiles: bool = False,
-             record_transcript: bool = False, compute_sharing: bool = False) -> SimulationResult:
+             record_transcript: bool = False, compute_sharing: bool = False,
+             keep_records: bool = True) -> SimulationResult:
     """Run one simulation; ``platform`` is a path or a loaded Platform, ``workloads`` paths or
-    loaded :class:`Workload` objects (named w0, w1, ... in order)."""
+    loaded :class:`Workload` objects (named w0, w1, ... in order). ``keep_records=False``: the
+    result's ``jobs`` stays empty (rows go only to ``_jobs.csv``; memory does not grow with
+    the jobs run)."""
     if isinstance(workloads, (str, Path, Workload)):
         workloads = [workloads]
     workloads = list(workloads)
@@ -1481,5 +1553,6 @@ def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: st
     engine = Engine(platform, workloads, scheduler, export_prefix=export_prefix, roles=roles,
                     mmax=mmax, dynamic_jobs=dynamic_jobs, profile_reuse=profile_reuse,
                     sched_cfg=sched_cfg, forward_profiles=forward_profiles,
-                    record_transcript=record_transcript, compute_sharing=compute_sharing)
+                    record_transcript=record_transcript, compute_sharing=compute_sharing,
+                    keep_records=keep_records)
     return engine.run()

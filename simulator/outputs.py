@@ -8,9 +8,10 @@ significant digits); ``_schedule.csv`` is one row with keys in lexicographic ord
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from mrsched.errors import SimulationError
 
@@ -26,7 +27,7 @@ MACHINE_STATES_COLUMNS = ("time", "nb_sleeping", "nb_switching_on", "nb_switchin
                           "nb_idle", "nb_computing")
 
 
-@dataclass
+@dataclass(slots=True)
 class JobRecord:
     """What Batsim knows about a finished or rejected job when it writes ``_jobs.csv``."""
 
@@ -74,20 +75,29 @@ def job_row(r: JobRecord) -> str:
 
 @dataclass
 class MachineStateTracker:
-    """Counts of idle / computing machines over time, one row per change."""
+    """Counts of idle / computing machines over time, one row per change. With a ``sink`` the
+    rows go to it in chunks as they come (a row per job start and end: a whole trace's worth
+    would otherwise stay in memory to the end)."""
 
     nb_machines: int
     computing: int = 0
     rows: list[tuple[float, int, int]] = field(default_factory=list)
-    busy_area: float = 0.0
-    _last_t: float = 0.0
+    sink: IO[str] | None = None
+    chunk: int = 8192
 
     def change(self, t: float, delta: int) -> None:
-        self.busy_area += self.computing * (t - self._last_t)
-        self._last_t = t
         self.computing += delta
         # Batsim writes one row per job start / end, even several at the same time
         self.rows.append((t, self.nb_machines - self.computing, self.computing))
+        if self.sink is not None and len(self.rows) >= self.chunk:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the rows held so far to the sink and forget them."""
+        if self.rows:
+            self.sink.write("".join([f"{g6(t)},0,0,0,{idle},{comp}\n"
+                                     for t, idle, comp in self.rows]))
+            self.rows.clear()
 
     def text(self) -> str:
         out = [",".join(MACHINE_STATES_COLUMNS)]
@@ -96,88 +106,186 @@ class MachineStateTracker:
         return "\n".join(out) + "\n"
 
 
+class ScheduleStats:
+    """The ``_schedule.csv`` aggregates, fed one record at a time as jobs end. Keeps three
+    floats per started job (compact arrays, not the records): the means are sums in record
+    order, so they come out bit for bit as a pass over the whole record list."""
+
+    def __init__(self) -> None:
+        self.nb_jobs = self.success = self.killed = self.rejected = 0
+        self.stretches, self.turnarounds, self.waits = array("d"), array("d"), array("d")
+        self.makespan = 0.0   # latest finish time (0 without any)
+
+    def add(self, r: JobRecord) -> None:
+        self.nb_jobs += 1
+        state = r.final_state
+        if state == "COMPLETED_SUCCESSFULLY":
+            self.success += 1
+        elif state in ("COMPLETED_KILLED", "COMPLETED_WALLTIME_REACHED"):
+            self.killed += 1
+        elif state == "REJECTED":
+            self.rejected += 1
+        if r.finish_time is not None and r.finish_time > self.makespan:
+            self.makespan = r.finish_time
+        if r.starting_time is not None:
+            execution = r.finish_time - r.starting_time if r.runtime is None else r.runtime
+            turnaround = r.finish_time - r.submission_time
+            self.stretches.append(turnaround / execution if execution > 0 else 0.0)
+            self.turnarounds.append(turnaround)
+            self.waits.append(r.starting_time - r.submission_time)
+
+    def row(self, *, nb_machines: int, makespan: float, time_computing: float, time_idle: float,
+            scheduling_time: float, simulation_time: float) -> dict[str, str]:
+        """Batsim's `_schedule.csv` values (its mean_* divide by all jobs, rejected included)."""
+        nb_jobs = self.nb_jobs
+
+        def mean(values):
+            return sum(values) / nb_jobs if nb_jobs else 0.0
+
+        return {
+            "batsim_version": BATSIM_VERSION,
+            "consumed_joules": f6(0.0),
+            "makespan": f6(makespan),
+            "max_slowdown": f6(max(self.stretches, default=0.0)),
+            "max_turnaround_time": f6(max(self.turnarounds, default=0.0)),
+            "max_waiting_time": f6(max(self.waits, default=0.0)),
+            "mean_slowdown": f6(mean(self.stretches)),
+            "mean_turnaround_time": f6(mean(self.turnarounds)),
+            "mean_waiting_time": f6(mean(self.waits)),
+            "nb_computing_machines": str(nb_machines),
+            "nb_grouped_switches": "0",
+            "nb_jobs": str(nb_jobs),
+            "nb_jobs_finished": str(len(self.waits)),
+            "nb_jobs_killed": str(self.killed),
+            "nb_jobs_rejected": str(self.rejected),
+            "nb_jobs_success": str(self.success),
+            "nb_machine_switches": "0",
+            "scheduling_time": f6(scheduling_time),
+            "simulation_time": f6(simulation_time),
+            "success_rate": f6(self.success / nb_jobs if nb_jobs else 0.0),
+            "time_computing": f6(time_computing),
+            "time_idle": f6(time_idle),
+            "time_sleeping": f6(0.0),
+            "time_switching_off": f6(0.0),
+            "time_switching_on": f6(0.0),
+            "time_unavailable": f6(0.0),
+        }
+
+
 def schedule_row(records: list[JobRecord], *, nb_machines: int, makespan: float,
                  time_computing: float, time_idle: float, scheduling_time: float,
                  simulation_time: float) -> dict[str, str]:
-    """Batsim's `_schedule.csv` values (its mean_* divide by all jobs, rejected included)."""
-    finished = [r for r in records if r.starting_time is not None]
-    nb_jobs = len(records)
-    stretches, turnarounds, waits = [], [], []
-    for r in finished:
-        execution = r.finish_time - r.starting_time if r.runtime is None else r.runtime
-        turnaround = r.finish_time - r.submission_time
-        stretches.append(turnaround / execution if execution > 0 else 0.0)
-        turnarounds.append(turnaround)
-        waits.append(r.starting_time - r.submission_time)
-    success = sum(1 for r in records if r.final_state == "COMPLETED_SUCCESSFULLY")
-    killed = sum(1 for r in records if r.final_state in ("COMPLETED_KILLED",
-                                                         "COMPLETED_WALLTIME_REACHED"))
-    rejected = sum(1 for r in records if r.final_state == "REJECTED")
-
-    def mean(values):
-        return sum(values) / nb_jobs if nb_jobs else 0.0
-
-    return {
-        "batsim_version": BATSIM_VERSION,
-        "consumed_joules": f6(0.0),
-        "makespan": f6(makespan),
-        "max_slowdown": f6(max(stretches, default=0.0)),
-        "max_turnaround_time": f6(max(turnarounds, default=0.0)),
-        "max_waiting_time": f6(max(waits, default=0.0)),
-        "mean_slowdown": f6(mean(stretches)),
-        "mean_turnaround_time": f6(mean(turnarounds)),
-        "mean_waiting_time": f6(mean(waits)),
-        "nb_computing_machines": str(nb_machines),
-        "nb_grouped_switches": "0",
-        "nb_jobs": str(nb_jobs),
-        "nb_jobs_finished": str(len(finished)),
-        "nb_jobs_killed": str(killed),
-        "nb_jobs_rejected": str(rejected),
-        "nb_jobs_success": str(success),
-        "nb_machine_switches": "0",
-        "scheduling_time": f6(scheduling_time),
-        "simulation_time": f6(simulation_time),
-        "success_rate": f6(success / nb_jobs if nb_jobs else 0.0),
-        "time_computing": f6(time_computing),
-        "time_idle": f6(time_idle),
-        "time_sleeping": f6(0.0),
-        "time_switching_off": f6(0.0),
-        "time_switching_on": f6(0.0),
-        "time_unavailable": f6(0.0),
-    }
+    """Batsim's `_schedule.csv` values of a whole record list (see ScheduleStats)."""
+    stats = ScheduleStats()
+    for r in records:
+        stats.add(r)
+    return stats.row(nb_machines=nb_machines, makespan=makespan, time_computing=time_computing,
+                     time_idle=time_idle, scheduling_time=scheduling_time,
+                     simulation_time=simulation_time)
 
 
-@contextmanager
-def _replaced(path: Path):
-    """Write ``path`` through a same-folder temporary renamed over it at the end: a reader, or
-    a run killed while writing, sees the old file or the whole new one, never a cut one."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", newline="") as fh:
-            yield fh
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+def _temporary(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
+def _write_error(exc: OSError) -> SimulationError:
+    return SimulationError(f"cannot write outputs: {exc.strerror}", file=exc.filename)
+
+
+class StreamedOutputs:
+    """The three output files of a run, written while it runs: a ``_jobs.csv`` row as each job
+    ends, machine-state rows in chunks, ``_schedule.csv`` at the end. Each goes to a temporary
+    beside its final name, renamed over it by :meth:`finish` (a reader, or a run killed
+    midway, sees the old file or the whole new one); :meth:`abort` drops the temporaries."""
+
+    def __init__(self, prefix: str | Path, machines: MachineStateTracker, *, chunk: int = 4096):
+        prefix = str(prefix)
+        self.chunk = chunk   # _jobs.csv rows handed to the file at a time
+        self.paths = {"jobs": Path(prefix + "_jobs.csv"),
+                      "schedule": Path(prefix + "_schedule.csv"),
+                      "machine_states": Path(prefix + "_machine_states.csv")}
+        self.machines = machines
+        self._tmp = {k: _temporary(p) for k, p in self.paths.items()}
+        self._jobs: IO[str] | None = None
+        self._states: IO[str] | None = None
+        self._pending: list[str] = []
+        try:
+            self.paths["jobs"].parent.mkdir(parents=True, exist_ok=True)
+            self._jobs = open(self._tmp["jobs"], "w", newline="")
+            self._states = open(self._tmp["machine_states"], "w", newline="")
+            self._jobs.write(",".join(JOBS_COLUMNS) + "\n")
+            self._states.write(",".join(MACHINE_STATES_COLUMNS) + "\n")
+        except OSError as exc:
+            self.abort()
+            raise _write_error(exc) from None
+        machines.sink = self._states
+
+    def add(self, record: JobRecord) -> None:
+        """One ``_jobs.csv`` row (rows are handed to the file in chunks)."""
+        pending = self._pending
+        pending.append(job_row(record))
+        if len(pending) >= self.chunk:
+            self._flush_jobs()
+
+    def _flush_jobs(self) -> None:
+        if self._pending:
+            try:
+                self._jobs.write("\n".join(self._pending) + "\n")
+            except OSError as exc:
+                self.abort()
+                raise _write_error(exc) from None
+            self._pending.clear()
+
+    def finish(self, schedule: dict[str, str]) -> dict[str, Path]:
+        """Complete the files and rename each over its final name; return the paths."""
+        try:
+            self._flush_jobs()
+            self.machines.flush()
+            self.machines.sink = None
+            keys = sorted(schedule)
+            with open(self._tmp["schedule"], "w", newline="") as fh:
+                fh.write(",".join(keys) + "\n" + ",".join(schedule[k] for k in keys) + "\n")
+            self._jobs.close()
+            self._states.close()
+            for key in ("jobs", "schedule", "machine_states"):
+                os.replace(self._tmp[key], self.paths[key])
+        except OSError as exc:
+            raise _write_error(exc) from None
+        finally:
+            self.abort()
+        return self.paths
+
+    def abort(self) -> None:
+        """Close and remove whatever temporaries are left (a failed run leaves none)."""
+        self.machines.sink = None
+        for fh in (self._jobs, self._states):
+            if fh is not None:
+                try:
+                    fh.close()
+                except OSError:
+                    pass
+        for tmp in self._tmp.values():
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:   # its folder cannot hold it: nothing was written there
+                pass
 
 
 def write_outputs(prefix: str | Path, records: list[JobRecord], machines: MachineStateTracker,
                   schedule: dict[str, str]) -> dict[str, Path]:
     """Write ``{prefix}_jobs.csv``, ``_schedule.csv``, ``_machine_states.csv`` (each replaced
-    atomically); return the paths."""
-    prefix = str(prefix)
-    paths = {"jobs": Path(prefix + "_jobs.csv"), "schedule": Path(prefix + "_schedule.csv"),
-             "machine_states": Path(prefix + "_machine_states.csv")}
+    atomically) from whole lists; return the paths."""
+    rows = list(machines.rows)
+    files = StreamedOutputs(prefix, machines)
     try:
-        paths["jobs"].parent.mkdir(parents=True, exist_ok=True)
-        with _replaced(paths["jobs"]) as fh:
-            fh.write(",".join(JOBS_COLUMNS) + "\n")
-            for r in records:
-                fh.write(job_row(r) + "\n")
-        keys = sorted(schedule)
-        with _replaced(paths["schedule"]) as fh:
-            fh.write(",".join(keys) + "\n" + ",".join(schedule[k] for k in keys) + "\n")
-        with _replaced(paths["machine_states"]) as fh:
-            fh.write(machines.text())
+        for r in records:
+            files.add(r)
+        return files.finish(schedule)
     except OSError as exc:
-        raise SimulationError(f"cannot write outputs: {exc.strerror}", file=exc.filename) from None
-    return paths
+        files.abort()
+        raise _write_error(exc) from None
+    except BaseException:
+        files.abort()
+        raise
+    finally:
+        machines.rows[:] = rows

@@ -185,9 +185,13 @@ def ptask_of(prof: dict, hosts: list[str], *, storage_mapping: dict[str, int] | 
         cpu, com = float(prof["cpu"]), float(prof["com"])
         if ptype == "parallel_homogeneous_total":
             cpu, com = cpu / n, com / n
-        for h in hosts:
-            add_flops(h, cpu)
-            if com > 0:  # pairs only matter with traffic (add_bytes drops zeros anyway)
+        flops = dict.fromkeys(hosts, cpu)   # as add_flops on each host (0.0 + cpu is cpu)...
+        if len(flops) != n:                 # ...unless a host is given twice: amounts add up
+            flops = {}
+            for h in hosts:
+                add_flops(h, cpu)
+        if com > 0:  # pairs only matter with traffic (add_bytes drops zeros anyway)
+            for h in hosts:
                 for h2 in hosts:
                     if h2 != h:
                         add_bytes(h, h2, com)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from mrsched.simulator.profiles import check_profile
 INF = math.inf
 
 
-@dataclass
+@dataclass(slots=True)
 class Job:
     """One job of a workload (static or registered by the scheduler)."""
 
@@ -69,8 +70,10 @@ def _number(value: Any, *, file: str, job: str | None, fld: str, allow_negative_
 
 def parse_job(obj: Any, workload: str, profiles: dict[str, dict], *, file: str,
               index: int | None = None, dynamic: bool = False,
-              full_id: str | None = None) -> Job:
-    """A workload job object -> Job, with Batsim's checks and clear errors."""
+              full_id: str | None = None, owned: bool = False) -> Job:
+    """A workload job object -> Job, with Batsim's checks and clear errors. ``owned``: the
+    caller hands ``obj`` over (a freshly parsed file): it becomes the forwarded object itself
+    instead of a copy (a whole trace's job objects are not held twice while loading)."""
     if type(obj) is dict and full_id is None:
         # hot path (every job of a trace): plain well-typed fields, else the checks below
         raw_id, subtime, res = obj.get("id"), obj.get("subtime"), obj.get("res")
@@ -82,7 +85,7 @@ def parse_job(obj: Any, workload: str, profiles: dict[str, dict], *, file: str,
                 and walltime < INF and type(profile) is str and profile in profiles):
             local = str(raw_id)
             return _job(obj, workload, f"{workload}!{local}", local, subtime, walltime, res, profile,
-                        dynamic)
+                        dynamic, owned)
     where = f"#{index}" if index is not None else None
     if not isinstance(obj, dict):
         raise WorkloadError("a job must be a JSON object", file=file, job=where)
@@ -124,14 +127,16 @@ def parse_job(obj: Any, workload: str, profiles: dict[str, dict], *, file: str,
         from mrsched.errors import suggest
         raise WorkloadError(f"unknown profile '{profile}'", file=file, job=full_id,
                             field="profile", hint=suggest(profile, profiles))
-    return _job(obj, workload, full_id, local, subtime, walltime, int(res), profile, dynamic)
+    return _job(obj, workload, full_id, local, subtime, walltime, int(res), profile, dynamic,
+                owned)
 
 
 def _job(obj: dict, workload: str, full_id: str, local: str, subtime: float, walltime: float,
-         res: int, profile: str, dynamic: bool) -> Job:
+         res: int, profile: str, dynamic: bool, owned: bool = False) -> Job:
     """A checked job object -> Job; forwarded as Batsim does: the full id, the subtime with 6
-    decimals, every other field as given (same key order)."""
-    forwarded = dict(obj)
+    decimals, every other field as given (same key order: replacing a key's value keeps its
+    place, so an owned object is changed in place)."""
+    forwarded = obj if owned else dict(obj)
     forwarded["id"] = full_id
     forwarded["subtime"] = round_subtime(obj["subtime"])
     return Job(id=full_id, workload=workload, local_id=local, subtime=float(subtime),
@@ -155,6 +160,7 @@ def load_workload(path: str | Path, name: str) -> Workload:
         raise WorkloadError(f"cannot read: {exc.strerror}", file=file) from None
     try:
         data = json.loads(text, parse_constant=_not_json)
+        del text   # a million-job file's text is a quarter GB: not kept while the jobs are built
     except ValueError as exc:
         if not isinstance(exc, json.JSONDecodeError):
             raise WorkloadError(str(exc), file=file,
@@ -172,7 +178,9 @@ def load_workload(path: str | Path, name: str) -> Workload:
         raise WorkloadError("'jobs' must be a list", file=file, field="jobs")
     for pname, prof in profiles.items():
         check_profile(pname, prof, profiles, file=file)
-    wl = Workload(name=name, path=file, profiles=dict(profiles), nb_res=data.get("nb_res"))
+        # a type name per profile, a profile per job in some traces: one string for them all
+        prof["type"] = sys.intern(prof["type"])
+    wl = Workload(name=name, path=file, profiles=profiles, nb_res=data.get("nb_res"))
     for pname, prof in profiles.items():
         if prof["type"] == "usage_trace":
             from mrsched.simulator.usage_trace import load_usage_trace
@@ -180,7 +188,7 @@ def load_workload(path: str | Path, name: str) -> Workload:
             wl.traces[pname] = load_usage_trace(prof["trace"], file, pname)
     seen: set[str] = set()
     for index, obj in enumerate(jobs):
-        job = parse_job(obj, name, profiles, file=file, index=index)
+        job = parse_job(obj, name, profiles, file=file, index=index, owned=True)
         if job.id in seen:
             raise WorkloadError("duplicate job id", file=file, job=job.id, field="id")
         seen.add(job.id)

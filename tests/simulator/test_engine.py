@@ -492,3 +492,111 @@ def test_far_future_job_ends_as_batsim_ends_it(platform_file, make_workload, fcf
     assert rec.final_state == "COMPLETED_SUCCESSFULLY"
     row = (tmp_path / "out_jobs.csv").read_text().splitlines()[1].split(",")
     assert row[7] == "COMPLETED_SUCCESSFULLY" and row[9] == "0.000010"
+
+
+def test_a_run_holds_no_state_of_ended_jobs(platform_file, make_workload, fcfs, tmp_path):
+    """Memory does not grow with the jobs run: once a job's row is written its state is
+    dropped (a shared marker stays for late events), records are kept only if asked, and a
+    profile per job is not cached; the files are those of a run that keeps everything."""
+    from mrsched.simulator import engine as eng
+    from mrsched.simulator.workload import load_workloads
+
+    profiles = {f"d{i}": {"type": "delay", "delay": 5 + i % 7} for i in range(40)}
+    profiles["c"] = {"type": "composed", "seq": ["d1", "d2"]}
+    jobs = [{"id": i, "subtime": i, "res": 1 + i % 3, "profile": f"d{i}" if i < 40 else "c",
+             **({"walltime": 6} if i % 5 == 0 else {})} for i in range(60)]
+    wl = make_workload(jobs, profiles)
+    kept = simulate(platform_file, [wl], fcfs(), export_prefix=tmp_path / "kept")
+    engine = eng.Engine(platform_file, load_workloads([wl]), fcfs(),
+                        export_prefix=tmp_path / "lean", keep_records=False)
+    lean = engine.run()
+    assert lean.jobs == [] and lean.nb_jobs == kept.nb_jobs == len(kept.jobs) == 60
+    assert lean.makespan == kept.makespan
+    assert all(s is eng.ENDED for s in engine.jobs.values())
+    assert list(engine._steps_cache) == [(id(engine.wl_by_name["w0"].profiles), "c")]
+    assert engine.tracker.rows == []
+    assert any(r.final_state == "COMPLETED_WALLTIME_REACHED" for r in kept.jobs)
+    for suffix in ("jobs", "machine_states"):
+        assert ((tmp_path / f"lean_{suffix}.csv").read_bytes()
+                == (tmp_path / f"kept_{suffix}.csv").read_bytes())
+
+
+def test_events_about_unsubmitted_and_ended_jobs(platform_file, make_workload, scripted, tmp_path):
+    """A job has no state until submitted, none after its row is written: the checks still
+    tell which case it is, metadata given early reaches the row, late metadata is ignored."""
+    wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"},
+                        {"id": 2, "subtime": 100, "res": 1, "profile": "d10"}])
+
+    def early(msg, s):
+        for e in msg["events"]:
+            if e["type"] == "JOB_SUBMITTED" and e["data"]["job_id"] == "w0!1":
+                yield "SET_JOB_METADATA", {"job_id": "w0!2", "metadata": "early"}
+                yield "EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"}
+            elif e["type"] == "JOB_SUBMITTED":
+                yield "EXECUTE_JOB", {"job_id": "w0!2", "alloc": "0"}
+            elif e["type"] == "JOB_COMPLETED" and e["data"]["job_id"] == "w0!1":
+                yield "SET_JOB_METADATA", {"job_id": "w0!1", "metadata": "late"}
+                yield "KILL_JOB", {"job_ids": ["w0!1"]}
+
+    simulate(platform_file, [wl], scripted(early), export_prefix=tmp_path / "out")
+    r = rows(tmp_path / "out")
+    assert r["2"]["metadata"] == "early" and r["1"]["metadata"] == ""
+    assert r["1"]["final_state"] == r["2"]["final_state"] == "COMPLETED_SUCCESSFULLY"
+
+    for decision, message in (
+            (("EXECUTE_JOB", {"job_id": "w0!2", "alloc": "1"}), "not submitted yet"),
+            (("REJECT_JOB", {"job_id": "w0!2"}), "not submitted yet")):
+        def react(msg, s, decision=decision):
+            if any(e["type"] == "JOB_SUBMITTED" for e in msg["events"]):
+                yield decision
+        with pytest.raises(SimulationError, match=message) as err:
+            simulate(platform_file, [wl], scripted(react), export_prefix=None)
+        assert err.value.job == "w0!2"
+
+    def twice(msg, s):
+        for e in msg["events"]:
+            if e["type"] == "JOB_SUBMITTED":
+                yield "REJECT_JOB", {"job_id": e["data"]["job_id"]}
+            elif e["type"] == "NOTIFY":
+                yield "EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"}
+    with pytest.raises(SimulationError, match="execute a job that is rejected"):
+        simulate(platform_file, [wl], scripted(twice), export_prefix=None)
+
+
+def test_a_failed_run_leaves_the_old_outputs(platform_file, make_workload, fcfs, scripted,
+                                              tmp_path):
+    """Outputs are written while the run goes, into temporaries: a run that fails midway
+    leaves the previous files as they were and no temporary behind."""
+    wl = make_workload([{"id": i, "subtime": 20 * i, "res": 1, "profile": "d10"}
+                        for i in range(5)])
+    simulate(platform_file, [wl], fcfs(), export_prefix=tmp_path / "out")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+    def bad(msg, s):
+        if any(e["type"] == "JOB_COMPLETED" for e in msg["events"]):
+            yield "EXECUTE_JOB", {"job_id": "w0!nope", "alloc": "0"}
+        for e in msg["events"]:
+            if e["type"] == "JOB_SUBMITTED":
+                yield "EXECUTE_JOB", {"job_id": e["data"]["job_id"], "alloc": "0"}
+
+    with pytest.raises(SimulationError, match="unknown job"):
+        simulate(platform_file, [wl], scripted(bad), export_prefix=tmp_path / "out")
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_wide_run_idle_sum_is_the_node_by_node_sum():
+    """A wide allocation's idle time is summed in C with the very additions, in order, of the
+    node-by-node loop (time_idle in _schedule.csv stays bit for bit)."""
+    import random
+    from itertools import accumulate
+
+    from mrsched.simulator.engine import _last_of
+
+    rng = random.Random(3)
+    for _ in range(500):
+        now = rng.uniform(0, 1e7)
+        last = [rng.uniform(0, now) for _ in range(rng.randint(16, 300))]
+        idle = expected = rng.uniform(0, 1e9)
+        for t in last:
+            expected += now - t
+        assert _last_of(accumulate(map(now.__sub__, last), initial=idle)) == expected

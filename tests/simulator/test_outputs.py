@@ -60,3 +60,69 @@ def test_outputs_replace_the_old_files_whole(tmp_path, monkeypatch):
     outputs.write_outputs(prefix, [record, record], machines, {"makespan": "9.000000"})
     assert (tmp_path / "out_jobs.csv").read_text().count("\n") == 3
     assert sorted(os.listdir(tmp_path)) == ["out_jobs.csv", "out_machine_states.csv", "out_schedule.csv"]
+
+
+def _records():
+    return [JobRecord("1", "w0", "p", 0.0, 2, -1, "COMPLETED_SUCCESSFULLY", 0.5, 10.25, "0-1"),
+            JobRecord("2", "w0", "p", 1.0, 1, 60, "REJECTED", metadata="why"),
+            JobRecord("3", "w1", "q", 2.0, 1, 5, "COMPLETED_WALLTIME_REACHED", 3.0, 8.0, "4"),
+            JobRecord("4", "w1", "q", 2.0, 1, 5, "COMPLETED_KILLED", 3.0, 3.00001, "5",
+                      runtime=1e-5),
+            JobRecord("5", "w0", "p", 0.1, 3, -1, "COMPLETED_SUCCESSFULLY", 7.0, 9.0, "0-2")]
+
+
+def test_streamed_outputs_equal_the_whole_list_write(tmp_path):
+    """Rows written as jobs end, in chunks, give the very bytes of a write from whole lists;
+    the final names appear only when the run finishes (temporaries until then)."""
+    from mrsched.simulator.outputs import ScheduleStats, StreamedOutputs, write_outputs
+
+    records = _records()
+    changes = [(0.5, 2), (3.0, 1), (3.0, 1), (3.00001, -1), (7.0, 3), (8.0, -1), (9.0, -3),
+               (10.25, -2)]
+    whole = MachineStateTracker(8)
+    for t, d in changes:
+        whole.change(t, d)
+    schedule = schedule_row(records, nb_machines=8, makespan=10.25, time_computing=30.0,
+                            time_idle=4.5, scheduling_time=0.0, simulation_time=0.0)
+    write_outputs(tmp_path / "whole", records, whole, schedule)
+
+    machines = MachineStateTracker(8, chunk=3)
+    files = StreamedOutputs(tmp_path / "streamed", machines, chunk=2)
+    stats = ScheduleStats()
+    for (t, d), r in zip(changes, records + [None] * 3):
+        machines.change(t, d)
+        if r is not None:
+            files.add(r)
+            stats.add(r)
+    assert not list(tmp_path.glob("streamed_*"))          # nothing under the final names yet
+    assert len(list(tmp_path.glob(".streamed_*.tmp"))) == 2
+    assert stats.row(nb_machines=8, makespan=stats.makespan, time_computing=30.0, time_idle=4.5,
+                     scheduling_time=0.0, simulation_time=0.0) == schedule
+    assert stats.makespan == 10.25
+    files.finish(schedule)
+    for suffix in ("jobs", "schedule", "machine_states"):
+        assert ((tmp_path / f"streamed_{suffix}.csv").read_bytes()
+                == (tmp_path / f"whole_{suffix}.csv").read_bytes()), suffix
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_streamed_outputs_abort_leaves_the_old_files(tmp_path):
+    from mrsched.simulator.outputs import StreamedOutputs, write_outputs
+
+    write_outputs(tmp_path / "out", _records()[:1], MachineStateTracker(2), {"makespan": "1"})
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    files = StreamedOutputs(tmp_path / "out", MachineStateTracker(2), chunk=1)
+    files.add(_records()[1])
+    files.abort()
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_streamed_outputs_unwritable_folder_is_one_error(tmp_path):
+    import pytest
+
+    from mrsched.errors import SimulationError
+    from mrsched.simulator.outputs import StreamedOutputs
+
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SimulationError, match="cannot write outputs"):
+        StreamedOutputs(tmp_path / "file" / "out", MachineStateTracker(2))

@@ -99,3 +99,20 @@ def test_profile_expansion():
                      storage_mapping={"pfs": 8, "bb": 7}, storage_names={7: "bb_1", 8: "pfs"},
                      job="w0!1")
     assert stage.bytes == {("pfs", "bb_1"): 9.0} and stage.hosts == ("pfs", "bb_1")
+
+
+def test_forwarded_object_keeps_key_order_and_the_callers_dict(tmp_path):
+    """Loading reuses each parsed job object as the forwarded one (id and subtime replaced in
+    place, keys in file order); a caller's own object is copied, never changed."""
+    from mrsched.simulator.workload import parse_job
+
+    path = write(tmp_path, {"profiles": PROFILES, "jobs": [
+        {"res": 1, "id": 7, "extra": [1], "subtime": 2.00000049, "profile": "d"}]})
+    (job,) = load_workload(path, "w3").jobs
+    assert list(job.json.items()) == [("res", 1), ("id", "w3!7"), ("extra", [1]),
+                                      ("subtime", 2.0), ("profile", "d")]
+    mine = {"id": 1, "subtime": 0.1234567, "res": 1, "profile": "d"}
+    copy = dict(mine)
+    forwarded = parse_job(mine, "w0", PROFILES, file="f").json
+    assert mine == copy and forwarded == {**copy, "id": "w0!1", "subtime": 0.123457}
+    assert parse_job(mine, "w0", PROFILES, file="f", owned=True).json is mine
