@@ -3,8 +3,10 @@
 Every ``period`` seconds the ``window`` highest-priority jobs and the free cores and GPUs of
 every node form the MILP of Eqs. (1)-(7) (:mod:`mrsched.schedulers.optim.ipmodel`), solved by
 HiGHS with a time limit of one scheduling interval (``time_limit``, 0 = ``period``). On a
-timeout nothing starts and the window is halved for the next round (logged), as Sect. 3.1
-says; Decision: after ten rounds solved in under half the limit it doubles back (up to
+timeout the window is halved for the next round (logged and written in the metadata of the
+window's first job, ``_jobs.csv``), as Sect. 3.1 says; without an incumbent nothing starts (the paper's
+behaviour); Decision: with one (HiGHS always has SLURM's best fit as its MIP start) the
+incumbent starts, being at least as good as SLURM's answer; Decision: after ten rounds solved in under half the limit it doubles back (up to
 ``window``). Objectives of Table 10: ``priority`` (exps. 3-4) and ``priority-cores`` (exps. 5-6,
 P_j R_j^cpu). Decision: the class model (see ipmodel) may select jobs that no per-node
 layout fits; those stay in the window and up to ``resolves`` more MILPs in the same round
@@ -73,12 +75,12 @@ class IpSched(CpuGpuPolicy):
                 break
             status, placed, seconds = self._solve(ctx, left, budget)
             budget -= seconds
+            started += placed
             if status != "optimal":
                 if not started:
                     self.idle_ = False
                     return
                 break
-            started += placed
             if not placed or budget <= 0:
                 break
         self.idle_ = not started
@@ -98,11 +100,16 @@ class IpSched(CpuGpuPolicy):
         if out.status == "timeout":
             self.stats_["timeouts"] += 1
             self.window_.timed_out()
-            logger.warning("ipsched: MILP hit its %.3g s limit at t=%.3f with %d jobs: nothing started, "
-                           "window halved to %d", self.limit(), ctx.now, len(window), self.window_.current)
-            return out.status, 0, res.seconds
-        self.window_.solved(res.seconds, self.limit())
-        if out.status != "optimal":
+            self.record_halving(ctx, window, self.window_.current)
+            logger.warning("ipsched: MILP hit its %.3g s limit at t=%.3f with %d jobs: %s, window halved to %d",
+                           self.limit(), ctx.now, len(window),
+                           f"its incumbent starts {len(out.layouts)} jobs" if out.layouts else "nothing started",
+                           self.window_.current)
+            if not out.layouts:
+                return out.status, 0, res.seconds
+        else:
+            self.window_.solved(res.seconds, self.limit())
+        if out.status not in ("optimal", "timeout"):
             logger.warning("ipsched: MILP %s at t=%.3f; nothing started", out.status, ctx.now)
             return out.status, 0, res.seconds
         placed = sum(self.start(ctx, window[j], out.layouts[j]) for j in sorted(out.layouts))
