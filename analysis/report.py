@@ -35,7 +35,8 @@ _LOWER_IS_BETTER = ("mean_waiting_time", "mean_turnaround_time", "mean_bounded_s
 _RUN_COLUMNS = ("run_id", "variant", "workload", "seed", "status", "n_jobs", "n_rejected",
                 "n_killed", "makespan", "mean_waiting_time", "median_waiting_time",
                 "max_waiting_time", "mean_bounded_slowdown", "max_bounded_slowdown",
-                "utilisation_nodes", "utilisation_burst_buffer", "utilisation_gpus")
+                "utilisation_nodes", "utilisation_burst_buffer", "utilisation_gpus",
+                "seed002_utilisation", "packing_factor", "fragmentation", "spread", "window_halvings")
 
 _CSS = """body{font-family:sans-serif;margin:2em;max-width:1200px}
 table{border-collapse:collapse;font-size:0.85em;margin:0.5em 0 1.5em}
@@ -156,8 +157,10 @@ def _run_figures(run: Run, figures: _Figures, index: int) -> str:
                              "resource ids; I/O phases hatched, or lighter on dense charts; "
                              f"beyond {AGGREGATE_ROWS:,} executed rows, the share of each "
                              "time x resource cell in use)."))
-    series = {}
-    for resource, capacity in run.capacities.items():
+    from mrsched.analysis.cpugpu import run_cpugpu_series
+
+    series = run_cpugpu_series(run)   # per-core CPU+GPU platforms: nodes, cores and GPUs per node
+    for resource, capacity in run.capacities.items() if not series else ():
         if resource != "nodes" and resource not in run.jobs.columns:
             continue
         step = usage_over_time(resource_usage(run.jobs, resource, capacities=run.capacities,

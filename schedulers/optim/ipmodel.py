@@ -68,12 +68,9 @@ def cardinality(sizes: list[int], capacity: int) -> int:
     return k
 
 
-def build_model(weights: list[float], reqs: list[CoreRequest], classes: dict[tuple[int, int], list[int]],
-                nb_nodes: int):
-    """The MILP and its variable indices: s[j], y[(k, j)], z[(k, j)] (z is an int or (cpn, y))."""
-    m = Milp()
-    keys = list(classes)
-    s = [m.var(cost=w) for w in weights]                                  # Eq. (1): P_j s_j
+def _cuts(m: Milp, s: list[int], weights: list[float], reqs: list[CoreRequest],
+          classes: dict[tuple[int, int], list[int]]) -> None:
+    """Symmetry rows between identical requests and the cardinality cuts (module docstring)."""
     last: dict[CoreRequest, int] = {}
     for j in sorted(range(len(reqs)), key=lambda j: (-weights[j], j)):   # symmetry: heavier twin first
         if reqs[j] in last:
@@ -88,6 +85,17 @@ def build_model(weights: list[float], reqs: list[CoreRequest], classes: dict[tup
     k_gpus = cardinality([reqs[j].gpus_per_node * reqs[j].nodes_min for j in gpu_jobs], free_gpus)
     if k_gpus < len(gpu_jobs):
         m.row([(s[j], 1.0) for j in gpu_jobs], hi=float(k_gpus))         # cut: GPUs
+
+
+def build_model(weights: list[float], reqs: list[CoreRequest], classes: dict[tuple[int, int], list[int]],
+                nb_nodes: int, cuts: bool = True):
+    """The MILP and its variable indices: s[j], y[(k, j)], z[(k, j)] (z is an int or (cpn, y));
+    ``cuts``: the symmetry rows and cardinality cuts (same optimal value, faster)."""
+    m = Milp()
+    keys = list(classes)
+    s = [m.var(cost=w) for w in weights]                                  # Eq. (1): P_j s_j
+    if cuts:
+        _cuts(m, s, weights, reqs, classes)
     y, z = {}, {}
     for j, (w, r) in enumerate(zip(weights, reqs)):
         zs, ys = [], []
@@ -156,7 +164,8 @@ def greedy_start(m: Milp, s, y, z, keys, reqs: list[CoreRequest], free: list[int
 
 
 def solve_window(weights: list[float], reqs: list[CoreRequest], free: list[int], free_gpus: list[int], *,
-                 time_limit: float | None, mip_gap: float = 1e-6, start: bool = True) -> IpOutcome:
+                 time_limit: float | None, mip_gap: float = 1e-6, start: bool = True,
+                 cuts: bool = True) -> IpOutcome:
     """Select and lay out jobs of the window on the free cores and GPUs (``reqs`` in priority
     order: the MIP start is SLURM's best fit in that order). On a timeout the outcome carries
     HiGHS's incumbent, if it has one (status ``timeout``, layouts filled)."""
@@ -164,7 +173,8 @@ def solve_window(weights: list[float], reqs: list[CoreRequest], free: list[int],
     classes = node_classes(free, free_gpus)
     # a job that does not fit alone on the free nodes is in no selection: left out (exact)
     alone = [j for j, r in enumerate(reqs) if best_fit_counts(free, free_gpus, r) is not None]
-    m, s, y, z, keys = build_model([weights[j] for j in alone], [reqs[j] for j in alone], classes, nb_nodes)
+    m, s, y, z, keys = build_model([weights[j] for j in alone], [reqs[j] for j in alone], classes, nb_nodes,
+                                   cuts=cuts)
     x0 = greedy_start(m, s, y, z, keys, [reqs[j] for j in alone], free, free_gpus) if start else None
     result = m.solve(time_limit=time_limit, mip_gap=mip_gap, start=x0)
     out = IpOutcome(result.status, result=result)
