@@ -4,7 +4,9 @@ Every ``period`` seconds the ``window`` highest-priority jobs bid for blocks of 
 A, B, C and SLURM's own best fit, at most ``max_bids_per_job`` each, preference F_jc of
 Eq. 19) and HiGHS picks the winners (Eqs. 8-15, alpha = P_min / (|B| + 1)); see
 :mod:`mrsched.schedulers.optim.auction` for the decisions. Time limit and window halving as
-``ipsched`` (a timeout's incumbent, at least SLURM's bids, still starts); the window grows back (doubling) after ten rounds solved in under half the limit.
+``ipsched`` (a timeout's incumbent, at least SLURM's bids, still starts; MIP gap 0 for the same
+reason, and because alpha F_jc, worth less than one job in total, must still decide between a
+job's bids); the window grows back (doubling) after ten rounds solved in under half the limit.
 """
 
 from __future__ import annotations
@@ -32,12 +34,13 @@ class AucSched(CpuGpuPolicy):
         "max_bids_per_job": Param(int, min=1, max=1000, help="MAXBIDSPERJOB: bids generated per job"),
         "slurm_bids": Param(bool, help="add SLURM's best-fit allocation as a bid of every job (Sect. 4.2)"),
         "time_limit": Param(float, min=0.0, help="MILP time limit in seconds; 0 = the scheduling period"),
-        "mip_gap": Param(float, min=0.0, max=1.0, help="HiGHS relative MIP gap"),
+        "mip_gap": Param(float, min=0.0, max=1.0, help="HiGHS relative MIP gap (0: proven optimum, the "
+                                                      "only gap that never reorders priorities)"),
     }
 
     def __init__(self, *, window: int = 200, max_bids_per_job: int = 4, slurm_bids: bool = True,
                  priority: str = "basic", priority_max_age: float = 7 * 86400.0, period: float = 5.0,
-                 time_limit: float = 0.0, mip_gap: float = 1e-4, job_model: str = "alloc-only"):
+                 time_limit: float = 0.0, mip_gap: float = 0.0, job_model: str = "alloc-only"):
         self.window = window
         self.max_bids_per_job = max_bids_per_job
         self.slurm_bids = slurm_bids
