@@ -36,6 +36,7 @@ _RUN_COLUMNS = ("run_id", "variant", "workload", "seed", "status", "n_jobs", "n_
                 "n_killed", "makespan", "mean_waiting_time", "median_waiting_time",
                 "max_waiting_time", "mean_bounded_slowdown", "max_bounded_slowdown",
                 "utilisation_nodes", "utilisation_burst_buffer", "utilisation_gpus",
+                "seed002_utilisation", "packing_factor", "fragmentation", "spread", "window_halvings",
                 # seed 004 on bandwidth trees (analysis/ioknowledge.py): contention and knowledge
                 "goodput", "computing_fraction_min", "runtime_accuracy_mean", "io_rate_accuracy_mean",
                 "sysio_accuracy_mean_et", "burst_sensitivity_5min_et", "burst_precision_5min_et")
@@ -159,8 +160,10 @@ def _run_figures(run: Run, figures: _Figures, index: int) -> str:
                              "resource ids; I/O phases hatched, or lighter on dense charts; "
                              f"beyond {AGGREGATE_ROWS:,} executed rows, the share of each "
                              "time x resource cell in use)."))
-    series = {}
-    for resource, capacity in run.capacities.items():
+    from mrsched.analysis.cpugpu import run_cpugpu_series
+
+    series = run_cpugpu_series(run)   # per-core CPU+GPU platforms: nodes, cores and GPUs per node
+    for resource, capacity in run.capacities.items() if not series else ():
         if resource != "nodes" and resource not in run.jobs.columns:
             continue
         step = usage_over_time(resource_usage(run.jobs, resource, capacities=run.capacities,

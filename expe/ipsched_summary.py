@@ -1,16 +1,20 @@
 """Tables of expe/IPSCHED.md from a finished (or partial) ``expe/ipsched.yaml`` campaign.
 
-``python expe/ipsched_summary.py [expe/results/ipsched]`` prints, per workload and Table 10
-experiment, the mean over seeds of seed 002's measures (utilisation = theoretical / actual
-run time, mean waiting time, packing factor, fragmentation, spread) and, for ESP, the
-utilisation up to the end of the last non-Z job (the Z jobs are submitted at 160 and 480
-minutes, which pins every scheduler's run time on ESP; see IPSCHED.md).
+``python expe/ipsched_summary.py [expe/results/ipsched] [--cpu CPU.json]`` prints, per workload
+and Table 10 experiment, the mean over seeds of seed 002's measures (utilisation = theoretical
+/ actual run time, mean waiting time, packing factor, fragmentation, spread, GPUs in use) and
+the window halvings (summed over seeds), for ESP the utilisation up to the end of the last
+non-Z job (the Z jobs are submitted at 160 and 480 minutes, which pins every scheduler's run
+time on ESP; see IPSCHED.md); then the campaign's cost per policy: wall time per run from the
+manifests and, with ``--cpu`` (a JSON of run id -> CPU seconds of its engine process, e.g.
+sampled from /proc while the campaign ran), CPU time per run.
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
-import sys
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -48,27 +52,55 @@ def busy_utilisation(run_dir: Path) -> float:
 
 
 def main() -> None:
-    root = Path(sys.argv[1] if len(sys.argv) > 1 else "expe/results/ipsched")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("root", nargs="?", default="expe/results/ipsched")
+    ap.add_argument("--cpu", help="JSON: run id -> CPU seconds of its engine process")
+    args = ap.parse_args()
+    root = Path(args.root)
     df = campaign_metrics(root)
     df = df[df["status"] == "ok"].copy()
     df["exp"] = df["variant"].map(EXPERIMENTS)
     df["busy_utilisation"] = [busy_utilisation(root / "runs" / rid) if w == "esp" else float("nan")
                               for rid, w in zip(df["run_id"], df["workload_name"])]
     cols = ["seed002_utilisation", "busy_utilisation", "mean_waiting_time", "packing_factor", "fragmentation",
-            "spread"]
+            "spread", "utilisation_gpus"]
     cols = [c for c in cols if c in df.columns]
-    out = df.groupby(["workload_name", "exp", "variant"])[cols].mean()
-    out["runs"] = df.groupby(["workload_name", "exp", "variant"]).size()
+    keys = ["workload_name", "exp", "variant"]
+    out = df.groupby(keys)[cols].mean()
+    if "window_halvings" in df.columns:
+        out["halvings"] = df.groupby(keys)["window_halvings"].sum().astype(int)
+    out["runs"] = df.groupby(keys).size()
     pd.set_option("display.width", 200)
     for wl, table in out.groupby(level=0):
         print(f"\n#### {wl}\n")
         t = table.droplevel(0).reset_index()
         t["mean_waiting_time"] = t["mean_waiting_time"] / 3600.0
         t = t.rename(columns={"mean_waiting_time": "mean wait (h)", "seed002_utilisation": "utilisation",
-                              "busy_utilisation": "utilisation to last non-Z job"})
+                              "busy_utilisation": "utilisation to last non-Z job", "utilisation_gpus": "GPUs used"})
         if wl != "esp":
             t = t.drop(columns=["utilisation to last non-Z job"], errors="ignore")
         print(md(t))
+    cost(root, args.cpu)
+
+
+def cost(root: Path, cpu_file: str | None) -> None:
+    """Wall (and CPU) seconds per run, by policy and workload, from the run manifests."""
+    cpu = json.loads(Path(cpu_file).read_text()) if cpu_file else {}
+    rows = []
+    for manifest in sorted((root / "runs").glob("*/manifest.json")):
+        m = json.loads(manifest.read_text())
+        rows.append({"policy": m["policy"], "workload": m.get("workload_name", ""),
+                     "wall": float(m.get("wall_time") or "nan"), "cpu": cpu.get(m["run_id"], float("nan"))})
+    if not rows:
+        return
+    t = pd.DataFrame(rows)
+    g = t.groupby(["policy", "workload"]).agg(runs=("wall", "size"), wall_mean=("wall", "mean"),
+                                              wall_max=("wall", "max"), cpu_mean=("cpu", "mean"),
+                                              cpu_max=("cpu", "max")).reset_index()
+    print("\n#### cost per run (seconds)\n")
+    print(md(g))
+    print(f"\nall runs: {len(t)}, wall sum {t['wall'].sum():.0f} s, CPU sum {t['cpu'].sum():.0f} s "
+          f"over {t['cpu'].notna().sum()} runs with a CPU sample")
 
 
 if __name__ == "__main__":

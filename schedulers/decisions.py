@@ -2,7 +2,7 @@
 
 ``nodes`` are Batsim compute resource ids; ``bb`` maps each compute id to the bytes it holds on
 each storage host (``{compute_id: {storage_id: bytes}}``, one storage host per node here).
-The runtime turns these into EXECUTE_JOB / REJECT_JOB / CALL_ME_LATER.
+The runtime turns these into EXECUTE_JOB / REJECT_JOB / CALL_ME_LATER / SET_JOB_METADATA.
 """
 
 from __future__ import annotations
@@ -36,4 +36,13 @@ class WakeUp:
     time: float
 
 
-Decision = Start | Reject | WakeUp
+@dataclass(frozen=True)
+class Annotate:
+    """Set ``job_id``'s metadata (Batsim's ``_jobs.csv`` metadata column) to ``text``: what the
+    policy did about the job that the run directory must keep (one line, no ``"``)."""
+
+    job_id: str
+    text: str
+
+
+Decision = Start | Reject | WakeUp | Annotate

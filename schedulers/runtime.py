@@ -22,7 +22,7 @@ from mrsched.schedulers.batsim.messages import serialize_event
 from mrsched.schedulers.batsim.scheduler import BatsimScheduler
 from mrsched.schedulers.cluster import Cluster, cluster_from_simulation_begins
 from mrsched.schedulers.cost import NO_COST, DecisionCost, charge_reply
-from mrsched.schedulers.decisions import Decision, Reject, Start, WakeUp
+from mrsched.schedulers.decisions import Annotate, Decision, Reject, Start, WakeUp
 from mrsched.schedulers.job import Job, job_from_batsim
 from mrsched.schedulers.placement import BurstBufferPlacer
 from mrsched.schedulers.policies.base import Policy, SchedulingContext, WaitingQueue, infeasible_reason
@@ -194,6 +194,10 @@ class PolicyRuntime:
                 self._apply_reject(d)
                 checked.append(d)
             elif type(d) is WakeUp:
+                checked.append(d)
+            elif type(d) is Annotate:
+                if d.job_id not in self.queue and d.job_id not in self.running:
+                    self._fail(d.job_id, "annotates a job that is neither waiting nor running")
                 checked.append(d)
             else:
                 raise SimulationError(f"policy '{self.policy.policy_name()}' returned {d!r}, not a decision")
@@ -487,6 +491,8 @@ class PolicyScheduler(BatsimScheduler):
                 # directory says why, whatever engine ran it
                 self.set_job_metadata(d.job_id, reject_metadata(d.reason))
                 self.reject_job(d.job_id)
+            elif type(d) is Annotate:
+                self.set_job_metadata(d.job_id, d.text)
             else:
                 self.call_me_later(d.time)
 

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from mrsched.schedulers.optim.bestfit import best_fit_counts, eligible_blocks, spread
 from mrsched.schedulers.optim.machine import Layout
 from mrsched.schedulers.optim.milp import Milp, MilpResult
@@ -67,6 +69,7 @@ class Bid:
     r_cpu: int
     preference: float
     runs: int = 1               # |S_c|
+    cores: tuple[int, ...] = ()  # SLURM bid: its cores on each node (the MIP start)
 
 
 def preference(req: CoreRequest, cls: str, n_nodes: int, runs: int, total_nodes: int, total_runs: int) -> float:
@@ -108,16 +111,17 @@ def job_bids(req: CoreRequest, free: list[int], free_gpus: list[int], *, max_bid
     bids: list[Bid] = []
     seen = set()
 
-    def add(cls: str, nodes: list[int], r_node: int, n_runs: int) -> None:
+    def add(cls: str, nodes: list[int], r_node: int, n_runs: int, cores: tuple[int, ...] = ()) -> None:
         key = (tuple(nodes), r_node)
         if key in seen or r_node > len(nodes):
             return
         seen.add(key)
         bids.append(Bid(cls, tuple(nodes), r_node, req.cores,
-                        preference(req, cls, len(nodes), n_runs, total, nruns), n_runs))
+                        preference(req, cls, len(nodes), n_runs, total, nruns), n_runs, cores))
 
     if slurm is not None:
-        add("S", slurm.nodes, len(slurm.nodes), len({_run_of(runs, n) for n in slurm.nodes}))
+        add("S", slurm.nodes, len(slurm.nodes), len({_run_of(runs, n) for n in slurm.nodes}),
+            tuple(c for _, c in slurm.per_node))
     for run in runs:
         wins = _windows(run, free, req)
         if not wins:
@@ -193,7 +197,7 @@ def atoms(bids: list[list[Bid]], free: list[int], free_gpus: list[int]) -> list[
 
 def winner_determination(priorities: list[float], reqs: list[CoreRequest], bids: list[list[Bid]],
                          free: list[int], free_gpus: list[int], *, time_limit: float | None,
-                         mip_gap: float = 1e-6) -> AuctionOutcome:
+                         mip_gap: float = 1e-6, start: bool = True) -> AuctionOutcome:
     """Eqs. (8)-(15): at most one bid per job, cores and GPUs per node, chosen by HiGHS.
 
     Decision (speed, as IPSCHED's classes): u_jn and r_jn are summed over *atoms* of
@@ -201,6 +205,9 @@ def winner_determination(priorities: list[float], reqs: list[CoreRequest], bids:
     (14) per atom and an exclusivity row for jobs needing more than half a node's GPUs or
     cores. The winners are then laid out node by node (emptiest nodes first); a winner the
     layout cannot place exactly gets SLURM's best fit inside its bid's nodes, or waits.
+    MIP start (``start``): every job's SLURM bid wins, which is feasible because those bids
+    were laid out one after the other on what the earlier ones left. On a timeout the
+    outcome carries the incumbent's winners (status ``timeout``).
     """
     nb_bids = sum(len(b) for b in bids)
     out = AuctionOutcome("optimal", bids=nb_bids)
@@ -265,9 +272,20 @@ def winner_determination(priorities: list[float], reqs: list[CoreRequest], bids:
         for wide in (wide_g, wide_c):
             if len(wide) > 1:
                 m.row(wide, hi=float(size))
-    result = m.solve(time_limit=time_limit, mip_gap=mip_gap)
+    x0 = np.zeros(m.nb_vars)     # MIP start: every SLURM bid wins (they were laid out in turn)
+    for j, jb in enumerate(bids):
+        for v, b in zip(bvars[j], jb):
+            if b.cls == "S" and b.cores:
+                x0[v] = 1.0
+                for n, c in zip(b.nodes, b.cores):
+                    a = atom_of[n]
+                    x0[U[(j, a)]] += 1.0
+                    if R[(j, a)] is not None:
+                        x0[R[(j, a)]] += c - 1
+                break
+    result = m.solve(time_limit=time_limit, mip_gap=mip_gap, start=x0 if start else None)
     out.status, out.result = result.status, result
-    if result.status != "optimal" or result.x is None:
+    if result.status not in ("optimal", "timeout") or result.x is None:
         return out
     x = result.x
     won = {}

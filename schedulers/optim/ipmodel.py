@@ -10,11 +10,26 @@ node) off the same node. On Machine-L this is at most 27 classes instead of 1,02
 nodes (GPU jobs first, emptiest nodes first); a job the layout cannot place exactly
 (the class relaxation is not exact per node) gets SLURM's best fit within its node range on
 what is left, or waits for the next round.
+
+Solver use (speed without changing what is optimal; bench/bench_ipsched.py measures it):
+- MIP start: SLURM's best fit of the window in priority order (:func:`greedy_start`), laid
+  into the class variables, so HiGHS has an incumbent from its first node and a timeout
+  still has an answer at least as good as SLURM's.
+- Symmetry: jobs with identical requests differ only by weight, so an optimum exists that
+  selects the heavier one first (exchange argument on Eq. 1: swapping them changes the
+  objective by (P_h - P_l)(1 - c) >= 0); rows s_h >= s_l remove the mirrored solutions.
+  Among equal weights this is a tie-break (the earlier submission), never a change of which
+  objective values are optimal.
+- Cardinality cuts: no more jobs can be selected than the smallest ones fit in the free cores
+  (and, of the GPU jobs, in the free GPUs): valid inequalities that close most of the LP gap
+  of near-equal priorities (a cardinality knapsack).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from mrsched.schedulers.optim.bestfit import best_fit_counts, spread
 from mrsched.schedulers.optim.machine import Layout
@@ -42,12 +57,45 @@ def node_classes(free: list[int], free_gpus: list[int]) -> dict[tuple[int, int],
     return classes
 
 
+def cardinality(sizes: list[int], capacity: int) -> int:
+    """How many of ``sizes`` at most fit in ``capacity`` together (the smallest first)."""
+    total, k = 0, 0
+    for size in sorted(sizes):
+        total += size
+        if total > capacity:
+            break
+        k += 1
+    return k
+
+
+def _cuts(m: Milp, s: list[int], weights: list[float], reqs: list[CoreRequest],
+          classes: dict[tuple[int, int], list[int]]) -> None:
+    """Symmetry rows between identical requests and the cardinality cuts (module docstring)."""
+    last: dict[CoreRequest, int] = {}
+    for j in sorted(range(len(reqs)), key=lambda j: (-weights[j], j)):   # symmetry: heavier twin first
+        if reqs[j] in last:
+            m.row([(s[last[reqs[j]]], 1.0), (s[j], -1.0)], lo=0.0)
+        last[reqs[j]] = j
+    free_cores = sum(a * len(v) for (a, _), v in classes.items())
+    free_gpus = sum(b * len(v) for (_, b), v in classes.items())
+    k_cores = cardinality([r.cores for r in reqs], free_cores)
+    if k_cores < len(reqs):
+        m.row([(v, 1.0) for v in s], hi=float(k_cores))                   # cut: cores
+    gpu_jobs = [j for j, r in enumerate(reqs) if r.gpus_per_node]
+    k_gpus = cardinality([reqs[j].gpus_per_node * reqs[j].nodes_min for j in gpu_jobs], free_gpus)
+    if k_gpus < len(gpu_jobs):
+        m.row([(s[j], 1.0) for j in gpu_jobs], hi=float(k_gpus))         # cut: GPUs
+
+
 def build_model(weights: list[float], reqs: list[CoreRequest], classes: dict[tuple[int, int], list[int]],
-                nb_nodes: int):
-    """The MILP and its variable indices: s[j], y[(k, j)], z[(k, j)] (z is an int or (cpn, y))."""
+                nb_nodes: int, cuts: bool = True):
+    """The MILP and its variable indices: s[j], y[(k, j)], z[(k, j)] (z is an int or (cpn, y));
+    ``cuts``: the symmetry rows and cardinality cuts (same optimal value, faster)."""
     m = Milp()
     keys = list(classes)
     s = [m.var(cost=w) for w in weights]                                  # Eq. (1): P_j s_j
+    if cuts:
+        _cuts(m, s, weights, reqs, classes)
     y, z = {}, {}
     for j, (w, r) in enumerate(zip(weights, reqs)):
         zs, ys = [], []
@@ -94,17 +142,43 @@ def build_model(weights: list[float], reqs: list[CoreRequest], classes: dict[tup
     return m, s, y, z, keys
 
 
+def greedy_start(m: Milp, s, y, z, keys, reqs: list[CoreRequest], free: list[int], free_gpus: list[int]):
+    """SLURM's answer in the model's variables: best fit of each job in window order on what
+    the earlier ones left (a feasible point of the class model: it is one node by node)."""
+    x = np.zeros(m.nb_vars)
+    index = {key: k for k, key in enumerate(keys)}
+    cores_left, gpus_left = list(free), list(free_gpus)
+    for j, r in enumerate(reqs):
+        layout = best_fit_counts(cores_left, gpus_left, r)
+        if layout is None:
+            continue
+        x[s[j]] = 1.0
+        for n, c in layout.per_node:
+            k = index[(free[n], free_gpus[n])]
+            x[y[(k, j)]] += 1.0
+            if not isinstance(z[(k, j)], tuple):
+                x[z[(k, j)]] += c
+            cores_left[n] -= c
+            gpus_left[n] -= r.gpus_per_node
+    return x
+
+
 def solve_window(weights: list[float], reqs: list[CoreRequest], free: list[int], free_gpus: list[int], *,
-                 time_limit: float | None, mip_gap: float = 1e-6) -> IpOutcome:
-    """Select and lay out jobs of the window on the free cores and GPUs."""
+                 time_limit: float | None, mip_gap: float = 1e-6, start: bool = True,
+                 cuts: bool = True) -> IpOutcome:
+    """Select and lay out jobs of the window on the free cores and GPUs (``reqs`` in priority
+    order: the MIP start is SLURM's best fit in that order). On a timeout the outcome carries
+    HiGHS's incumbent, if it has one (status ``timeout``, layouts filled)."""
     nb_nodes = len(free)
     classes = node_classes(free, free_gpus)
     # a job that does not fit alone on the free nodes is in no selection: left out (exact)
     alone = [j for j, r in enumerate(reqs) if best_fit_counts(free, free_gpus, r) is not None]
-    m, s, y, z, keys = build_model([weights[j] for j in alone], [reqs[j] for j in alone], classes, nb_nodes)
-    result = m.solve(time_limit=time_limit, mip_gap=mip_gap)
+    m, s, y, z, keys = build_model([weights[j] for j in alone], [reqs[j] for j in alone], classes, nb_nodes,
+                                   cuts=cuts)
+    x0 = greedy_start(m, s, y, z, keys, [reqs[j] for j in alone], free, free_gpus) if start else None
+    result = m.solve(time_limit=time_limit, mip_gap=mip_gap, start=x0)
     out = IpOutcome(result.status, result=result)
-    if result.status != "optimal" or result.x is None:
+    if result.status not in ("optimal", "timeout") or result.x is None:
         return out
     x = result.x
     selected = [alone[j] for j in range(len(alone)) if x[s[j]] > 0.5]

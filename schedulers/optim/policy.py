@@ -24,6 +24,12 @@ from mrsched.schedulers.placement import BurstBufferPlacer, split_shares
 from mrsched.schedulers.policies.base import Param, Policy, SchedulingContext
 
 logger = logging.getLogger(__name__)
+HALVING_METADATA = "window halved {n}x (last at t={t:.3f}: {old} -> {new} jobs)"
+
+
+def halving_metadata(n: int, t: float, old: int, new: int) -> str:
+    """The metadata of a job that headed ``n`` windows whose MILP hit its time limit."""
+    return HALVING_METADATA.format(n=n, t=t, old=old, new=new)
 
 
 @dataclass
@@ -54,6 +60,7 @@ class CpuGpuPolicy(Policy):
         self.requests_: dict[str, CoreRequest] = {}
         self.seq_: dict[str, int] = {}
         self.stats_: dict[str, int] = {"rounds": 0, "solves": 0, "timeouts": 0}
+        self.halved_: dict[str, int] = {}   # job id -> window halvings while it headed the window
         self._empty = ([len(c) for c in self.view_.cores], list(self.view_.gpus))
         # burst buffer (seed 001's machines): placed per core resource like every policy does
         self.placer_ = BurstBufferPlacer(cluster)
@@ -86,6 +93,15 @@ class CpuGpuPolicy(Policy):
                 self.requests_[job.id] = req
             out.append(job)
         return out
+
+    def record_halving(self, ctx: SchedulingContext, window: list[Job], new_size: int) -> None:
+        """A timeout halved the window: counted on the window's first job, written in its
+        metadata (``_jobs.csv``) so the run directory keeps it whatever engine ran it
+        (:func:`mrsched.analysis.cpugpu.window_halvings` counts them)."""
+        head = window[0]
+        n = self.halved_.get(head.id, 0) + 1
+        self.halved_[head.id] = n
+        ctx.annotate(head, halving_metadata(n, ctx.now, len(window), new_size))
 
     def priority_of(self, job: Job, now: float) -> float:
         return job_priority(self.priority, self.seq_[job.id], job.subtime, self.requests_[job.id].cores, now,

@@ -4,12 +4,15 @@ Every ``period`` seconds the ``window`` highest-priority jobs bid for blocks of 
 A, B, C and SLURM's own best fit, at most ``max_bids_per_job`` each, preference F_jc of
 Eq. 19) and HiGHS picks the winners (Eqs. 8-15, alpha = P_min / (|B| + 1)); see
 :mod:`mrsched.schedulers.optim.auction` for the decisions. Time limit and window halving as
-``ipsched``; the window grows back (doubling) after ten rounds solved in under half the limit.
+``ipsched`` (a timeout's incumbent, at least SLURM's bids, still starts; MIP gap 0 for the same
+reason, and because alpha F_jc, worth less than one job in total, must still decide between a
+job's bids); the window grows back (doubling) after ten rounds solved in under half the limit.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 
 import numpy as np
 
@@ -31,12 +34,13 @@ class AucSched(CpuGpuPolicy):
         "max_bids_per_job": Param(int, min=1, max=1000, help="MAXBIDSPERJOB: bids generated per job"),
         "slurm_bids": Param(bool, help="add SLURM's best-fit allocation as a bid of every job (Sect. 4.2)"),
         "time_limit": Param(float, min=0.0, help="MILP time limit in seconds; 0 = the scheduling period"),
-        "mip_gap": Param(float, min=0.0, max=1.0, help="HiGHS relative MIP gap"),
+        "mip_gap": Param(float, min=0.0, max=1.0, help="HiGHS relative MIP gap (0: proven optimum, the "
+                                                      "only gap that never reorders priorities)"),
     }
 
     def __init__(self, *, window: int = 200, max_bids_per_job: int = 4, slurm_bids: bool = True,
                  priority: str = "basic", priority_max_age: float = 7 * 86400.0, period: float = 5.0,
-                 time_limit: float = 0.0, mip_gap: float = 1e-4, job_model: str = "alloc-only"):
+                 time_limit: float = 0.0, mip_gap: float = 0.0, job_model: str = "alloc-only"):
         self.window = window
         self.max_bids_per_job = max_bids_per_job
         self.slurm_bids = slurm_bids
@@ -59,6 +63,7 @@ class AucSched(CpuGpuPolicy):
     def decide(self, ctx: SchedulingContext, jobs: list) -> None:
         if self.idle_ and not ctx.submitted and not ctx.ended:
             return
+        t0 = time.perf_counter()
         window = jobs[:self.window_.current]
         reqs = [self.requests_[j.id] for j in window]
         prios = [self.priority_of(j, ctx.now) for j in window]
@@ -73,7 +78,9 @@ class AucSched(CpuGpuPolicy):
                     sf[n] -= c
                     sg[n] -= req.gpus_per_node
             bids.append(job_bids(req, free, gpus, max_bids=self.max_bids_per_job, slurm=slurm, arrays=arrays))
-        out = winner_determination(prios, reqs, bids, free, gpus, time_limit=self.limit(), mip_gap=self.mip_gap)
+        # the interval covers the whole decision: bid generation eats into the MILP's limit
+        budget = max(self.limit() - (time.perf_counter() - t0), 1e-3)
+        out = winner_determination(prios, reqs, bids, free, gpus, time_limit=budget, mip_gap=self.mip_gap)
         res = out.result
         if res is not None:
             self.solves_.append({"time": ctx.now, "window": len(window), "bids": out.bids,
@@ -83,13 +90,17 @@ class AucSched(CpuGpuPolicy):
         if out.status == "timeout":
             self.stats_["timeouts"] += 1
             self.window_.timed_out()
-            logger.warning("aucsched: MILP hit its %.3g s limit at t=%.3f with %d jobs: nothing started, "
-                           "window halved to %d", self.limit(), ctx.now, len(window), self.window_.current)
-            self.idle_ = False
-            return
-        if res is not None:
+            self.record_halving(ctx, window, self.window_.current)
+            logger.warning("aucsched: MILP hit its %.3g s limit at t=%.3f with %d jobs: %s, window halved to %d",
+                           self.limit(), ctx.now, len(window),
+                           f"its incumbent starts {len(out.winners)} jobs" if out.winners else "nothing started",
+                           self.window_.current)
+            if not out.winners:
+                self.idle_ = False
+                return
+        elif res is not None:
             self.window_.solved(res.seconds, self.limit())
-        if out.status != "optimal":
+        if out.status not in ("optimal", "timeout"):
             logger.warning("aucsched: MILP %s at t=%.3f; nothing started", out.status, ctx.now)
             self.idle_ = False
             return

@@ -16,7 +16,7 @@ from typing import Any, Callable, ClassVar, Iterator
 from mrsched.errors import ConfigError, suggest
 from mrsched.schedulers.availability import Allocation, AvailabilityProfile, Reservation
 from mrsched.schedulers.cluster import Cluster
-from mrsched.schedulers.decisions import Decision, Reject, Start, WakeUp
+from mrsched.schedulers.decisions import Annotate, Decision, Reject, Start, WakeUp
 from mrsched.schedulers.job import Job, Request
 from mrsched.schedulers.placement import BurstBufferPlacer, split_shares
 
@@ -178,6 +178,11 @@ class SchedulingContext:
 
     def reject(self, job: Job, reason: str) -> Reject:
         decision = Reject(job.id, reason)
+        self.decisions.append(decision)
+        return decision
+
+    def annotate(self, job: Job, text: str) -> Annotate:
+        decision = Annotate(job.id, text)
         self.decisions.append(decision)
         return decision
 

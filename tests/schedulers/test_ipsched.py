@@ -78,3 +78,44 @@ def test_policy_knobs():
     assert policy_parameters("slurm-bf")["reservations"] == 1
     with pytest.raises(Exception, match="objective"):
         make_policy("ipsched", objective="cores")
+
+
+@pytest.mark.parametrize("policy, target", [("ipsched", "mrsched.schedulers.policies.ipsched.solve_window"),
+                                            ("aucsched", "mrsched.schedulers.policies.aucsched.winner_determination")])
+def test_a_timeout_halves_the_window_and_the_run_directory_says_so(tmp_path, monkeypatch, policy, target):
+    import csv
+    import importlib
+
+    from cpugpu_runs import write_platform, write_workload
+
+    from mrsched.analysis.cpugpu import window_halvings
+    from mrsched.schedulers.optim.auction import AuctionOutcome
+    from mrsched.schedulers.optim.ipmodel import IpOutcome
+    from mrsched.schedulers.optim.milp import MilpResult
+    from mrsched.schedulers.registry import make_scheduler
+    from mrsched.simulator.engine import simulate
+
+    module, name = target.rsplit(".", 1)
+    real = getattr(importlib.import_module(module), name)
+    calls = []
+
+    def first_times_out(*args, **kwargs):   # the first MILP hits its limit without an incumbent
+        calls.append(1)
+        if len(calls) == 1:
+            res = MilpResult("timeout", None, 0.0, 10, 10, 5.0)
+            return IpOutcome("timeout", result=res) if policy == "ipsched" else AuctionOutcome("timeout", result=res)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(target, first_times_out)
+    plat = write_platform(tmp_path / "p.xml", 4, 4, 2)
+    jobs = [{"id": str(k), "subtime": 0, "runtime": 100, "res": 4} for k in range(1, 4)]
+    wl = write_workload(tmp_path / "w.json", jobs, 16)
+    simulate(str(plat), [str(wl)], make_scheduler(policy, {"window": 4}), export_prefix=str(tmp_path / "out"))
+    with open(tmp_path / "out_jobs.csv", newline="") as fh:
+        rows = {r["job_id"]: r for r in csv.DictReader(fh)}
+    # the first MILP (window 4, holding the 3 jobs) timed out: the window is halved to 2, so
+    # the next round (still at 0) starts jobs 1 and 2 only, and job 3 waits one period
+    assert rows["1"]["metadata"] == "window halved 1x (last at t=0.000: 3 -> 2 jobs)"
+    assert [float(rows[j]["starting_time"]) for j in "123"] == [0.0, 0.0, 5.0]
+    assert all(r["final_state"] == "COMPLETED_SUCCESSFULLY" for r in rows.values())
+    assert window_halvings(rows.values()) == 1
