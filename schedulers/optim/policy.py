@@ -24,6 +24,9 @@ from mrsched.schedulers.placement import BurstBufferPlacer, split_shares
 from mrsched.schedulers.policies.base import Param, Policy, SchedulingContext
 
 logger = logging.getLogger(__name__)
+#: what a MILP that hits its time limit starts (seed 002 Sect. 3.1: nothing; Decision: the
+#: incumbent by default, never worse than SLURM's answer given as the MIP start)
+ON_TIMEOUT = ("incumbent", "nothing")
 HALVING_METADATA = "window halved {n}x (last at t={t:.3f}: {old} -> {new} jobs)"
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from mrsched.schedulers.optim.auction import job_bids, winner_determination
 from mrsched.schedulers.optim.bestfit import best_fit_counts
-from mrsched.schedulers.optim.policy import CpuGpuPolicy
+from mrsched.schedulers.optim.policy import ON_TIMEOUT, CpuGpuPolicy
 from mrsched.schedulers.optim.window import AdaptiveWindow
 from mrsched.schedulers.policies.base import Param, SchedulingContext
 
@@ -34,13 +34,16 @@ class AucSched(CpuGpuPolicy):
         "max_bids_per_job": Param(int, min=1, max=1000, help="MAXBIDSPERJOB: bids generated per job"),
         "slurm_bids": Param(bool, help="add SLURM's best-fit allocation as a bid of every job (Sect. 4.2)"),
         "time_limit": Param(float, min=0.0, help="MILP time limit in seconds; 0 = the scheduling period"),
+        "on_timeout": Param(str, ON_TIMEOUT, help="what a MILP that hits its limit starts: incumbent (HiGHS's "
+                                                  "best answer, at least SLURM's) or nothing (seed 002 Sect. 3.1)"),
         "mip_gap": Param(float, min=0.0, max=1.0, help="HiGHS relative MIP gap (0: proven optimum, the "
                                                       "only gap that never reorders priorities)"),
     }
 
     def __init__(self, *, window: int = 200, max_bids_per_job: int = 4, slurm_bids: bool = True,
                  priority: str = "basic", priority_max_age: float = 7 * 86400.0, period: float = 5.0,
-                 time_limit: float = 0.0, mip_gap: float = 0.0, job_model: str = "alloc-only"):
+                 time_limit: float = 0.0, on_timeout: str = "incumbent",
+                 mip_gap: float = 0.0, job_model: str = "alloc-only"):
         self.window = window
         self.max_bids_per_job = max_bids_per_job
         self.slurm_bids = slurm_bids
@@ -48,6 +51,7 @@ class AucSched(CpuGpuPolicy):
         self.priority_max_age = priority_max_age
         self.period = period
         self.time_limit = time_limit
+        self.on_timeout = on_timeout
         self.mip_gap = mip_gap
         self.job_model = job_model
 
@@ -93,9 +97,9 @@ class AucSched(CpuGpuPolicy):
             self.record_halving(ctx, window, self.window_.current)
             logger.warning("aucsched: MILP hit its %.3g s limit at t=%.3f with %d jobs: %s, window halved to %d",
                            self.limit(), ctx.now, len(window),
-                           f"its incumbent starts {len(out.winners)} jobs" if out.winners else "nothing started",
+                           f"its incumbent starts {len(out.winners)} jobs" if out.winners and self.on_timeout == "incumbent" else "nothing started",
                            self.window_.current)
-            if not out.winners:
+            if not out.winners or self.on_timeout == "nothing":
                 self.idle_ = False
                 return
         elif res is not None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 
 from mrsched.schedulers.optim.ipmodel import solve_window
-from mrsched.schedulers.optim.policy import CpuGpuPolicy
+from mrsched.schedulers.optim.policy import ON_TIMEOUT, CpuGpuPolicy
 from mrsched.schedulers.optim.window import AdaptiveWindow
 from mrsched.schedulers.policies.base import Param, SchedulingContext
 
@@ -40,6 +40,8 @@ class IpSched(CpuGpuPolicy):
         "objective": Param(str, OBJECTIVES, help="priority: max sum P_j (s_j - c_j); priority-cores: "
                                                  "max sum P_j R_j (s_j - c_j) (Table 10)"),
         "time_limit": Param(float, min=0.0, help="MILP time limit in seconds; 0 = the scheduling period"),
+        "on_timeout": Param(str, ON_TIMEOUT, help="what a MILP that hits its limit starts: incumbent (HiGHS's "
+                                                  "best answer, at least SLURM's) or nothing (seed 002 Sect. 3.1)"),
         "mip_gap": Param(float, min=0.0, max=1.0, help="HiGHS relative MIP gap (0: proven optimum, the "
                                                       "only gap that never reorders priorities)"),
         "resolves": Param(int, min=0, max=100, help="extra MILPs in a round for the window jobs the first "
@@ -48,6 +50,7 @@ class IpSched(CpuGpuPolicy):
 
     def __init__(self, *, window: int = 200, objective: str = "priority", priority: str = "basic",
                  priority_max_age: float = 7 * 86400.0, period: float = 5.0, time_limit: float = 0.0,
+                 on_timeout: str = "incumbent",
                  mip_gap: float = 0.0, resolves: int = 3, job_model: str = "alloc-only"):
         self.window = window
         self.objective = objective
@@ -55,6 +58,7 @@ class IpSched(CpuGpuPolicy):
         self.priority_max_age = priority_max_age
         self.period = period
         self.time_limit = time_limit
+        self.on_timeout = on_timeout
         self.mip_gap = mip_gap
         self.resolves = resolves
         self.job_model = job_model
@@ -108,9 +112,9 @@ class IpSched(CpuGpuPolicy):
             self.record_halving(ctx, window, self.window_.current)
             logger.warning("ipsched: MILP hit its %.3g s limit at t=%.3f with %d jobs: %s, window halved to %d",
                            self.limit(), ctx.now, len(window),
-                           f"its incumbent starts {len(out.layouts)} jobs" if out.layouts else "nothing started",
+                           f"its incumbent starts {len(out.layouts)} jobs" if out.layouts and self.on_timeout == "incumbent" else "nothing started",
                            self.window_.current)
-            if not out.layouts:
+            if not out.layouts or self.on_timeout == "nothing":
                 return out.status, 0, res.seconds
         else:
             self.window_.solved(res.seconds, self.limit())

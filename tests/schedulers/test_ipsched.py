@@ -119,3 +119,40 @@ def test_a_timeout_halves_the_window_and_the_run_directory_says_so(tmp_path, mon
     assert [float(rows[j]["starting_time"]) for j in "123"] == [0.0, 0.0, 5.0]
     assert all(r["final_state"] == "COMPLETED_SUCCESSFULLY" for r in rows.values())
     assert window_halvings(rows.values()) == 1
+
+
+@pytest.mark.parametrize("policy, target", [("ipsched", "mrsched.schedulers.policies.ipsched.solve_window"),
+                                            ("aucsched", "mrsched.schedulers.policies.aucsched.winner_determination")])
+@pytest.mark.parametrize("on_timeout, starts", [("incumbent", [0.0, 0.0, 0.0]), ("nothing", [0.0, 0.0, 5.0])])
+def test_on_timeout_starts_the_incumbent_or_nothing(tmp_path, monkeypatch, policy, target, on_timeout, starts):
+    """A MILP that hits its limit holding an answer for all 3 jobs: ``incumbent`` starts them at
+    once; ``nothing`` (seed 002 Sect. 3.1) starts none that round, and the next round (still at 0)
+    solves the halved window of 2, so job 3 waits one period."""
+    import csv
+    import dataclasses
+    import importlib
+
+    from cpugpu_runs import write_platform, write_workload
+
+    from mrsched.schedulers.registry import make_scheduler
+    from mrsched.simulator.engine import simulate
+
+    module, name = target.rsplit(".", 1)
+    real = getattr(importlib.import_module(module), name)
+    calls = []
+
+    def first_times_out_with_an_answer(*args, **kwargs):
+        out = real(*args, **kwargs)
+        calls.append(1)
+        return dataclasses.replace(out, status="timeout") if len(calls) == 1 else out
+
+    monkeypatch.setattr(target, first_times_out_with_an_answer)
+    plat = write_platform(tmp_path / "p.xml", 4, 4, 2)
+    jobs = [{"id": str(k), "subtime": 0, "runtime": 100, "res": 4} for k in range(1, 4)]
+    wl = write_workload(tmp_path / "w.json", jobs, 16)
+    simulate(str(plat), [str(wl)], make_scheduler(policy, {"window": 4, "on_timeout": on_timeout}),
+             export_prefix=str(tmp_path / "out"))
+    with open(tmp_path / "out_jobs.csv", newline="") as fh:
+        rows = {r["job_id"]: r for r in csv.DictReader(fh)}
+    assert [float(rows[j]["starting_time"]) for j in "123"] == starts
+    assert rows["1"]["metadata"] == "window halved 1x (last at t=0.000: 3 -> 2 jobs)"
