@@ -101,8 +101,12 @@ def child(pkg: str, policy: str, platform: str, workload: str, prefix: str) -> N
             finally:
                 spent[0] += time.process_time() - t
 
+    # as `mrsched run` does: the engine keeps no per-job records (older revisions, for --check,
+    # have no such option and keep them)
+    import inspect
+    kw = {"keep_records": False} if "keep_records" in inspect.signature(engine.simulate).parameters else {}
     t0, w0 = time.process_time(), time.perf_counter()
-    engine.simulate(platform, [workload], Timed(), export_prefix=prefix)
+    engine.simulate(platform, [workload], Timed(), export_prefix=prefix, **kw)
     cpu, wall = time.process_time() - t0, time.perf_counter() - w0
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"cpu": cpu, "wall": wall, "sched": spent[0], "peak_mb": peak_kb / 1024}))
