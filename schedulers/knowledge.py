@@ -70,18 +70,23 @@ def stated_walltime(job: Job) -> float:
     return float(raw)
 
 
+def _non_negative(job: Job, field: str, raw: Any) -> float:
+    """A workload's truth field as a number, or one error line naming the job and field."""
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise WorkloadError(f"expected a number, got {raw!r}", job=job.id, field=field) from None
+    if not value >= 0:
+        raise WorkloadError(f"expected a non-negative number, got {raw!r}", job=job.id, field=field)
+    return value
+
+
 def true_rate(job: Job) -> float:
     """The rate the job really uses: ``true_io_bandwidth_per_node``, else its stated rate."""
     raw = job.fields.get(TRUE_RATE) if job.fields else None
     if raw is None:
         return stated_rate(job) if job.fields else job.request.io_bandwidth_per_node
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        raise WorkloadError(f"expected a number, got {raw!r}", job=job.id, field=TRUE_RATE) from None
-    if not value >= 0:
-        raise WorkloadError(f"expected a non-negative number, got {raw!r}", job=job.id, field=TRUE_RATE)
-    return value
+    return _non_negative(job, TRUE_RATE, raw)
 
 
 def true_runtime(job: Job) -> float:
@@ -92,13 +97,7 @@ def true_runtime(job: Job) -> float:
     if raw is None:
         raise WorkloadError("this knowledge source needs the job's true run time", job=job.id,
                             field=TRUE_RUNTIME, hint="write it with `mrsched workload model --io-spread ...`")
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        raise WorkloadError(f"expected a number, got {raw!r}", job=job.id, field=TRUE_RUNTIME) from None
-    if not value >= 0:
-        raise WorkloadError(f"expected a non-negative number, got {raw!r}", job=job.id, field=TRUE_RUNTIME)
-    return value
+    return _non_negative(job, TRUE_RUNTIME, raw)
 
 
 def user_of(job: Job) -> str:

@@ -222,3 +222,20 @@ def test_every_job_runs_when_jobs_outlive_their_estimates(policy, knowledge):
                             true=rnd.choice([5, 10, 20]) * MB, user=user, subtime=rnd.randint(0, 3000)))
         rt, ends = drive(make_policy(policy, io_aware=True, knowledge=knowledge, knowledge_noise=1.0), jobs, cl)
         assert len(ends) == 80 and not rt.queue, (seed, len(ends))
+
+
+@pytest.mark.parametrize("field, raw, message", [
+    ("true_io_bandwidth_per_node", "fast", "expected a number, got 'fast'"),
+    ("true_io_bandwidth_per_node", -1.0, "expected a non-negative number, got -1.0"),
+    ("true_runtime", [1], "expected a number, got [1]"),
+    ("true_runtime", -5, "expected a non-negative number, got -5"),
+])
+def test_a_bad_truth_field_is_one_error_naming_the_job_and_field(field, raw, message):
+    from mrsched.schedulers.knowledge import true_runtime
+    fields = {"subtime": 0, "walltime": 10, "res": 1, "profile": "p", field: raw}
+    j = job_from_batsim("w!7", fields)
+    read = true_rate if field == "true_io_bandwidth_per_node" else true_runtime
+    with pytest.raises(WorkloadError) as err:
+        read(j)
+    text = str(err.value)
+    assert message in text and "w!7" in text and field in text
