@@ -23,7 +23,7 @@ from pathlib import Path
 from mrsched.errors import ConfigError, SimulationError
 from mrsched.expe import processes
 from mrsched.expe.spec import RunSpec
-from mrsched.expe.worker import ERROR_PREFIX
+from mrsched.expe.worker import CPU_PREFIX, ERROR_PREFIX
 
 POLL = 0.05  # seconds between liveness checks of the engine's processes
 SERVE_EXIT_GRACE = 10.0  # seconds the scheduler may take to exit after Batsim ended
@@ -42,6 +42,7 @@ class EngineResult:
     error: str | None = None
     commands: list[str] = field(default_factory=list)
     versions: dict[str, str] = field(default_factory=dict)
+    cpu_time: float | None = None  # CPU seconds of the simulation process (embedded engine)
 
 
 def _reason(log: Path, code: int | None) -> str:
@@ -52,6 +53,17 @@ def _reason(log: Path, code: int | None) -> str:
         return mine[-1]
     exit_text = processes.describe_exit(code)
     return f"{exit_text}: {lines[-1].strip()}" if lines else exit_text
+
+
+def _cpu_time(log: Path) -> float | None:
+    """The worker's CPU seconds from its last ``CPU_PREFIX`` line, if it wrote one."""
+    for line in reversed(processes.tail(log, 5)):
+        if line.startswith(CPU_PREFIX):
+            try:
+                return float(line[len(CPU_PREFIX):])
+            except ValueError:
+                return None
+    return None
 
 
 def _wait(procs: dict[str, subprocess.Popen], main: str, timeout: float | None):
@@ -85,6 +97,8 @@ def run_embedded(spec: RunSpec) -> EngineResult:
             result.error = f"no result within the {spec.timeout:g} s timeout: engine killed"
         elif proc.returncode != 0:
             result.status, result.error = "failed", _reason(log, proc.returncode)
+        else:
+            result.cpu_time = _cpu_time(log)
     finally:
         if proc.poll() is None:
             processes.kill_group(proc, grace=0.5)

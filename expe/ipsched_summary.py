@@ -6,8 +6,8 @@ and Table 10 experiment, the mean over seeds of seed 002's measures (utilisation
 the window halvings (summed over seeds), for ESP the utilisation up to the end of the last
 non-Z job (the Z jobs are submitted at 160 and 480 minutes, which pins every scheduler's run
 time on ESP; see IPSCHED.md); then the campaign's cost per policy: wall time per run from the
-manifests and, with ``--cpu`` (a JSON of run id -> CPU seconds of its engine process, e.g.
-sampled from /proc while the campaign ran), CPU time per run.
+manifests and CPU time per run (the manifest's ``cpu_time``; ``--cpu``, a JSON of run id -> CPU
+seconds sampled from /proc, for runs made before manifests recorded it).
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def cost(root: Path, cpu_file: str | None) -> None:
     for manifest in sorted((root / "runs").glob("*/manifest.json")):
         m = json.loads(manifest.read_text())
         rows.append({"policy": m["policy"], "workload": m.get("workload_name", ""),
-                     "wall": float(m.get("wall_time") or "nan"), "cpu": cpu.get(m["run_id"], float("nan"))})
+                     "wall": float(m.get("wall_time") or "nan"), "cpu": cpu.get(m["run_id"], m.get("cpu_time", float("nan")))})
     if not rows:
         return
     t = pd.DataFrame(rows)

@@ -100,6 +100,8 @@ def execute_run(spec: RunSpec | dict, *, warnings: list[str] | tuple = ()) -> di
         status, error = result.status, result.error
         manifest["engine_commands"] = result.commands
         manifest["versions"].update(result.versions)
+        if result.cpu_time is not None:
+            manifest["cpu_time"] = result.cpu_time
         if status == "ok":
             absent = [n for n in OUTPUT_FILES if not (run_dir / n).is_file()]
             if absent:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import resource
 import sys
 import traceback
 from pathlib import Path
@@ -19,6 +20,10 @@ from mrsched.expe.manifest import OUTPUT_SUFFIXES
 from mrsched.expe.spec import RunSpec
 
 ERROR_PREFIX = "mrsched-run-error: "
+# Last line of a finished simulation: the process's CPU seconds (engine and in-process policy,
+# solver threads included), recorded as the run's ``cpu_time``: wall time alone says little on a
+# shared machine.
+CPU_PREFIX = "mrsched-run-cpu: "
 # "module:function" replacing the embedded engine (another in-process simulator, or a test
 # double while the engine is being developed); unset: mrsched.simulator.engine.simulate.
 ENGINE_ENV = "MRSCHED_EMBEDDED_ENGINE"
@@ -83,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         with open(argv[0]) as fh:
             spec = json.load(fh)
         run_spec(spec)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        print(f"{CPU_PREFIX}{usage.ru_utime + usage.ru_stime:.3f}", file=sys.stderr, flush=True)
     except MrschedError as exc:
         print(f"{ERROR_PREFIX}{type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         return 2

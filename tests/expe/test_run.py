@@ -55,6 +55,8 @@ def test_cli_run_embedded_writes_manifest_and_outputs(tmp_path, inputs, engine_e
     assert len(manifest["workload_sha256"]) == 64 and manifest["versions"]["mrsched"]
     assert manifest["command"].startswith("mrsched run --platform")
     assert manifest["wall_time"] > 0 and manifest["started"] <= manifest["finished"]
+    # the simulation process's CPU: positive, and no more than its single thread could use
+    assert 0 < manifest["cpu_time"] <= 1.5 * manifest["wall_time"]
     for name in OUTPUT_FILES:
         assert (out / name).is_file()
     rows = jobs_rows(out)
