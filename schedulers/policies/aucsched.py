@@ -18,6 +18,7 @@ import numpy as np
 
 from mrsched.schedulers.optim.auction import job_bids, winner_determination
 from mrsched.schedulers.optim.bestfit import best_fit_counts
+from mrsched.schedulers.optim.milp import start_worker
 from mrsched.schedulers.optim.policy import ON_TIMEOUT, CpuGpuPolicy
 from mrsched.schedulers.optim.window import AdaptiveWindow
 from mrsched.schedulers.policies.base import Param, SchedulingContext
@@ -58,6 +59,7 @@ class AucSched(CpuGpuPolicy):
     def setup(self, cluster) -> None:
         super().setup(cluster)
         self.window_ = AdaptiveWindow(self.window)
+        start_worker()
         self.idle_ = False
         self.solves_: list[dict] = []
 

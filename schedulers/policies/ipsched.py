@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 
 from mrsched.schedulers.optim.ipmodel import solve_window
+from mrsched.schedulers.optim.milp import start_worker
 from mrsched.schedulers.optim.policy import ON_TIMEOUT, CpuGpuPolicy
 from mrsched.schedulers.optim.window import AdaptiveWindow
 from mrsched.schedulers.policies.base import Param, SchedulingContext
@@ -66,6 +67,7 @@ class IpSched(CpuGpuPolicy):
     def setup(self, cluster) -> None:
         super().setup(cluster)
         self.window_ = AdaptiveWindow(self.window)
+        start_worker()
         self.idle_ = False
         self.solves_: list[dict] = []   # per MILP: variables, constraints, seconds, status, window
 
