@@ -87,9 +87,11 @@ def _die_with_parent(parent: int) -> None:
 
 def serve(parent: int) -> None:
     _die_with_parent(parent)
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    answers = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)           # whatever HiGHS itself prints goes to stderr, not into the answers
+    stdin = sys.stdin.buffer
     while (request := receive(stdin)) is not None:
-        send(stdout, run_highs(request))
+        send(answers, run_highs(request))
 
 
 if __name__ == "__main__":
