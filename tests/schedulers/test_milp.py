@@ -156,3 +156,23 @@ def test_an_overrun_is_killed_at_the_deadline_and_the_start_answers(monkeypatch)
     monkeypatch.setattr(milp, "GRACE", GRACE)
     good = _knapsack([3, 4, 5], [3.0, 4.0, 5.0], 8).solve(time_limit=30)
     assert good.status == "optimal" and good.objective == pytest.approx(8.0)
+
+
+def test_the_worker_dies_with_its_scheduler_process():
+    """A scheduler process killed with SIGKILL (no atexit) leaves no HiGHS worker behind."""
+    import signal
+    import subprocess
+    import sys
+
+    code = ("import time; from mrsched.schedulers.optim import milp; milp.start_worker(); "
+            "print(milp._worker().proc.pid, flush=True); time.sleep(60)")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    worker = int(proc.stdout.readline())
+    assert psutil.pid_exists(worker)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    deadline = time.monotonic() + 5.0
+    while psutil.pid_exists(worker) and psutil.Process(worker).status() != psutil.STATUS_ZOMBIE:
+        assert time.monotonic() < deadline, "the HiGHS worker outlived its scheduler process"
+        time.sleep(0.05)
