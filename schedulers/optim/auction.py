@@ -199,6 +199,7 @@ Term = list[tuple[int, float]]   # a linear expression: (variable, coefficient) 
 
 
 def _value(expr: Term, x: np.ndarray) -> int:
+    """A count of the answer ``x`` given as a linear expression (nodes of a job in an atom)."""
     return int(round(sum(c * x[v] for v, c in expr)))
 
 

@@ -1,12 +1,12 @@
 """HiGHS run on a model given as plain arrays, in this process or in a worker child process.
 
 Why a child process: HiGHS checks its ``time_limit`` between phases, not inside them, and on
-seed 002's winner-determination models its presolve or root separation overran a 5 s limit by
-up to two minutes (the interrupt callback is called once in all of presolve). A child can be
-killed at the deadline; the policy then keeps the MIP start (SLURM's answer) as its incumbent.
+seed 002's winner-determination models its presolve or root separation overran a 4-5 s limit
+by up to four minutes (the interrupt callback is called once in all of presolve). A child can
+be killed at the deadline; the policy then keeps the MIP start (SLURM's answer) as incumbent.
 
 Protocol (the child runs this file as a script, with no ``mrsched`` import, so that it starts
-in a fifth of a second): length-prefixed pickles on stdin/stdout; a request is the dict
+quickly): length-prefixed pickles on stdin/stdout; a request is the dict
 :func:`run_highs` takes, the answer the dict it returns. The child dies with its parent
 (``PR_SET_PDEATHSIG``, and end of file on stdin).
 """
