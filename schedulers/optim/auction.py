@@ -195,6 +195,14 @@ def atoms(bids: list[list[Bid]], free: list[int], free_gpus: list[int]) -> list[
     return list(groups.values())
 
 
+Term = list[tuple[int, float]]   # a linear expression: (variable, coefficient) pairs
+
+
+def _value(expr: Term, x: np.ndarray) -> int:
+    """A count of the answer ``x`` given as a linear expression (nodes of a job in an atom)."""
+    return int(round(sum(c * x[v] for v, c in expr)))
+
+
 def winner_determination(priorities: list[float], reqs: list[CoreRequest], bids: list[list[Bid]],
                          free: list[int], free_gpus: list[int], *, time_limit: float | None,
                          mip_gap: float = 1e-6, start: bool = True) -> AuctionOutcome:
@@ -203,8 +211,12 @@ def winner_determination(priorities: list[float], reqs: list[CoreRequest], bids:
     Decision (speed, as IPSCHED's classes): u_jn and r_jn are summed over *atoms* of
     interchangeable nodes (:func:`atoms`): U_ja nodes used and R_ja extra cores, with Eq. (12)-
     (14) per atom and an exclusivity row for jobs needing more than half a node's GPUs or
-    cores. The winners are then laid out node by node (emptiest nodes first); a winner the
-    layout cannot place exactly gets SLURM's best fit inside its bid's nodes, or waits.
+    cores. Where every bid of j holding atom a asks all its nodes (R_jc^node = |N_c|: all
+    but class C bids of node-count jobs), U_ja is not a variable but |a| times the sum of those
+    bids' b_jc (Eq. 10 leaves no other value): the same model, with far fewer variables (a
+    200-job window on an empty Machine-L: 42k variables before). The winners are then laid out
+    node by node (emptiest nodes first); a winner the layout cannot place exactly gets SLURM's
+    best fit inside its bid's nodes, or waits.
     MIP start (``start``): every job's SLURM bid wins, which is feasible because those bids
     were laid out one after the other on what the earlier ones left. On a timeout the
     outcome carries the incumbent's winners (status ``timeout``).
@@ -219,53 +231,58 @@ def winner_determination(priorities: list[float], reqs: list[CoreRequest], bids:
     atom_of = {n: a for a, g in enumerate(groups) for n in g}
     m = Milp()
     bvars: list[list[int]] = []
-    U: dict[tuple[int, int], int] = {}
+    U: dict[tuple[int, int], Term] = {}              # nodes of job j in atom a
+    node_vars: dict[tuple[int, int], int] = {}       # where that is a variable of its own
     R: dict[tuple[int, int], int | None] = {}
-    per_atom: dict[int, list[tuple[int, int | None, CoreRequest]]] = {}
+    per_atom: dict[int, list[tuple[Term, int | None, CoreRequest]]] = {}
     for j, (p, req, jb) in enumerate(zip(priorities, reqs, bids)):
         bv = [m.var(cost=p + alpha * b.preference) for b in jb]            # Eq. (8)
         bvars.append(bv)
         if not jb:
             continue
         m.row([(v, 1.0) for v in bv], hi=1.0)                             # Eq. (9)
-        cover: dict[int, list[int]] = {}
+        cover: dict[int, list[tuple[int, Bid]]] = {}
         for v, b in zip(bv, jb):
             for a in sorted({atom_of[n] for n in b.nodes}):
-                cover.setdefault(a, []).append(v)
+                cover.setdefault(a, []).append((v, b))
         for a in sorted(cover):
             size, fa, ga = len(groups[a]), free[groups[a][0]], free_gpus[groups[a][0]]
             ok = fa >= req.min_per_node and ga >= req.gpus_per_node
-            uv = m.var(ub=min(size, req.nodes_max) if ok else 0)
+            if ok and all(b.r_node == len(b.nodes) for _, b in cover[a]):
+                u = [(v, float(size)) for v, _ in cover[a]]                 # every node of the bid
+            else:
+                uv = node_vars[(j, a)] = m.var(ub=min(size, req.nodes_max) if ok else 0)
+                u = [(uv, 1.0)]
+                m.row(u + [(v, -float(size)) for v, _ in cover[a]], hi=0.0)   # only a selected bid's nodes
             cap = max(min(fa - 1, req.cores - 1), 0)
             rv = None
             if not req.cores_per_node:
                 rv = m.var(ub=cap * size)
-                m.row([(rv, 1.0), (uv, -float(cap))], hi=0.0)              # Eq. (14)
-            U[(j, a)], R[(j, a)] = uv, rv
-            m.row([(uv, 1.0)] + [(v, -float(size)) for v in cover[a]], hi=0.0)   # only a selected bid's nodes
-            per_atom.setdefault(a, []).append((uv, rv, req))
-        m.row([(U[(j, a)], 1.0) for a in cover] + [(v, -float(b.r_node)) for v, b in zip(bv, jb)],
-              lo=0.0, hi=0.0)                                              # Eq. (10)
+                m.row([(rv, 1.0)] + [(v, -cap * c) for v, c in u], hi=0.0)  # Eq. (14)
+            U[(j, a)], R[(j, a)] = u, rv
+            per_atom.setdefault(a, []).append((u, rv, req))
+        nodes_row = _merged([t for a in cover for t in U[(j, a)]] + [(v, -float(b.r_node)) for v, b in zip(bv, jb)])
+        if nodes_row:
+            m.row(nodes_row, lo=0.0, hi=0.0)                                # Eq. (10)
         terms = []
         for a in cover:
-            if req.cores_per_node:
-                terms.append((U[(j, a)], float(req.cores_per_node)))       # Eq. (15)
-            else:
-                terms += [(U[(j, a)], 1.0), (R[(j, a)], 1.0)]
+            terms += [(v, c * (req.cores_per_node or 1)) for v, c in U[(j, a)]]   # Eq. (15)
+            if R[(j, a)] is not None:
+                terms.append((R[(j, a)], 1.0))
         m.row(terms + [(v, -float(b.r_cpu)) for v, b in zip(bv, jb)], lo=0.0, hi=0.0)   # Eq. (11)
     for a, items in per_atom.items():
         size, fa, ga = len(groups[a]), free[groups[a][0]], free_gpus[groups[a][0]]
         cores, gpu, wide_g, wide_c = [], [], [], []
-        for uv, rv, req in items:
-            cores.append((uv, float(req.cores_per_node or 1)))
+        for u, rv, req in items:
+            cores += [(v, c * (req.cores_per_node or 1)) for v, c in u]
             if rv is not None:
                 cores.append((rv, 1.0))
             if req.gpus_per_node:
-                gpu.append((uv, float(req.gpus_per_node)))
+                gpu += [(v, c * req.gpus_per_node) for v, c in u]
             if 2 * req.gpus_per_node > ga:
-                wide_g.append((uv, 1.0))
+                wide_g += u
             if 2 * req.cores_per_node > fa:
-                wide_c.append((uv, 1.0))
+                wide_c += u
         m.row(cores, hi=float(fa * size))                                  # Eq. (12)
         if gpu:
             m.row(gpu, hi=float(ga * size))                                # Eq. (13)
@@ -279,7 +296,8 @@ def winner_determination(priorities: list[float], reqs: list[CoreRequest], bids:
                 x0[v] = 1.0
                 for n, c in zip(b.nodes, b.cores):
                     a = atom_of[n]
-                    x0[U[(j, a)]] += 1.0
+                    if (j, a) in node_vars:
+                        x0[node_vars[(j, a)]] += 1.0
                     if R[(j, a)] is not None:
                         x0[R[(j, a)]] += c - 1
                 break
@@ -312,12 +330,20 @@ def winner_determination(priorities: list[float], reqs: list[CoreRequest], bids:
     return out
 
 
+def _merged(terms: Term) -> Term:
+    """``terms`` with one entry per variable and no zero coefficient."""
+    acc: dict[int, float] = {}
+    for v, c in terms:
+        acc[v] = acc.get(v, 0.0) + c
+    return [(v, c) for v, c in acc.items() if c != 0.0]
+
+
 def _lay_out(j: int, req: CoreRequest, cover: list[int], groups: list[list[int]], U, R, x,
              cores_left: list[int], gpus_left: list[int]) -> Layout | None:
     """Nodes and cores of a winner from its per-atom counts, emptiest nodes first."""
     per_node: list[tuple[int, int]] = []
     for a in cover:
-        count = int(round(x[U[(j, a)]]))
+        count = _value(U[(j, a)], x)
         if not count:
             continue
         extra = 0 if R[(j, a)] is None else int(round(x[R[(j, a)]]))

@@ -1,6 +1,14 @@
 """A small MILP builder solved by HiGHS (``highspy``, called directly): variables with bounds
 and integrality, sparse rows, a time limit, a MIP start, and the solver's own statistics.
 
+The time limit is honoured: HiGHS checks its own limit only between phases (a winner
+determination of 42k variables given 4 s ran for 245 s; presolve's probing overran 30 s by
+6 s), so a limited solve runs in a worker process (:mod:`.highs_worker`, one per scheduler
+process, started by the policy or on first use) that is killed ``GRACE`` seconds past the
+limit; the MIP start is then the answer. Decision: HiGHS runs on one thread: a campaign runs
+two simulations at a time on two cores, and seed 002's models solved no faster on two (same
+CPU time on winner determinations of a mix V run).
+
 Why not ``scipy.optimize.milp``: it cannot take a starting solution, and seed 002's policies
 always have one (SLURM's best fit of the window), which gives HiGHS an incumbent from the first
 node. ``highspy._core._Highs`` is used rather than ``highspy.Highs``: the wrapper installs a
@@ -9,12 +17,23 @@ logging callback that prints HiGHS's banner on stdout, which a scheduler must no
 
 from __future__ import annotations
 
+import atexit
+import os
+import select
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from mrsched.schedulers.optim import highs_worker
+from mrsched.schedulers.optim.highs_worker import run_highs
+
 INF = float("inf")
+#: seconds a limited solve may take beyond its limit before its worker is killed
+GRACE = 0.3
 
 
 @dataclass
@@ -27,6 +46,92 @@ class MilpResult:
     seconds: float
     gap: float | None = None
     started: bool = False   # a MIP start was given and accepted as feasible
+    cpu: float = 0.0        # HiGHS's CPU seconds (in the worker process for a limited solve)
+
+
+def _cpu_of(pid: int) -> float:
+    """CPU seconds (user + system) of process ``pid`` so far; 0 where /proc is not there."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class _Worker:
+    """The HiGHS worker process of this scheduler process: started on first use, killed when a
+    solve overruns its deadline and started again by the next solve, ended at exit."""
+
+    def __init__(self):
+        self.proc: subprocess.Popen | None = None
+        self.killed_cpu = 0.0   # CPU seconds of the solve that was killed last
+
+    def _spawn(self) -> subprocess.Popen:
+        argv = [sys.executable, "-s", "-E", highs_worker.__file__, str(os.getpid())]
+        return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True)
+
+    def solve(self, problem: dict, deadline: float) -> dict | None:
+        """HiGHS's answer, or None when it did not come by ``deadline`` (perf_counter seconds):
+        then the worker is killed (and reaped)."""
+        proc = self.ready()
+        cpu0 = _cpu_of(proc.pid)
+        try:
+            highs_worker.send(proc.stdin, problem)
+            ready, _, _ = select.select([proc.stdout], [], [], max(deadline - time.perf_counter(), 0.0))
+            answer = highs_worker.receive(proc.stdout) if ready else None
+        except (BrokenPipeError, OSError):
+            answer = None
+        if answer is None:
+            self.killed_cpu = _cpu_of(proc.pid) - cpu0
+            self.stop(kill=True)
+            self.ready()            # the next worker starts up while the simulation goes on
+        return answer
+
+    def ready(self) -> subprocess.Popen:
+        """The running worker, started now if there is none (it imports HiGHS in the background)."""
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc = self._spawn()
+        return self.proc
+
+    def stop(self, kill: bool = False) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        if kill:
+            proc.kill()
+        else:
+            proc.stdin.close()      # end of file: the worker returns
+        try:
+            proc.wait(timeout=None if kill else 5.0)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        for fh in (proc.stdin, proc.stdout):
+            fh.close()
+
+
+_WORKER = _Worker()
+_WORKER_PID = os.getpid()
+
+
+@atexit.register
+def _stop_worker() -> None:
+    if _WORKER_PID == os.getpid():
+        _WORKER.stop()
+
+
+def start_worker() -> None:
+    """Start this process's HiGHS worker ahead of its first solve (a policy's setup), so that
+    its start-up is not taken from that solve's time limit."""
+    _worker().ready()
+
+
+def _worker() -> _Worker:
+    """This process's worker (a forked child starts its own: the parent's pipes are not its)."""
+    global _WORKER, _WORKER_PID
+    if _WORKER_PID != os.getpid():
+        _WORKER, _WORKER_PID = _Worker(), os.getpid()
+    return _WORKER
 
 
 class Milp:
@@ -83,53 +188,33 @@ class Milp:
     def solve(self, time_limit: float | None = None, mip_gap: float = 1e-6,
               start: np.ndarray | None = None) -> MilpResult:
         """Solve with HiGHS; ``start``: a feasible point handed to HiGHS as its first incumbent
-        (ignored when infeasible). Status ``timeout`` keeps HiGHS's incumbent in ``x``."""
-        from highspy import _core as hs
+        (ignored when infeasible). With a ``time_limit`` HiGHS runs in the worker process and the
+        call returns within the limit + ``GRACE`` s; status ``timeout`` keeps HiGHS's incumbent in
+        ``x``, or the start when the worker had to be killed."""
         from scipy.sparse import csc_array
 
         n, m = self.nb_vars, self.nb_rows
         if n == 0:
             return MilpResult("optimal", np.zeros(0), 0.0, 0, m, 0.0)
         t0 = time.perf_counter()
-        h = hs._Highs()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("mip_rel_gap", float(mip_gap))
-        if time_limit is not None and time_limit > 0:
-            h.setOptionValue("time_limit", float(time_limit))
-        lp = hs.HighsLp()
-        lp.num_col_, lp.num_row_ = n, m
-        lp.col_cost_ = np.asarray(self.cost, dtype=float)
-        lp.col_lower_ = np.asarray(self.lb, dtype=float)
-        lp.col_upper_ = np.asarray(self.ub, dtype=float)
-        lp.row_lower_ = np.asarray(self.lo, dtype=float)
-        lp.row_upper_ = np.asarray(self.hi, dtype=float)
+        x0 = None if start is None else np.asarray(start, dtype=float)
+        started = x0 is not None and self.feasible(x0)
         a = csc_array((self.vals, (self.rows, self.cols)), shape=(m, n))
-        lp.a_matrix_.format_ = hs.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = a.indptr
-        lp.a_matrix_.index_ = a.indices
-        lp.a_matrix_.value_ = a.data
-        lp.sense_ = hs.ObjSense.kMaximize
-        lp.integrality_ = [hs.HighsVarType.kInteger if i else hs.HighsVarType.kContinuous for i in self.integer]
-        h.passModel(lp)
-        started = start is not None and self.feasible(np.asarray(start, dtype=float))
-        if started:
-            sol = hs.HighsSolution()
-            sol.col_value = list(np.asarray(start, dtype=float))
-            sol.value_valid = True
-            h.setSolution(sol)
-        h.run()
-        seconds = time.perf_counter() - t0
-        status = h.getModelStatus()
-        info = h.getInfo()
-        has_x = info.primal_solution_status == 2          # kSolutionStatusFeasible
-        x = np.round(np.asarray(h.getSolution().col_value)) if has_x else None
-        gap = info.mip_gap if has_x else None
-        ms = hs.HighsModelStatus
-        if status == ms.kOptimal:
-            return MilpResult("optimal", x, info.objective_function_value, n, m, seconds, gap, started)
-        if status in (ms.kTimeLimit, ms.kInterrupt, ms.kSolutionLimit, ms.kIterationLimit):
-            return MilpResult("timeout", x, info.objective_function_value if has_x else 0.0, n, m, seconds,
-                              gap, started)
-        if status == ms.kInfeasible:
-            return MilpResult("infeasible", None, 0.0, n, m, seconds, None, started)
-        return MilpResult("error", None, 0.0, n, m, seconds, None, started)
+        problem = {"cost": np.asarray(self.cost, dtype=float), "lb": np.asarray(self.lb, dtype=float),
+                   "ub": np.asarray(self.ub, dtype=float), "integer": self.integer,
+                   "lo": np.asarray(self.lo, dtype=float), "hi": np.asarray(self.hi, dtype=float),
+                   "start_": a.indptr, "index": a.indices, "value": a.data,
+                   "x0": x0 if started else None, "options": {"mip_rel_gap": float(mip_gap), "threads": 1}}
+        if time_limit is None or time_limit <= 0:
+            answer = run_highs(problem)
+        else:
+            problem["options"]["time_limit"] = max(time_limit - (time.perf_counter() - t0), 1e-3)
+            worker = _worker()
+            answer = worker.solve(problem, deadline=t0 + time_limit + GRACE)
+            if answer is None:      # killed at the deadline: the MIP start is the incumbent
+                answer = {"status": "timeout", "x": x0 if started else None,
+                          "objective": float(problem["cost"] @ x0) if started else 0.0, "gap": None,
+                          "cpu": worker.killed_cpu}
+        x = answer["x"] if answer["status"] in ("optimal", "timeout") else None
+        return MilpResult(answer["status"], x, answer["objective"], n, m, time.perf_counter() - t0,
+                          answer["gap"], started, answer["cpu"])

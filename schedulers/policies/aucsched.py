@@ -6,7 +6,9 @@ Eq. 19) and HiGHS picks the winners (Eqs. 8-15, alpha = P_min / (|B| + 1)); see
 :mod:`mrsched.schedulers.optim.auction` for the decisions. Time limit and window halving as
 ``ipsched`` (a timeout's incumbent, at least SLURM's bids, still starts; MIP gap 0 for the same
 reason, and because alpha F_jc, worth less than one job in total, must still decide between a
-job's bids); the window grows back (doubling) after ten rounds solved in under half the limit.
+job's bids); the window never grows back (:mod:`mrsched.schedulers.optim.window`). The limit is
+honoured to within 0.3 s (:mod:`mrsched.schedulers.optim.milp`); the MIP start answers a solve
+that HiGHS did not end in time.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import numpy as np
 
 from mrsched.schedulers.optim.auction import job_bids, winner_determination
 from mrsched.schedulers.optim.bestfit import best_fit_counts
+from mrsched.schedulers.optim.milp import start_worker
 from mrsched.schedulers.optim.policy import ON_TIMEOUT, CpuGpuPolicy
 from mrsched.schedulers.optim.window import AdaptiveWindow
 from mrsched.schedulers.policies.base import Param, SchedulingContext
@@ -58,6 +61,7 @@ class AucSched(CpuGpuPolicy):
     def setup(self, cluster) -> None:
         super().setup(cluster)
         self.window_ = AdaptiveWindow(self.window)
+        start_worker()
         self.idle_ = False
         self.solves_: list[dict] = []
 
@@ -102,8 +106,6 @@ class AucSched(CpuGpuPolicy):
             if not out.winners or self.on_timeout == "nothing":
                 self.idle_ = False
                 return
-        elif res is not None:
-            self.window_.solved(res.seconds, self.limit())
         if out.status not in ("optimal", "timeout"):
             logger.warning("aucsched: MILP %s at t=%.3f; nothing started", out.status, ctx.now)
             self.idle_ = False

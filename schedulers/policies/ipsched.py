@@ -6,8 +6,8 @@ HiGHS with a time limit of one scheduling interval (``time_limit``, 0 = ``period
 timeout the window is halved for the next round (logged and written in the metadata of the
 window's first job, ``_jobs.csv``), as Sect. 3.1 says; without an incumbent nothing starts (the paper's
 behaviour); Decision: with one (HiGHS always has SLURM's best fit as its MIP start) the
-incumbent starts, being at least as good as SLURM's answer; Decision: after ten rounds solved in under half the limit it doubles back (up to
-``window``). Objectives of Table 10: ``priority`` (exps. 3-4) and ``priority-cores`` (exps. 5-6,
+incumbent starts, being at least as good as SLURM's answer; the window never grows back, as in
+the paper (:mod:`mrsched.schedulers.optim.window`). Objectives of Table 10: ``priority`` (exps. 3-4) and ``priority-cores`` (exps. 5-6,
 P_j R_j^cpu). Decision: the class model (see ipmodel) may select jobs that no per-node
 layout fits; those stay in the window and up to ``resolves`` more MILPs in the same round
 (within the same time limit) place what fits on what is left. Decision: a round with no submission, no ending job and nothing started the
@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 
 from mrsched.schedulers.optim.ipmodel import solve_window
+from mrsched.schedulers.optim.milp import start_worker
 from mrsched.schedulers.optim.policy import ON_TIMEOUT, CpuGpuPolicy
 from mrsched.schedulers.optim.window import AdaptiveWindow
 from mrsched.schedulers.policies.base import Param, SchedulingContext
@@ -66,6 +67,7 @@ class IpSched(CpuGpuPolicy):
     def setup(self, cluster) -> None:
         super().setup(cluster)
         self.window_ = AdaptiveWindow(self.window)
+        start_worker()
         self.idle_ = False
         self.solves_: list[dict] = []   # per MILP: variables, constraints, seconds, status, window
 
@@ -116,8 +118,6 @@ class IpSched(CpuGpuPolicy):
                            self.window_.current)
             if not out.layouts or self.on_timeout == "nothing":
                 return out.status, 0, res.seconds
-        else:
-            self.window_.solved(res.seconds, self.limit())
         if out.status not in ("optimal", "timeout"):
             logger.warning("ipsched: MILP %s at t=%.3f; nothing started", out.status, ctx.now)
             return out.status, 0, res.seconds

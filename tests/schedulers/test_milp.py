@@ -1,13 +1,18 @@
-"""The HiGHS wrapper of seed 002's policies: MIP start, incumbent on a timeout, and the
-IPSCHED model's symmetry rows and cardinality cuts (same optimum, found faster)."""
+"""The HiGHS wrapper of seed 002's policies: MIP start, incumbent on a timeout, the time limit
+honoured by killing the worker, and the IPSCHED model's symmetry rows and cardinality cuts
+(same optimum, found faster)."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
+import psutil
 import pytest
 
+from mrsched.schedulers.optim import milp
 from mrsched.schedulers.optim.ipmodel import build_model, cardinality, greedy_start, node_classes, solve_window
-from mrsched.schedulers.optim.milp import Milp
+from mrsched.schedulers.optim.milp import GRACE, Milp
 from mrsched.schedulers.optim.request import core_request
 
 
@@ -97,3 +102,77 @@ def test_a_timeout_keeps_the_incumbent():
         for n, c in layout.per_node:
             used[n] += c
     assert all(u <= f for u, f in zip(used, free))
+
+
+
+def _market_split(rows: int = 4, n: int = 30, seed: int = 0) -> Milp:
+    """Cornuejols-Dawande market split as an optimisation: binaries x, dense rows a_i x + e_i =
+    half of row i, minimise the slack e. Many seconds for HiGHS; x = 0 is a feasible start."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 100, (rows, n))
+    m = Milp()
+    xs = [m.var() for _ in range(n)]
+    for i in range(rows):
+        half = float(a[i].sum() // 2)
+        e = m.var(cost=-1.0, ub=half, integer=False)
+        m.row([(x, float(a[i, k])) for k, x in enumerate(xs)] + [(e, 1.0)], lo=half, hi=half)
+    return m
+
+
+def _start(m: Milp) -> np.ndarray:
+    x = np.zeros(m.nb_vars)
+    for r in range(m.nb_rows):
+        x[max(c for row, c in zip(m.rows, m.cols) if row == r)] = m.hi[r]   # the row's slack
+    return x
+
+
+def _children() -> list[int]:
+    return [p.pid for p in psutil.Process().children() if p.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_a_solve_is_back_by_its_limit():
+    m = _market_split()
+    milp.start_worker()
+    t0 = time.perf_counter()
+    res = m.solve(time_limit=0.5, start=_start(m))
+    assert time.perf_counter() - t0 < 0.5 + GRACE + 0.5
+    assert res.status == "timeout" and res.started and m.feasible(res.x)
+
+
+def test_an_overrun_is_killed_at_the_deadline_and_the_start_answers(monkeypatch):
+    """HiGHS past the deadline (as in a presolve that overran its own limit; here the deadline
+    is set before HiGHS's limit): the worker is killed and reaped, the MIP start is the
+    answer, and the next solve has a fresh worker."""
+    m = _market_split()
+    milp.start_worker()
+    first = milp._worker().proc.pid
+    monkeypatch.setattr(milp, "GRACE", -0.9)
+    t0 = time.perf_counter()
+    res = m.solve(time_limit=1.0, start=_start(m))
+    assert time.perf_counter() - t0 < 0.1 + 0.5
+    assert res.status == "timeout" and np.array_equal(res.x, _start(m))
+    assert not psutil.pid_exists(first)
+    assert _children() == [milp._worker().proc.pid]          # the next worker, already starting
+    monkeypatch.setattr(milp, "GRACE", GRACE)
+    good = _knapsack([3, 4, 5], [3.0, 4.0, 5.0], 8).solve(time_limit=30)
+    assert good.status == "optimal" and good.objective == pytest.approx(8.0)
+
+
+def test_the_worker_dies_with_its_scheduler_process():
+    """A scheduler process killed with SIGKILL (no atexit) leaves no HiGHS worker behind."""
+    import signal
+    import subprocess
+    import sys
+
+    code = ("import time; from mrsched.schedulers.optim import milp; milp.start_worker(); "
+            "print(milp._worker().proc.pid, flush=True); time.sleep(60)")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    worker = int(proc.stdout.readline())
+    assert psutil.pid_exists(worker)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    deadline = time.monotonic() + 5.0
+    while psutil.pid_exists(worker) and psutil.Process(worker).status() != psutil.STATUS_ZOMBIE:
+        assert time.monotonic() < deadline, "the HiGHS worker outlived its scheduler process"
+        time.sleep(0.05)
