@@ -7,11 +7,13 @@ and survive a crashing one. The last stderr line is the reason the runner record
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import json
 import os
 import resource
 import sys
+import threading
 import traceback
 from pathlib import Path
 
@@ -21,7 +23,7 @@ from mrsched.expe.spec import RunSpec
 
 ERROR_PREFIX = "mrsched-run-error: "
 # Last line of a finished simulation: the process's CPU seconds (engine and in-process policy,
-# solver threads included), recorded as the run's ``cpu_time``: wall time alone says little on a
+# solver threads and helper processes included), recorded as the run's ``cpu_time``: wall time alone says little on a
 # shared machine.
 CPU_PREFIX = "mrsched-run-cpu: "
 # "module:function" replacing the embedded engine (another in-process simulator, or a test
@@ -82,14 +84,27 @@ def run_spec(spec: dict) -> None:
             leftover.unlink(missing_ok=True)
 
 
+_finished = threading.Event()
+
+
+def _print_cpu() -> None:
+    """The ``CPU_PREFIX`` line of a finished simulation: this process and its reaped children."""
+    if _finished.is_set():
+        cpu = sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+                                                     resource.getrusage(resource.RUSAGE_CHILDREN)))
+        print(f"{CPU_PREFIX}{cpu:.3f}", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         with open(argv[0]) as fh:
             spec = json.load(fh)
+        # registered before the policy exists, so it runs after the policy's own exit handlers
+        # have ended and reaped its helper processes (a solver worker): their CPU counts too
+        atexit.register(_print_cpu)
         run_spec(spec)
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        print(f"{CPU_PREFIX}{usage.ru_utime + usage.ru_stime:.3f}", file=sys.stderr, flush=True)
+        _finished.set()
     except MrschedError as exc:
         print(f"{ERROR_PREFIX}{type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         return 2
