@@ -75,21 +75,41 @@ class ConservativeBackfilling(Policy):
         if old is not None and span is not None:
             # only starts inside the freed span (and no later than the old slot) can be new
             horizon = span[1]
-            found = profile.earliest_start(job.request, None, max(ctx.now, span[0]),
-                                           not_after=min(old.start, horizon))
+            found = self._earliest(profile, job, max(ctx.now, span[0]), min(old.start, horizon))
             if found is None or found[0] >= old.start and horizon <= old.start:
-                if found is None or found[1] == old.allocation:
+                if found is None or self._same(profile, found[1], old.allocation):
                     self.planned_[job.id] = profile.reserve(old.start, old.end, old.allocation, tag=job.id)
                     return
         else:
-            found = profile.earliest_start(job.request, None, ctx.now)
+            found = self._earliest(profile, job, ctx.now)
         if found is None:
             return  # cannot be planned while some endless job holds resources
         start, alloc = found
         if start <= ctx.now:
-            ctx.start(job, alloc)
+            ctx.start(job, profile.allocation(alloc))
         else:
             self.planned_[job.id] = profile.reserve(start, start + job.request.walltime, alloc, tag=job.id)
+
+    def _earliest(self, profile, job: Job, not_before: float, not_after: float = math.inf):
+        """``profile.earliest_start(job.request, None, not_before, not_after=not_after)``: the
+        same start and allocation, from the profile's memoised ``earliest_fit`` when it serves
+        the request (a burst-buffer allocation then comes as a ``Fit``, placed in full by
+        ``profile.allocation`` when the job starts). Every queued job is re-inserted on every
+        early end: this is the pass's hot call."""
+        spec = None if self.io_aware else profile.fit_spec(job.request)
+        if spec is None:   # named counters, or bandwidth (io_aware): earliest_start knows them
+            return profile.earliest_start(job.request, None, not_before, not_after=not_after)
+        found = profile.earliest_fit(spec, not_before)
+        return None if found is None or found[0] > not_after else found
+
+    @staticmethod
+    def _same(profile, a, b) -> bool:
+        """Whether two allocations ``_earliest`` returned are equal in full (nodes, bytes per
+        storage node and per-node placement): two ``Fit`` of one placement may differ in the
+        free space they were placed on."""
+        if a == b:
+            return True
+        return a.nodes == b.nodes and a.bb == b.bb and profile.allocation(a) == profile.allocation(b)
 
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
         knowledge_round(self, ctx)                # runtime / I/O-rate estimates (knowledge.py)
