@@ -23,6 +23,8 @@ import heapq
 import itertools
 import math
 import operator
+from collections import deque
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -40,6 +42,8 @@ SURF_PRECISION = 1e-9
 #: Remaining work below this fraction is done (SimGrid: maxmin precision x surf precision).
 REMAINS_PRECISION = MAXMIN_PRECISION * SURF_PRECISION
 _MAX_ROUNDS = 1_000_000
+#: runs an iterator of side effects (``map`` of a setter) to its end in C
+_consume = deque(maxlen=0).extend
 #: Systems of more tasks are solved whole (the component split loops in Python) and stepped in
 #: numpy (per-task Python loops outgrow numpy's per-call cost); the results are the same.
 _SPLIT_MAX = 128
@@ -184,9 +188,11 @@ class PtaskModel:
         self._ahead: _Sim | None = None
         self._iso_tasks: dict[int, Ptask] = {}  # isolated tasks by id
         self._users: list[int] = []  # running tasks per constraint
-        self._owner: dict[int, Ptask] = {}  # constraint -> the isolated task using it
+        self._owner: list[Ptask | None] = []  # per constraint: the isolated task using it
         self._iso_heap: list[tuple[float, int, Ptask]] = []  # (finish, id, task), lazy deletes
         self._cpus: dict[str, tuple[float, int]] = {}  # host name -> (speed, CPU constraint)
+        self._cpu_of: dict[str, int] = {}  # host name -> CPU constraint (the same, for map())
+        self._speed_of: dict[int, float] = {}  # CPU constraint -> its host's speed
         # progressing tasks (tuple, start order) -> their solved rates, oldest first
         self._solved: dict[tuple, list[float]] = {}
         self._empties: set[Ptask] = set()  # running tasks with nothing to do (rare)
@@ -209,6 +215,10 @@ class PtaskModel:
         ``copies[host]``: the host appears that many times in SimGrid's host list, each copy
         computing ``flops[host]`` (Batsim's usage_trace phases): they add up on its CPU, and
         each is bounded by one core."""
+        if not bytes and not copies and self._isolate:
+            task = self._add_dedicated(flops, now, tag)
+            if task is not None:
+                return task
         hosts = self.platform.hosts
         weights: dict[int, float] = {}
         bound = math.inf
@@ -224,6 +234,8 @@ class PtaskModel:
                         raise SimulationError(f"ptask on unknown host '{name}'")
                     cpu = cpus[name] = (host.speed, self._constraint(("cpu", name), host.cores * host.speed,
                                                                      False))
+                    self._cpu_of[name] = cpu[1]
+                    self._speed_of[cpu[1]] = host.speed
                 used += 1
                 c = cpu[1]
                 if copies:
@@ -279,7 +291,7 @@ class PtaskModel:
         for c in weights:
             if users[c]:
                 isolated = False
-                owner = self._owner.get(c)
+                owner = self._owner[c]
                 if owner is not None:  # it shares a resource now: back into the solver
                     self._materialise(owner)
             elif fat[c]:
@@ -290,20 +302,7 @@ class PtaskModel:
         task._ws = tuple(weights.values())
         task._bound = bound
         if isolated:
-            cap = self._cap_list
-            rate = _solo_rate([cap[c] for c in weights], list(weights.values()), bound)
-            task._iso = True
-            task._irate = rate
-            task._ifinish = now + 1.0 / rate if rate > 0 else math.inf
-            self._iso_tasks[task.id] = task
-            for c in weights:
-                self._owner[c] = task
-            if self.stepped:
-                left = 1.0 / rate if rate > 0 else math.inf
-                if self._iso_left is not None and left < self._iso_left:
-                    self._iso_left = left
-            else:
-                heapq.heappush(self._iso_heap, (task._ifinish, task.id, task))
+            self._isolated(task)
             return task
         empty = used + n_links == 0  # nothing to do: done at once (SimGrid sets remains to 0)
         task._empty = empty
@@ -317,13 +316,59 @@ class PtaskModel:
         self._lookahead = None
         return task
 
+    def _add_dedicated(self, flops: dict[str, float], now: float, tag: Any) -> Ptask | None:
+        """``add`` of a task that only computes, some work on every host, on CPUs no running
+        task uses (a job on its exclusive allocation): isolated at once, with the same
+        constraints, weights, bound and rate as the general path, but host by host only in
+        C-level passes (``map``) instead of a Python loop (ten-thousand-node jobs).
+
+        None when it is not that case (a host never used before, a CPU in use, an amount
+        that is 0, infinite or NaN): the general path then decides."""
+        try:
+            cnsts = tuple(map(self._cpu_of.__getitem__, flops))
+            amounts = tuple(map(float, flops.values()))
+        except (KeyError, TypeError, ValueError):
+            return None
+        if not cnsts or not min(amounts) > 0 or not sum(amounts) < math.inf:   # (NaN: not <)
+            return None
+        if now != self.now:
+            self._catch_up(now)
+        users = self._users
+        if any(map(users.__getitem__, cnsts)):
+            return None
+        bound = min(map(operator.truediv, map(self._speed_of.__getitem__, cnsts), amounts))   # slowest core
+        _consume(map(users.__setitem__, cnsts, repeat(1)))
+        task = Ptask(next(self._ids), dict(flops), {}, now, 0.0, tag, self, 0)
+        task._cnsts = cnsts
+        task._ws = amounts
+        task._bound = bound
+        self._isolated(task)
+        return task
+
+    def _isolated(self, task: Ptask) -> None:
+        """A new task alone on its resources: constant rate, out of the solver (class doc)."""
+        cap = self._cap_list
+        rate = _solo_rate(list(map(cap.__getitem__, task._cnsts)), task._ws, task._bound)
+        task._iso = True
+        task._irate = rate
+        task._ifinish = task.start + 1.0 / rate if rate > 0 else math.inf
+        self._iso_tasks[task.id] = task
+        _consume(map(self._owner.__setitem__, task._cnsts, repeat(task)))
+        if self.stepped:
+            left = 1.0 / rate if rate > 0 else math.inf
+            if self._iso_left is not None and left < self._iso_left:
+                self._iso_left = left
+        else:
+            heapq.heappush(self._iso_heap, (task._ifinish, task.id, task))
+
     def remove(self, ptask: Ptask, now: float) -> None:
         """Stop a running ptask at ``now`` (a kill): it frees its share at once."""
         self._catch_up(now)
         self._pending = [t for t in self._pending if t is not ptask]
         if ptask._slot < 0 or ptask._model is not self:
             return
-        if ptask._iso:
+        isolated = ptask._iso
+        if isolated:
             ptask._final = (ptask.remaining, 0.0, 0.0)
             ptask._iso = False
             del self._iso_tasks[ptask.id]
@@ -340,7 +385,7 @@ class PtaskModel:
             self._lookahead = None
         ptask._slot = -1
         self._empties.discard(ptask)
-        self._release(ptask)
+        self._release(ptask, isolated)
 
     def next_completion(self) -> tuple[float, Ptask] | None:
         """When the next ptask finishes if nothing is added or removed before, and which one."""
@@ -425,7 +470,7 @@ class PtaskModel:
                 task._iso = False
                 task._slot = -1
                 del self._iso_tasks[task.id]
-                self._release(task)
+                self._release(task, isolated=True)
                 iso_done.append(task)
             if iso_done:
                 done = sorted(done + iso_done, key=_finish_order) if done else iso_done
@@ -475,7 +520,7 @@ class PtaskModel:
                 task._iso = False
                 task._slot = -1
                 del iso[task.id]
-                self._release(task)
+                self._release(task, isolated=True)
         if self._act or self._dirty or self._pending:
             solver_done = self.advance(now)
             if solver_done:
@@ -527,19 +572,25 @@ class PtaskModel:
         self._iso_left = None
         task._iso = False
         for c in task._cnsts:
-            if self._owner.get(c) is task:
-                del self._owner[c]
+            if self._owner[c] is task:
+                self._owner[c] = None
         self._dirty = True
         self._lookahead = None
 
-    def _release(self, task: Ptask) -> None:
-        """A task left the model: its resources have one user less."""
+    def _release(self, task: Ptask, isolated: bool = False) -> None:
+        """A task left the model: its resources have one user less. An ``isolated`` task was
+        their only user and their owner (any other user would have sent it to the solver):
+        they are freed in C-level passes."""
         users = self._users
         owner = self._owner
+        if isolated:
+            _consume(map(users.__setitem__, task._cnsts, repeat(0)))
+            _consume(map(owner.__setitem__, task._cnsts, repeat(None)))
+            return
         for c in task._cnsts:
             users[c] -= 1
-            if owner.get(c) is task:
-                del owner[c]
+            if owner[c] is task:
+                owner[c] = None
 
     def _catch_up(self, now: float) -> None:
         if now < self.now:
@@ -555,6 +606,7 @@ class PtaskModel:
             self._cap_list.append(float(capacity))
             self._fat_list.append(bool(fatpipe))
             self._users.append(0)
+            self._owner.append(None)
         return c
 
     def _remember(self, tasks: tuple, rates: list[float]) -> None:
