@@ -58,12 +58,14 @@ class Ptask:
     live while it runs; ``finish`` is set when it completes.
     """
 
-    __slots__ = ("id", "flops", "bytes", "start", "latency", "tag", "finish", "_model", "_slot", "_final",
-                 "_cnsts", "_ws", "_bound", "_empty", "_iso", "_t0", "_rem0", "_irate", "_ifinish")
+    __slots__ = ("id", "_flops", "bytes", "start", "latency", "tag", "finish", "_model", "_slot", "_final",
+                 "_cnsts", "_ws", "_bound", "_empty", "_iso", "_t0", "_rem0", "_irate", "_ifinish", "_runs")
 
-    def __init__(self, id: int, flops: dict, bytes: dict, start: float, latency: float, tag: Any, model, slot):
+    def __init__(self, id: int, flops: dict | None, bytes: dict, start: float, latency: float, tag: Any, model,
+                 slot):
         self.id = id
-        self.flops = flops
+        self._flops = flops  # None: made from ``_runs`` on first read (``add_uniform``)
+        self._runs: list[tuple[int, int]] | None = None  # add_uniform's host ranges
         self.bytes = bytes
         self.start = start
         self.latency = latency
@@ -82,6 +84,15 @@ class Ptask:
         self._rem0 = 1.0
         self._irate = 0.0
         self._ifinish = math.inf
+
+    @property
+    def flops(self) -> dict[str, float]:
+        if self._flops is None:
+            names, amount = self._model._hosts, self._ws[0]
+            self._flops = {}
+            for lo, hi in self._runs:
+                self._flops.update(dict.fromkeys(names[lo:hi + 1], amount))
+        return self._flops
 
     def _live(self, index: int) -> float:
         if self._slot < 0:
@@ -157,7 +168,7 @@ class PtaskModel:
     #: through the cache: a change re-solves only its component. False: one solve (tests).
     _split_components = True
 
-    def __init__(self, platform, *, stepped: bool = False):
+    def __init__(self, platform, *, stepped: bool = False, hosts: list[str] | None = None):
         self.platform = platform
         #: stepped: the caller moves time in SimGrid's steps (``time_left`` then ``step``) and
         #: isolated tasks subtract ``rate * delta`` from their work at every step, as
@@ -192,10 +203,15 @@ class PtaskModel:
         self._iso_heap: list[tuple[float, int, Ptask]] = []  # (finish, id, task), lazy deletes
         self._cpus: dict[str, tuple[float, int]] = {}  # host name -> (speed, CPU constraint)
         self._cpu_of: dict[str, int] = {}  # host name -> CPU constraint (the same, for map())
-        self._speed_of: dict[int, float] = {}  # CPU constraint -> its host's speed
+        self._speed: list[float] = []  # per constraint: its host's speed (CPUs), 0 (links)
         # progressing tasks (tuple, start order) -> their solved rates, oldest first
         self._solved: dict[tuple, list[float]] = {}
         self._empties: set[Ptask] = set()  # running tasks with nothing to do (rare)
+        #: ``add_uniform``'s hosts by position: the CPU constraint of ``hosts[i]`` is ``i`` (the
+        #: numbering of constraints changes no rate: the solver reads them in element order)
+        self._hosts = list(hosts or ())
+        for name in self._hosts:
+            self._cpu(name)
 
     # -- public API -------------------------------------------------------------------------------
     @property
@@ -229,13 +245,7 @@ class PtaskModel:
             if amount > 0 and amount != math.inf:
                 cpu = cpus.get(name)
                 if cpu is None:
-                    host = hosts.get(name)
-                    if host is None:
-                        raise SimulationError(f"ptask on unknown host '{name}'")
-                    cpu = cpus[name] = (host.speed, self._constraint(("cpu", name), host.cores * host.speed,
-                                                                     False))
-                    self._cpu_of[name] = cpu[1]
-                    self._speed_of[cpu[1]] = host.speed
+                    cpu = self._cpu(name)
                 used += 1
                 c = cpu[1]
                 if copies:
@@ -302,7 +312,8 @@ class PtaskModel:
         task._ws = tuple(weights.values())
         task._bound = bound
         if isolated:
-            self._isolated(task)
+            _consume(map(self._owner.__setitem__, task._cnsts, repeat(task)))
+            self._isolated(task, _solo_rate(list(map(self._cap_list.__getitem__, task._cnsts)), task._ws, bound))
             return task
         empty = used + n_links == 0  # nothing to do: done at once (SimGrid sets remains to 0)
         task._empty = empty
@@ -336,24 +347,58 @@ class PtaskModel:
         users = self._users
         if any(map(users.__getitem__, cnsts)):
             return None
-        bound = min(map(operator.truediv, map(self._speed_of.__getitem__, cnsts), amounts))   # slowest core
+        bound = min(map(operator.truediv, map(self._speed.__getitem__, cnsts), amounts))   # slowest core
         _consume(map(users.__setitem__, cnsts, repeat(1)))
         task = Ptask(next(self._ids), dict(flops), {}, now, 0.0, tag, self, 0)
         task._cnsts = cnsts
         task._ws = amounts
         task._bound = bound
-        self._isolated(task)
+        _consume(map(self._owner.__setitem__, cnsts, repeat(task)))
+        self._isolated(task, _solo_rate(list(map(self._cap_list.__getitem__, cnsts)), amounts, bound))
         return task
 
-    def _isolated(self, task: Ptask) -> None:
-        """A new task alone on its resources: constant rate, out of the solver (class doc)."""
-        cap = self._cap_list
-        rate = _solo_rate(list(map(cap.__getitem__, task._cnsts)), task._ws, task._bound)
+    def add_uniform(self, runs: list[tuple[int, int]], amount: float, now: float, tag: Any = None) -> Ptask:
+        """``add`` of ``amount`` flops on every host of ``runs`` (closed ranges of positions in
+        the model's ``hosts``) and nothing else: a ``parallel_homogeneous`` job on its
+        allocation. When no running task uses those CPUs it is isolated range by range, no
+        Python step per host (ten-thousand-node jobs); else ``add`` decides.
+
+        Same task as ``add``: its CPU constraints are the positions, its bound the slowest
+        core's ``speed / amount`` (the least speed over ``amount``: division is monotonic), its
+        rate ``_solo_rate`` of the least capacity, equal to the per-host call's as it ends in
+        the first round (every capacity, ``cores * speed`` with ``cores >= 1``, offers at least
+        the bound)."""
+        users = self._users
+        if self._isolate and 0 < amount < math.inf and runs and max(hi for _, hi in runs) < len(self._hosts):
+            if now != self.now:
+                self._catch_up(now)
+            if not any(any(users[lo:hi + 1]) for lo, hi in runs):
+                speed, cap = self._speed, self._cap_list
+                bound = min(min(speed[lo:hi + 1]) for lo, hi in runs) / amount
+                rate = _solo_rate([min(min(cap[lo:hi + 1]) for lo, hi in runs)], (amount,), bound)
+                task = Ptask(next(self._ids), None, {}, now, 0.0, tag, self, 0)
+                task._runs = runs
+                task._cnsts = tuple(itertools.chain.from_iterable(range(lo, hi + 1) for lo, hi in runs))
+                task._ws = (amount,) * len(task._cnsts)
+                task._bound = bound
+                owner = self._owner
+                for lo, hi in runs:
+                    users[lo:hi + 1] = [1] * (hi + 1 - lo)
+                    owner[lo:hi + 1] = [task] * (hi + 1 - lo)
+                self._isolated(task, rate)
+                return task
+        flops: dict[str, float] = {}
+        for lo, hi in runs:
+            flops.update(dict.fromkeys(self._hosts[lo:hi + 1], amount))
+        return self.add(flops, {}, now, tag)
+
+    def _isolated(self, task: Ptask, rate: float) -> None:
+        """A new task alone on its resources (their owner): constant ``rate``, out of the
+        solver (class doc)."""
         task._iso = True
         task._irate = rate
         task._ifinish = task.start + 1.0 / rate if rate > 0 else math.inf
         self._iso_tasks[task.id] = task
-        _consume(map(self._owner.__setitem__, task._cnsts, repeat(task)))
         if self.stepped:
             left = 1.0 / rate if rate > 0 else math.inf
             if self._iso_left is not None and left < self._iso_left:
@@ -584,8 +629,13 @@ class PtaskModel:
         users = self._users
         owner = self._owner
         if isolated:
-            _consume(map(users.__setitem__, task._cnsts, repeat(0)))
-            _consume(map(owner.__setitem__, task._cnsts, repeat(None)))
+            if task._runs is not None:
+                for lo, hi in task._runs:
+                    users[lo:hi + 1] = [0] * (hi + 1 - lo)
+                    owner[lo:hi + 1] = [None] * (hi + 1 - lo)
+            else:
+                _consume(map(users.__setitem__, task._cnsts, repeat(0)))
+                _consume(map(owner.__setitem__, task._cnsts, repeat(None)))
             return
         for c in task._cnsts:
             users[c] -= 1
@@ -598,6 +648,17 @@ class PtaskModel:
         if now > self.now:
             self._pending = self.advance(now)  # includes earlier pending completions
 
+    def _cpu(self, name: str) -> tuple[float, int]:
+        """(speed, CPU constraint) of a host, its constraint created on first use."""
+        host = self.platform.hosts.get(name)
+        if host is None:
+            raise SimulationError(f"ptask on unknown host '{name}'")
+        c = self._constraint(("cpu", name), host.cores * host.speed, False)
+        self._speed[c] = host.speed
+        self._cpu_of[name] = c
+        cpu = self._cpus[name] = (host.speed, c)
+        return cpu
+
     def _constraint(self, key, capacity: float, fatpipe: bool) -> int:
         c = self._cnst_index.get(key)
         if c is None:
@@ -607,6 +668,7 @@ class PtaskModel:
             self._fat_list.append(bool(fatpipe))
             self._users.append(0)
             self._owner.append(None)
+            self._speed.append(0.0)
         return c
 
     def _remember(self, tasks: tuple, rates: list[float]) -> None:
