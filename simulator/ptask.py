@@ -202,7 +202,6 @@ class PtaskModel:
         self._owner: list[Ptask | None] = []  # per constraint: the isolated task using it
         self._iso_heap: list[tuple[float, int, Ptask]] = []  # (finish, id, task), lazy deletes
         self._cpus: dict[str, tuple[float, int]] = {}  # host name -> (speed, CPU constraint)
-        self._cpu_of: dict[str, int] = {}  # host name -> CPU constraint (the same, for map())
         self._speed: list[float] = []  # per constraint: its host's speed (CPUs), 0 (links)
         # progressing tasks (tuple, start order) -> their solved rates, oldest first
         self._solved: dict[tuple, list[float]] = {}
@@ -231,10 +230,6 @@ class PtaskModel:
         ``copies[host]``: the host appears that many times in SimGrid's host list, each copy
         computing ``flops[host]`` (Batsim's usage_trace phases): they add up on its CPU, and
         each is bounded by one core."""
-        if not bytes and not copies and self._isolate:
-            task = self._add_dedicated(flops, now, tag)
-            if task is not None:
-                return task
         hosts = self.platform.hosts
         weights: dict[int, float] = {}
         bound = math.inf
@@ -325,36 +320,6 @@ class PtaskModel:
         self._rate.append(0.0)
         self._dirty = True
         self._lookahead = None
-        return task
-
-    def _add_dedicated(self, flops: dict[str, float], now: float, tag: Any) -> Ptask | None:
-        """``add`` of a task that only computes, some work on every host, on CPUs no running
-        task uses (a job on its exclusive allocation): isolated at once, with the same
-        constraints, weights, bound and rate as the general path, but host by host only in
-        C-level passes (``map``) instead of a Python loop (ten-thousand-node jobs).
-
-        None when it is not that case (a host never used before, a CPU in use, an amount
-        that is 0, infinite or NaN): the general path then decides."""
-        try:
-            cnsts = tuple(map(self._cpu_of.__getitem__, flops))
-            amounts = tuple(map(float, flops.values()))
-        except (KeyError, TypeError, ValueError):
-            return None
-        if not cnsts or not min(amounts) > 0 or not sum(amounts) < math.inf:   # (NaN: not <)
-            return None
-        if now != self.now:
-            self._catch_up(now)
-        users = self._users
-        if any(map(users.__getitem__, cnsts)):
-            return None
-        bound = min(map(operator.truediv, map(self._speed.__getitem__, cnsts), amounts))   # slowest core
-        _consume(map(users.__setitem__, cnsts, repeat(1)))
-        task = Ptask(next(self._ids), dict(flops), {}, now, 0.0, tag, self, 0)
-        task._cnsts = cnsts
-        task._ws = amounts
-        task._bound = bound
-        _consume(map(self._owner.__setitem__, cnsts, repeat(task)))
-        self._isolated(task, _solo_rate(list(map(self._cap_list.__getitem__, cnsts)), amounts, bound))
         return task
 
     def add_uniform(self, runs: list[tuple[int, int]], amount: float, now: float, tag: Any = None) -> Ptask:
@@ -655,7 +620,6 @@ class PtaskModel:
             raise SimulationError(f"ptask on unknown host '{name}'")
         c = self._constraint(("cpu", name), host.cores * host.speed, False)
         self._speed[c] = host.speed
-        self._cpu_of[name] = c
         cpu = self._cpus[name] = (host.speed, c)
         return cpu
 
