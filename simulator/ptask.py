@@ -211,6 +211,10 @@ class PtaskModel:
         self._hosts = list(hosts or ())
         for name in self._hosts:
             self._cpu(name)
+        #: (speed, capacity) when every one of those hosts has the same
+        self._same_cpus = None
+        if self._hosts and len(set(self._speed)) == 1 and len(set(self._cap_list)) == 1:
+            self._same_cpus = (self._speed[0], self._cap_list[0])
 
     # -- public API -------------------------------------------------------------------------------
     @property
@@ -338,19 +342,21 @@ class PtaskModel:
             if now != self.now:
                 self._catch_up(now)
             if not any(any(users[lo:hi + 1]) for lo, hi in runs):
-                speed, cap = self._speed, self._cap_list
-                bound = min(min(speed[lo:hi + 1]) for lo, hi in runs) / amount
-                rate = _solo_rate([min(min(cap[lo:hi + 1]) for lo, hi in runs)], (amount,), bound)
+                if self._same_cpus is not None:   # (one speed and one core count: no min to take)
+                    speed, cap = self._same_cpus
+                else:
+                    speed = min(min(self._speed[lo:hi + 1]) for lo, hi in runs)
+                    cap = min(min(self._cap_list[lo:hi + 1]) for lo, hi in runs)
+                bound = speed / amount
                 task = Ptask(next(self._ids), None, {}, now, 0.0, tag, self, 0)
-                task._runs = runs
-                task._cnsts = tuple(itertools.chain.from_iterable(range(lo, hi + 1) for lo, hi in runs))
-                task._ws = (amount,) * len(task._cnsts)
+                task._runs = runs   # its constraints (``_cnsts``) are made if it joins the solver
+                task._ws = (amount,) * sum(hi + 1 - lo for lo, hi in runs)
                 task._bound = bound
                 owner = self._owner
                 for lo, hi in runs:
                     users[lo:hi + 1] = [1] * (hi + 1 - lo)
                     owner[lo:hi + 1] = [task] * (hi + 1 - lo)
-                self._isolated(task, rate)
+                self._isolated(task, _solo_rate([cap], (amount,), bound))
                 return task
         flops: dict[str, float] = {}
         for lo, hi in runs:
@@ -581,6 +587,8 @@ class PtaskModel:
         del self._iso_tasks[task.id]
         self._iso_left = None
         task._iso = False
+        if task._runs is not None and not task._cnsts:   # an add_uniform task: its CPUs, one by one
+            task._cnsts = tuple(itertools.chain.from_iterable(range(lo, hi + 1) for lo, hi in task._runs))
         for c in task._cnsts:
             if self._owner[c] is task:
                 self._owner[c] = None
