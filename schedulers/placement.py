@@ -134,8 +134,8 @@ class BurstBufferPlacer:
             nodes = idx.tolist()
         if 0 < extra < n:
             bisect.insort(cuts, extra)          # the share drops by one byte there
-        starts = [0] + cuts
-        runs = ((p, q, base + 1 if p < extra else base) for p, q in zip(starts, cuts + [n]) if q > p)
+        cuts.append(n)
+        runs = [(p, q, base + 1 if p < extra else base) for p, q in zip([0] + cuts, cuts) if q > p]
         per = [0] * len(free)
         chunks = self._greedy(nodes, runs, free, per)
         return None if chunks is None else (tuple(per), Placement(nodes, chunks))
@@ -148,6 +148,8 @@ class BurstBufferPlacer:
         given) gets the bytes put on each storage node."""
         order, groups = self.order, self.order_groups
         left = list(free)
+        if per is None:
+            per = [0] * len(free)
         out: list[tuple[int, int, int, int]] = []
         resume: dict[int, tuple[int, int]] = {}   # order group -> (share, first index with room)
         chunks: list[tuple[int, int]] = []
@@ -156,16 +158,25 @@ class BurstBufferPlacer:
                 continue
             k = nodes[p]
             g = groups[k]
+            o = order[k]
             got = resume.get(g)
-            i, count = _fill(order[k], got[1] if got is not None and got[0] == share else 0, share, q - p,
-                             left, chunks)
+            i = got[1] if got is not None and got[0] == share else 0
+            count = q - p
+            if i < len(o) and left[o[i]] >= share * count:   # (most runs: where the last one stopped)
+                st = o[i]
+                left[st] -= share * count
+                per[st] += share * count
+                out.append((p, count, st, share))
+                if got is None or got[0] != share:
+                    resume[g] = (share, i)
+                continue
+            i, count = _fill(o, i, share, count, left, chunks)
             resume[g] = (share, i)
             if count:
                 return None
             for st, c in chunks:
                 out.append((p, c, st, share))
-                if per is not None:
-                    per[st] += c * share
+                per[st] += c * share
                 p += c
             chunks.clear()
         return out
