@@ -29,12 +29,12 @@ import gc
 import logging
 import math
 from functools import reduce
-from operator import itemgetter, lt as _lt, sub
+from operator import itemgetter, lt as _lt, ne, sub
 import os
 import time as _time
 from collections import deque
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, compress
 from pathlib import Path
 from typing import Any, Callable
 
@@ -123,17 +123,12 @@ def _last_of(values) -> Any:
 
 def _runs(ids: list[int]) -> list[tuple[int, int]]:
     """Sorted unique ids -> their maximal ``(first, last)`` ranges."""
-    if ids[-1] - ids[0] == len(ids) - 1:   # one range (sorted, unique): no walk over the ids
+    n = len(ids)
+    if ids[-1] - ids[0] == n - 1:   # one range (sorted, unique): no walk over the ids
         return [(ids[0], ids[-1])]
-    runs = []
-    lo = prev = ids[0]
-    for i in ids[1:]:
-        if i != prev + 1:
-            runs.append((lo, prev))
-            lo = i
-        prev = i
-    runs.append((lo, prev))
-    return runs
+    # where an id is not the previous one plus one, found in C (wide allocations)
+    cuts = list(compress(range(1, n), map(ne, ids[1:], map((1).__add__, ids))))
+    return [(ids[a], ids[b - 1]) for a, b in zip([0] + cuts, cuts + [n])]
 
 
 def _runs_text(runs: list[tuple[int, int]]) -> str:
@@ -1305,7 +1300,7 @@ class Engine:
         else:
             comp = [r for r in alloc if r < nc]
             comp_runs = [(lo, hi if hi < nc else nc - 1) for lo, hi in runs if lo < nc]
-        if not self.compute_sharing and any(map(busy.__getitem__, comp)):   # holds its job id
+        if not self.compute_sharing and any(any(busy[lo:hi + 1]) for lo, hi in comp_runs):   # job ids
             r = next(r for r in comp if busy[r] is not None)
             raise SimulationError(f"resource {r} ({self.resources[r].name}) is busy with job "
                                   f"{busy[r]} (no compute sharing)", event=etype, job=jid,
