@@ -407,7 +407,7 @@ class AvailabilityProfile:
                 m &= nodes_l[k]
                 bk = bb_l[k]
                 if bk is not b and bk != b:
-                    b = tuple(map(min, b, bk))
+                    b = _least(b, bk)
                 ck = cnt_l[k]
                 if ck is not c and ck != c:
                     c = tuple(map(min, c, ck))
@@ -506,7 +506,7 @@ class AvailabilityProfile:
                     for k in range(i + 1, j + 1):
                         b = bb_l[k]
                         if b != bbmin:
-                            bbmin = tuple(map(min, bbmin, b))
+                            bbmin = _least(bbmin, b)
                 if ok and use_c:
                     for k in range(i + 1, j + 1):
                         c = cnt_l[k]
@@ -718,6 +718,12 @@ class AvailabilityProfile:
         if placed is None:
             return None
         return Allocation(chosen, placed[0], placed[1], cvec if use_c else ())
+
+
+def _least(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """Elementwise minimum of two rows of free bytes (``tuple(map(min, a, b))`` at a third of
+    its cost: a 100-storage machine's rows made it the profile's hottest line)."""
+    return tuple([x if x < y else y for x, y in zip(a, b)])
 
 
 def _room(row: tuple[int, ...], share: int, n: int, cap) -> bool:
