@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from mrsched.errors import SimulationError
 from mrsched.schedulers.cluster import Cluster
 from mrsched.schedulers.job import Request
-from mrsched.schedulers.placement import BurstBufferPlacer, split_shares
+from mrsched.schedulers.placement import BurstBufferPlacer, Placement, split_shares
 
 INF = math.inf
 
@@ -28,7 +29,7 @@ class Allocation:
 
     nodes: int
     bb: tuple[int, ...] = ()                   # bytes per storage index (job total there)
-    placement: dict[int, tuple[int, int]] = field(default_factory=dict)  # compute index -> (storage index, bytes)
+    placement: Mapping[int, tuple[int, int]] = field(default_factory=dict)  # compute index -> (storage index, bytes)
     counters: tuple[float, ...] = ()           # amount per counter index
 
     @property
@@ -406,7 +407,7 @@ class AvailabilityProfile:
                 m &= nodes_l[k]
                 bk = bb_l[k]
                 if bk is not b and bk != b:
-                    b = tuple(map(min, b, bk))
+                    b = _least(b, bk)
                 ck = cnt_l[k]
                 if ck is not c and ck != c:
                     c = tuple(map(min, c, ck))
@@ -505,7 +506,7 @@ class AvailabilityProfile:
                     for k in range(i + 1, j + 1):
                         b = bb_l[k]
                         if b != bbmin:
-                            bbmin = tuple(map(min, bbmin, b))
+                            bbmin = _least(bbmin, b)
                 if ok and use_c:
                     for k in range(i + 1, j + 1):
                         c = cnt_l[k]
@@ -529,7 +530,7 @@ class AvailabilityProfile:
                 if placed is None:   # shares one byte apart did not pack: try later
                     i += 1
                     continue
-                alloc = Allocation(chosen, placed[0], dict(placed[1]), cvec if use_c else ())
+                alloc = Allocation(chosen, placed[0], placed[1], cvec if use_c else ())
             else:
                 alloc = Allocation(chosen, (), {}, cvec if use_c else ())
             return t, alloc
@@ -607,7 +608,7 @@ class AvailabilityProfile:
         placer = self.placer
         if type(placer) is not BurstBufferPlacer:
             placed = self._placed(chosen, total, n, bbmin)
-            return None if placed is None else Allocation(chosen, placed[0], dict(placed[1]), ())
+            return None if placed is None else Allocation(chosen, placed[0], placed[1], ())
         ranges = placer.order_ranges
         base, extra = divmod(total, n)
         left = list(bbmin)
@@ -651,10 +652,10 @@ class AvailabilityProfile:
         if placed is None or placed[0] != alloc.bb:    # unreachable: both follow place()
             raise SimulationError("burst-buffer placement differs from the plan's "
                                   f"(nodes {self.cluster.ids_of(chosen)}, {total} bytes)")
-        return Allocation(chosen, placed[0], dict(placed[1]), alloc.counters)
+        return Allocation(chosen, placed[0], placed[1], alloc.counters)
 
     def _placed(self, chosen: int, total: int, n: int, bbmin: tuple[int, ...]):
-        """``(bytes per storage index, placement items)`` of ``total`` bytes over the ``n`` nodes of
+        """``(bytes per storage index, placement)`` of ``total`` bytes over the ``n`` nodes of
         ``chosen`` given the free bytes ``bbmin``, or None when the shares do not pack.
 
         Memoised (the placer is a pure function of these arguments): the plan-based search places
@@ -668,20 +669,7 @@ class AvailabilityProfile:
         hit = memo.get(key, memo)
         if hit is not memo:
             return hit
-        placer = self.placer
-        if type(placer) is BurstBufferPlacer:
-            placement = placer.place_split(_indices(chosen), total, n, bbmin)
-        else:
-            placement = placer.place(_indices(chosen), split_shares(total, n), bbmin)
-        if placement is None:
-            result = None
-        else:
-            per_storage = [0] * len(bbmin)
-            for s, b in placement.values():
-                per_storage[s] += b
-            # plain tuples of ints: the garbage collector stops tracking them (a long-lived
-            # memo of dicts would be walked by every full collection)
-            result = (tuple(per_storage), tuple(placement.items()))
+        result = _place(self.placer, chosen, total, n, bbmin)
         # bounded in entries and in nodes placed (a wide job's placement is large)
         weight = memo.get(_WEIGHT, 0) + n
         if len(memo) >= _PLACE_MEMO_SIZE or weight > _PLACE_MEMO_NODES:
@@ -726,16 +714,16 @@ class AvailabilityProfile:
         chosen = lowest_bits(mask, n)
         if not total:
             return Allocation(chosen, (), {}, cvec if use_c else ())
-        if type(placer) is BurstBufferPlacer:   # the same placement, a run of nodes at a time
-            placement = placer.place_split(_indices(chosen), total, n, bbmin)
-        else:
-            placement = placer.place(_indices(chosen), split_shares(total, n), bbmin)
-        if placement is None:
+        placed = _place(placer, chosen, total, n, bbmin)
+        if placed is None:
             return None
-        per_storage = [0] * len(bbmin)
-        for s, b in placement.values():
-            per_storage[s] += b
-        return Allocation(chosen, tuple(per_storage), placement, cvec if use_c else ())
+        return Allocation(chosen, placed[0], placed[1], cvec if use_c else ())
+
+
+def _least(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """Elementwise minimum of two rows of free bytes (``tuple(map(min, a, b))`` at a third of
+    its cost: a 100-storage machine's rows made it the profile's hottest line)."""
+    return tuple([x if x < y else y for x, y in zip(a, b)])
 
 
 def _room(row: tuple[int, ...], share: int, n: int, cap) -> bool:
@@ -880,6 +868,21 @@ def fit_in_slices(times: list[float], nodes_l: list[int], bb_l: list[tuple[int, 
         return t, alloc
     return None
 
+
+
+def _place(placer, chosen: int, total: int, n: int, free: tuple[int, ...]):
+    """``(bytes per storage index, placement)`` of ``total`` bytes split over the ``n`` nodes of
+    ``chosen`` (``BurstBufferPlacer.place_mask``), or None when the shares do not pack."""
+    if type(placer) is BurstBufferPlacer:
+        return placer.place_mask(chosen, total, n, free)
+    placement = placer.place(_indices(chosen), split_shares(total, n), free)
+    if placement is None:
+        return None
+    per_storage = [0] * len(free)
+    for s, b in placement.values():
+        per_storage[s] += b
+    # read-only, as place_mask's (the memo shares it)
+    return tuple(per_storage), Placement(list(placement), [(p, 1, s, b) for p, (s, b) in enumerate(placement.values())])
 
 
 def _indices(mask: int) -> list[int]:

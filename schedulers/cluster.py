@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from mrsched.errors import ProtocolError
 
@@ -124,6 +125,35 @@ class Cluster:
         return cls(compute_ids=tuple(range(nb_nodes)), compute_names=tuple(f"node{k}" for k in range(nb_nodes)),
                    storage=storage, gpus=g, counters=dict(counters or {}),
                    storage_ids=tuple(s.id for s in storage))
+
+
+class NodeShares(Mapping):
+    """A burst-buffer placement ``{compute index: (storage index, bytes)}`` read as Batsim ids,
+    ``{compute id: {storage id: bytes}}`` (``Start.bb``), built on first read: alloc-only runs
+    never read it, and on a 10,000-node machine a start would build one dict per node."""
+
+    __slots__ = ("_cluster", "_placement", "_ids")
+
+    def __init__(self, cluster: Cluster, placement: Mapping[int, tuple[int, int]]):
+        self._cluster, self._placement, self._ids = cluster, placement, None
+
+    def _built(self) -> dict[int, dict[int, int]]:
+        if self._ids is None:
+            cid, storage = self._cluster.compute_ids, self._cluster.storage
+            self._ids = {cid[k]: {storage[s].id: nbytes} for k, (s, nbytes) in self._placement.items()}
+        return self._ids
+
+    def __getitem__(self, rid: int) -> dict[int, int]:
+        return self._built()[rid]
+
+    def __iter__(self):
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._placement)
+
+    def __repr__(self) -> str:
+        return repr(self._built())
 
 
 def _int_prop(props: Mapping[str, Any], key: str, where: str) -> int | None:

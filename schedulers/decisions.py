@@ -7,6 +7,7 @@ The runtime turns these into EXECUTE_JOB / REJECT_JOB / CALL_ME_LATER / SET_JOB_
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +18,7 @@ class Start:
 
     job_id: str
     nodes: tuple[int, ...]
-    bb: dict[int, dict[int, int]] = field(default_factory=dict)
+    bb: Mapping[int, Mapping[int, int]] = field(default_factory=dict)
     allocation: Any = field(default=None, compare=False, repr=False)   # the profile's Allocation
 
 

@@ -9,7 +9,16 @@ A total that does not divide evenly gives some nodes one byte more (``split_shar
 
 from __future__ import annotations
 
+import bisect
+import itertools
+from collections.abc import Mapping
+
+import numpy as np
+
 from mrsched.schedulers.cluster import Cluster
+
+#: jobs of fewer nodes are placed without numpy (its per-call cost is larger than theirs)
+_NUMPY_MIN = 48
 
 
 def storage_order(cluster: Cluster) -> list[tuple[int, ...]]:
@@ -53,6 +62,7 @@ class BurstBufferPlacer:
         # runs of one order 3 nodes long or less on average (a large machine's nodes in Batsim's
         # name order interleave chassis): place node by node, runs would only add overhead
         self._fragmented = len(self.order_ranges) * 3 > len(self.order)
+        self._groups_np = None   # order_groups as a numpy array, made on first use (place_mask)
 
     def capacity_fits(self, share: int, nodes: int, free: list[int] | tuple[int, ...]) -> bool:
         """Whether ``nodes`` shares of ``share`` bytes fit in the free bytes at all (a quick
@@ -96,55 +106,170 @@ class BurstBufferPlacer:
         where it stopped while the share is the same. Same result and insertion order as the
         node-by-node greedy (tests/schedulers/test_placement_runs.py).
         """
-        groups, order = self.order_groups, self.order
-        runs = not self._fragmented
+        if self._fragmented:
+            runs = ((p, p + 1, amounts[p]) for p in range(len(node_indices)))
+        else:
+            runs = _runs(node_indices, amounts, self.order_groups)
+        chunks = self._greedy(node_indices, runs, free, None)
+        return None if chunks is None else dict(Placement(node_indices, chunks).items())
+
+    def place_mask(self, chosen: int, total: int, n: int,
+                   free: list[int] | tuple[int, ...]) -> tuple[tuple[int, ...], "Placement"] | None:
+        """``place_split`` of the ``n`` nodes of the bitmask ``chosen`` (compute indices), with
+        the bytes it puts on each storage node: ``(bytes per storage index, placement)``, or
+        None when the shares do not fit. Nothing is done node by node (on large machines that
+        was most of a start): the runs of nodes with one storage order are found in numpy for
+        wide jobs, and the placement is kept as chunks of nodes, read as a dict on demand."""
+        base, extra = divmod(total, n)
+        if n < _NUMPY_MIN:
+            nodes = _indices(chosen)
+            cuts = [p for p in range(1, n) if self.order_groups[nodes[p]] != self.order_groups[nodes[p - 1]]]
+        else:
+            idx = np.flatnonzero(np.unpackbits(np.frombuffer(chosen.to_bytes((chosen.bit_length() + 7) // 8, "little"),
+                                                             dtype=np.uint8), bitorder="little"))
+            if self._groups_np is None:
+                self._groups_np = np.asarray(self.order_groups, dtype=np.int64)
+            groups = self._groups_np[idx]
+            cuts = (np.flatnonzero(groups[1:] != groups[:-1]) + 1).tolist()
+            nodes = idx.tolist()
+        if 0 < extra < n:
+            bisect.insort(cuts, extra)          # the share drops by one byte there
+        cuts.append(n)
+        runs = [(p, q, base + 1 if p < extra else base) for p, q in zip([0] + cuts, cuts) if q > p]
+        per = [0] * len(free)
+        chunks = self._greedy(nodes, runs, free, per)
+        return None if chunks is None else (tuple(per), Placement(nodes, chunks))
+
+    def _greedy(self, nodes: list[int], runs, free: list[int] | tuple[int, ...],
+                per: list[int] | None) -> list[tuple[int, int, int, int]] | None:
+        """The placement of ``nodes`` given as ``runs`` ``(first position, end position, share)``
+        of consecutive nodes with one storage order and one share (``place``'s docstring), as
+        chunks ``(first position, nodes, storage index, share)`` in node order; ``per`` (if
+        given) gets the bytes put on each storage node."""
+        order, groups = self.order, self.order_groups
         left = list(free)
-        result: dict[int, tuple[int, int]] = {}
+        if per is None:
+            per = [0] * len(free)
+        out: list[tuple[int, int, int, int]] = []
         resume: dict[int, tuple[int, int]] = {}   # order group -> (share, first index with room)
-        m = len(node_indices)
-        p = 0
-        while p < m:
-            k = node_indices[p]
-            share = amounts[p]
-            g = groups[k]
-            q = p + 1
-            if runs:
-                while q < m and amounts[q] == share and groups[node_indices[q]] == g:
-                    q += 1
+        chunks: list[tuple[int, int]] = []
+        for p, q, share in runs:
             if share <= 0:
-                p = q
                 continue
-            count = q - p
+            k = nodes[p]
+            g = groups[k]
+            o = order[k]
             got = resume.get(g)
             i = got[1] if got is not None and got[0] == share else 0
-            o = order[k]
-            last = len(o)
-            while i < last:
-                s = o[i]
-                f = left[s]
-                if f >= share:
-                    c = f // share
-                    if c > count:
-                        c = count
-                    left[s] = f - c * share
-                    if c == 1:
-                        result[node_indices[p]] = (s, share)
-                    else:
-                        result.update(dict.fromkeys(node_indices[p:p + c], (s, share)))
-                    p += c
-                    count -= c
-                    if not count:
-                        break
-                i += 1
+            count = q - p
+            if i < len(o) and left[o[i]] >= share * count:   # (most runs: where the last one stopped)
+                st = o[i]
+                left[st] -= share * count
+                per[st] += share * count
+                out.append((p, count, st, share))
+                if got is None or got[0] != share:
+                    resume[g] = (share, i)
+                continue
+            i, count = _fill(o, i, share, count, left, chunks)
             resume[g] = (share, i)
             if count:
                 return None
-        return result
+            for st, c in chunks:
+                out.append((p, c, st, share))
+                per[st] += c * share
+                p += c
+            chunks.clear()
+        return out
 
     def place_split(self, nodes: list[int], total: int, n: int,
                     free: list[int] | tuple[int, ...]) -> dict[int, tuple[int, int]] | None:
         """``place(nodes, split_shares(total, n), free)``."""
         return self.place(nodes, split_shares(total, n), free)
+
+
+class Placement(Mapping):
+    """A placement ``{compute index: (storage index, bytes)}`` held as chunks ``(first position,
+    nodes, storage index, share)`` of consecutive entries of ``nodes`` (the greedy gives a
+    whole chunk of nodes the same storage node): read-only, entries in node order."""
+
+    __slots__ = ("nodes", "chunks", "_dict")
+
+    def __init__(self, nodes: list[int], chunks: list[tuple[int, int, int, int]]):
+        self.nodes, self.chunks, self._dict = nodes, chunks, None
+
+    def items(self):
+        nodes = self.nodes
+        for p, c, st, share in self.chunks:
+            value = (st, share)
+            for k in nodes[p:p + c]:
+                yield k, value
+
+    def values(self):
+        for p, c, st, share in self.chunks:
+            yield from itertools.repeat((st, share), c)
+
+    def __getitem__(self, k: int) -> tuple[int, int]:
+        if self._dict is None:
+            self._dict = dict(self.items())
+        return self._dict[k]
+
+    def __iter__(self):
+        nodes = self.nodes
+        for p, c, _, _ in self.chunks:
+            yield from nodes[p:p + c]
+
+    def __len__(self) -> int:
+        return sum(c for _, c, _, _ in self.chunks)
+
+    def __repr__(self) -> str:
+        return f"Placement({dict(self.items())!r})"
+
+
+def _fill(order: tuple[int, ...], i: int, share: int, count: int, left: list[int],
+          chunks: list[tuple[int, int]]) -> tuple[int, int]:
+    """``count`` nodes of one storage order and one share, from position ``i`` of ``order``:
+    each storage node with room takes as many shares as it holds (``left`` updated, ``(storage,
+    nodes)`` appended to ``chunks``). Returns where the walk stopped (a storage node passed over
+    has no room for this share, then or later) and the nodes left unplaced."""
+    last = len(order)
+    while i < last:
+        s = order[i]
+        f = left[s]
+        if f >= share:
+            c = f // share
+            if c > count:
+                c = count
+            left[s] = f - c * share
+            chunks.append((s, c))
+            count -= c
+            if not count:
+                break
+        i += 1
+    return i, count
+
+
+def _runs(nodes: list[int], amounts: list[int], groups: list[int]):
+    """``(first, end, share)`` of the maximal runs of ``nodes`` with one share and one order group."""
+    m = len(nodes)
+    p = 0
+    while p < m:
+        share = amounts[p]
+        g = groups[nodes[p]]
+        q = p + 1
+        while q < m and amounts[q] == share and groups[nodes[q]] == g:
+            q += 1
+        yield p, q, share
+        p = q
+
+
+def _indices(mask: int) -> list[int]:
+    """Set bit positions of ``mask``, ascending."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
 
 
 def split_shares(total: int, nodes: int) -> list[int]:

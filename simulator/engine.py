@@ -29,12 +29,12 @@ import gc
 import logging
 import math
 from functools import reduce
-from operator import itemgetter, lt as _lt, sub
+from operator import itemgetter, lt as _lt, ne, sub
 import os
 import time as _time
 from collections import deque
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, compress
 from pathlib import Path
 from typing import Any, Callable
 
@@ -53,6 +53,7 @@ TIME_PRECISION = SURF_PRECISION
 REMAINS_PRECISION = 1e-5 * SURF_PRECISION
 RUN_GC_THRESHOLD = (20_000, 20, 20)  # gc thresholds during a run (see Engine.run)
 ZERO_RUNTIME = 1e-5  # the runtime Batsim records for a job that took no time (jobs_execution.cpp)
+_UNIFORM = ("parallel_homogeneous", "parallel_homogeneous_total")   # profiles of one flop count per host
 
 # every event type a scheduler may send (Engine._event_handlers maps each to its handler)
 SCHEDULER_EVENTS = ("EXECUTE_JOB", "REJECT_JOB", "KILL_JOB", "CALL_ME_LATER", "REGISTER_JOB",
@@ -122,17 +123,12 @@ def _last_of(values) -> Any:
 
 def _runs(ids: list[int]) -> list[tuple[int, int]]:
     """Sorted unique ids -> their maximal ``(first, last)`` ranges."""
-    if ids[-1] - ids[0] == len(ids) - 1:   # one range (sorted, unique): no walk over the ids
+    n = len(ids)
+    if ids[-1] - ids[0] == n - 1:   # one range (sorted, unique): no walk over the ids
         return [(ids[0], ids[-1])]
-    runs = []
-    lo = prev = ids[0]
-    for i in ids[1:]:
-        if i != prev + 1:
-            runs.append((lo, prev))
-            lo = i
-        prev = i
-    runs.append((lo, prev))
-    return runs
+    # where an id is not the previous one plus one, found in C (wide allocations)
+    cuts = list(compress(range(1, n), map(ne, ids[1:], map((1).__add__, ids))))
+    return [(ids[a], ids[b - 1]) for a, b in zip([0] + cuts, cuts + [n])]
 
 
 def _runs_text(runs: list[tuple[int, int]]) -> str:
@@ -297,6 +293,14 @@ class _Executor:
             if end <= self.deadline or (self.wall_timer is None and self.index == 0):
                 self.timer = e.sleep(delay, self.on_step_done)   # do_delay_task: sleep_for
             # else: the walltime timer fires first
+        elif (prof["type"] in _UNIFORM and not prof["com"] and self.host_ids is self.js.alloc
+              and self.js.ncomp == len(self.host_ids) and (self.extra is None or self.index > 0)):
+            # the same flops on every allocated machine, nothing else: the ptask model takes
+            # the allocation's id ranges (ptask_of's flops, without a step per machine)
+            cpu = float(prof["cpu"])
+            if prof["type"] == "parallel_homogeneous_total":
+                cpu = cpu / len(self.host_ids)
+            self.ptask = e.start_ptask(None, self.on_step_done, uniform=(self.js.comp_runs, cpu))
         else:
             hosts = list(map(e.names.__getitem__, self.host_ids))
             spec = ptask_of(prof, hosts, storage_mapping=self.storage_mapping,
@@ -703,16 +707,21 @@ class Engine:
             else:
                 self._queue.append(call)
 
-    def start_ptask(self, spec: PtaskSpec, on_done: Callable[[], None], *,
-                    copies: dict[str, int] | None = None):
+    def start_ptask(self, spec: PtaskSpec | None, on_done: Callable[[], None], *,
+                    copies: dict[str, int] | None = None, uniform: tuple[list, float] | None = None):
+        """Run ``spec`` (or, ``uniform = (id ranges, flops)``, the same flops on every resource
+        of those ranges) as one ptask; ``on_done`` when it ends."""
         if self._ptask_model is None:
             try:
                 from mrsched.simulator.ptask import PtaskModel
             except ImportError:
                 raise SimulationError("this workload needs the ptask_L07 model "
                                       "(mrsched.simulator.ptask), which is not available") from None
-            self._ptask_model = PtaskModel(self.platform, stepped=True)
-        p = self._ptask_model.add(spec.flops, spec.bytes, self.now, copies=copies)
+            self._ptask_model = PtaskModel(self.platform, stepped=True, hosts=self.names)
+        if uniform is not None:
+            p = self._ptask_model.add_uniform(uniform[0], uniform[1], self.now)
+        else:
+            p = self._ptask_model.add(spec.flops, spec.bytes, self.now, copies=copies)
         self._seq += 1
         self._ptasks[id(p)] = (p, on_done, self._seq)
         return p
@@ -1291,7 +1300,7 @@ class Engine:
         else:
             comp = [r for r in alloc if r < nc]
             comp_runs = [(lo, hi if hi < nc else nc - 1) for lo, hi in runs if lo < nc]
-        if not self.compute_sharing and any(map(busy.__getitem__, comp)):   # holds its job id
+        if not self.compute_sharing and any(any(busy[lo:hi + 1]) for lo, hi in comp_runs):   # job ids
             r = next(r for r in comp if busy[r] is not None)
             raise SimulationError(f"resource {r} ({self.resources[r].name}) is busy with job "
                                   f"{busy[r]} (no compute sharing)", event=etype, job=jid,

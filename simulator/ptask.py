@@ -23,6 +23,8 @@ import heapq
 import itertools
 import math
 import operator
+from collections import deque
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -40,6 +42,8 @@ SURF_PRECISION = 1e-9
 #: Remaining work below this fraction is done (SimGrid: maxmin precision x surf precision).
 REMAINS_PRECISION = MAXMIN_PRECISION * SURF_PRECISION
 _MAX_ROUNDS = 1_000_000
+#: runs an iterator of side effects (``map`` of a setter) to its end in C
+_consume = deque(maxlen=0).extend
 #: Systems of more tasks are solved whole (the component split loops in Python) and stepped in
 #: numpy (per-task Python loops outgrow numpy's per-call cost); the results are the same.
 _SPLIT_MAX = 128
@@ -54,12 +58,14 @@ class Ptask:
     live while it runs; ``finish`` is set when it completes.
     """
 
-    __slots__ = ("id", "flops", "bytes", "start", "latency", "tag", "finish", "_model", "_slot", "_final",
-                 "_cnsts", "_ws", "_bound", "_empty", "_iso", "_t0", "_rem0", "_irate", "_ifinish")
+    __slots__ = ("id", "_flops", "bytes", "start", "latency", "tag", "finish", "_model", "_slot", "_final",
+                 "_cnsts", "_ws", "_bound", "_empty", "_iso", "_t0", "_rem0", "_irate", "_ifinish", "_runs")
 
-    def __init__(self, id: int, flops: dict, bytes: dict, start: float, latency: float, tag: Any, model, slot):
+    def __init__(self, id: int, flops: dict | None, bytes: dict, start: float, latency: float, tag: Any, model,
+                 slot):
         self.id = id
-        self.flops = flops
+        self._flops = flops  # None: made from ``_runs`` on first read (``add_uniform``)
+        self._runs: list[tuple[int, int]] | None = None  # add_uniform's host ranges
         self.bytes = bytes
         self.start = start
         self.latency = latency
@@ -78,6 +84,15 @@ class Ptask:
         self._rem0 = 1.0
         self._irate = 0.0
         self._ifinish = math.inf
+
+    @property
+    def flops(self) -> dict[str, float]:
+        if self._flops is None:
+            names, amount = self._model._hosts, self._ws[0]
+            self._flops = {}
+            for lo, hi in self._runs:
+                self._flops.update(dict.fromkeys(names[lo:hi + 1], amount))
+        return self._flops
 
     def _live(self, index: int) -> float:
         if self._slot < 0:
@@ -153,7 +168,7 @@ class PtaskModel:
     #: through the cache: a change re-solves only its component. False: one solve (tests).
     _split_components = True
 
-    def __init__(self, platform, *, stepped: bool = False):
+    def __init__(self, platform, *, stepped: bool = False, hosts: list[str] | None = None):
         self.platform = platform
         #: stepped: the caller moves time in SimGrid's steps (``time_left`` then ``step``) and
         #: isolated tasks subtract ``rate * delta`` from their work at every step, as
@@ -184,12 +199,22 @@ class PtaskModel:
         self._ahead: _Sim | None = None
         self._iso_tasks: dict[int, Ptask] = {}  # isolated tasks by id
         self._users: list[int] = []  # running tasks per constraint
-        self._owner: dict[int, Ptask] = {}  # constraint -> the isolated task using it
+        self._owner: list[Ptask | None] = []  # per constraint: the isolated task using it
         self._iso_heap: list[tuple[float, int, Ptask]] = []  # (finish, id, task), lazy deletes
         self._cpus: dict[str, tuple[float, int]] = {}  # host name -> (speed, CPU constraint)
+        self._speed: list[float] = []  # per constraint: its host's speed (CPUs), 0 (links)
         # progressing tasks (tuple, start order) -> their solved rates, oldest first
         self._solved: dict[tuple, list[float]] = {}
         self._empties: set[Ptask] = set()  # running tasks with nothing to do (rare)
+        #: ``add_uniform``'s hosts by position: the CPU constraint of ``hosts[i]`` is ``i`` (the
+        #: numbering of constraints changes no rate: the solver reads them in element order)
+        self._hosts = list(hosts or ())
+        for name in self._hosts:
+            self._cpu(name)
+        #: (speed, capacity) when every one of those hosts has the same
+        self._same_cpus = None
+        if self._hosts and len(set(self._speed)) == 1 and len(set(self._cap_list)) == 1:
+            self._same_cpus = (self._speed[0], self._cap_list[0])
 
     # -- public API -------------------------------------------------------------------------------
     @property
@@ -219,11 +244,7 @@ class PtaskModel:
             if amount > 0 and amount != math.inf:
                 cpu = cpus.get(name)
                 if cpu is None:
-                    host = hosts.get(name)
-                    if host is None:
-                        raise SimulationError(f"ptask on unknown host '{name}'")
-                    cpu = cpus[name] = (host.speed, self._constraint(("cpu", name), host.cores * host.speed,
-                                                                     False))
+                    cpu = self._cpu(name)
                 used += 1
                 c = cpu[1]
                 if copies:
@@ -279,7 +300,7 @@ class PtaskModel:
         for c in weights:
             if users[c]:
                 isolated = False
-                owner = self._owner.get(c)
+                owner = self._owner[c]
                 if owner is not None:  # it shares a resource now: back into the solver
                     self._materialise(owner)
             elif fat[c]:
@@ -290,20 +311,8 @@ class PtaskModel:
         task._ws = tuple(weights.values())
         task._bound = bound
         if isolated:
-            cap = self._cap_list
-            rate = _solo_rate([cap[c] for c in weights], list(weights.values()), bound)
-            task._iso = True
-            task._irate = rate
-            task._ifinish = now + 1.0 / rate if rate > 0 else math.inf
-            self._iso_tasks[task.id] = task
-            for c in weights:
-                self._owner[c] = task
-            if self.stepped:
-                left = 1.0 / rate if rate > 0 else math.inf
-                if self._iso_left is not None and left < self._iso_left:
-                    self._iso_left = left
-            else:
-                heapq.heappush(self._iso_heap, (task._ifinish, task.id, task))
+            _consume(map(self._owner.__setitem__, task._cnsts, repeat(task)))
+            self._isolated(task, _solo_rate(list(map(self._cap_list.__getitem__, task._cnsts)), task._ws, bound))
             return task
         empty = used + n_links == 0  # nothing to do: done at once (SimGrid sets remains to 0)
         task._empty = empty
@@ -317,13 +326,65 @@ class PtaskModel:
         self._lookahead = None
         return task
 
+    def add_uniform(self, runs: list[tuple[int, int]], amount: float, now: float, tag: Any = None) -> Ptask:
+        """``add`` of ``amount`` flops on every host of ``runs`` (closed ranges of positions in
+        the model's ``hosts``) and nothing else: a ``parallel_homogeneous`` job on its
+        allocation. When no running task uses those CPUs it is isolated range by range, no
+        Python step per host (ten-thousand-node jobs); else ``add`` decides.
+
+        Same task as ``add``: its CPU constraints are the positions, its bound the slowest
+        core's ``speed / amount`` (the least speed over ``amount``: division is monotonic), its
+        rate ``_solo_rate`` of the least capacity, equal to the per-host call's as it ends in
+        the first round (every capacity, ``cores * speed`` with ``cores >= 1``, offers at least
+        the bound)."""
+        users = self._users
+        if self._isolate and 0 < amount < math.inf and runs and max(hi for _, hi in runs) < len(self._hosts):
+            if now != self.now:
+                self._catch_up(now)
+            if not any(any(users[lo:hi + 1]) for lo, hi in runs):
+                if self._same_cpus is not None:   # (one speed and one core count: no min to take)
+                    speed, cap = self._same_cpus
+                else:
+                    speed = min(min(self._speed[lo:hi + 1]) for lo, hi in runs)
+                    cap = min(min(self._cap_list[lo:hi + 1]) for lo, hi in runs)
+                bound = speed / amount
+                task = Ptask(next(self._ids), None, {}, now, 0.0, tag, self, 0)
+                task._runs = runs   # its constraints (``_cnsts``) are made if it joins the solver
+                task._ws = (amount,) * sum(hi + 1 - lo for lo, hi in runs)
+                task._bound = bound
+                owner = self._owner
+                for lo, hi in runs:
+                    users[lo:hi + 1] = [1] * (hi + 1 - lo)
+                    owner[lo:hi + 1] = [task] * (hi + 1 - lo)
+                self._isolated(task, _solo_rate([cap], (amount,), bound))
+                return task
+        flops: dict[str, float] = {}
+        for lo, hi in runs:
+            flops.update(dict.fromkeys(self._hosts[lo:hi + 1], amount))
+        return self.add(flops, {}, now, tag)
+
+    def _isolated(self, task: Ptask, rate: float) -> None:
+        """A new task alone on its resources (their owner): constant ``rate``, out of the
+        solver (class doc)."""
+        task._iso = True
+        task._irate = rate
+        task._ifinish = task.start + 1.0 / rate if rate > 0 else math.inf
+        self._iso_tasks[task.id] = task
+        if self.stepped:
+            left = 1.0 / rate if rate > 0 else math.inf
+            if self._iso_left is not None and left < self._iso_left:
+                self._iso_left = left
+        else:
+            heapq.heappush(self._iso_heap, (task._ifinish, task.id, task))
+
     def remove(self, ptask: Ptask, now: float) -> None:
         """Stop a running ptask at ``now`` (a kill): it frees its share at once."""
         self._catch_up(now)
         self._pending = [t for t in self._pending if t is not ptask]
         if ptask._slot < 0 or ptask._model is not self:
             return
-        if ptask._iso:
+        isolated = ptask._iso
+        if isolated:
             ptask._final = (ptask.remaining, 0.0, 0.0)
             ptask._iso = False
             del self._iso_tasks[ptask.id]
@@ -340,7 +401,7 @@ class PtaskModel:
             self._lookahead = None
         ptask._slot = -1
         self._empties.discard(ptask)
-        self._release(ptask)
+        self._release(ptask, isolated)
 
     def next_completion(self) -> tuple[float, Ptask] | None:
         """When the next ptask finishes if nothing is added or removed before, and which one."""
@@ -425,7 +486,7 @@ class PtaskModel:
                 task._iso = False
                 task._slot = -1
                 del self._iso_tasks[task.id]
-                self._release(task)
+                self._release(task, isolated=True)
                 iso_done.append(task)
             if iso_done:
                 done = sorted(done + iso_done, key=_finish_order) if done else iso_done
@@ -475,7 +536,7 @@ class PtaskModel:
                 task._iso = False
                 task._slot = -1
                 del iso[task.id]
-                self._release(task)
+                self._release(task, isolated=True)
         if self._act or self._dirty or self._pending:
             solver_done = self.advance(now)
             if solver_done:
@@ -526,26 +587,49 @@ class PtaskModel:
         del self._iso_tasks[task.id]
         self._iso_left = None
         task._iso = False
+        if task._runs is not None and not task._cnsts:   # an add_uniform task: its CPUs, one by one
+            task._cnsts = tuple(itertools.chain.from_iterable(range(lo, hi + 1) for lo, hi in task._runs))
         for c in task._cnsts:
-            if self._owner.get(c) is task:
-                del self._owner[c]
+            if self._owner[c] is task:
+                self._owner[c] = None
         self._dirty = True
         self._lookahead = None
 
-    def _release(self, task: Ptask) -> None:
-        """A task left the model: its resources have one user less."""
+    def _release(self, task: Ptask, isolated: bool = False) -> None:
+        """A task left the model: its resources have one user less. An ``isolated`` task was
+        their only user and their owner (any other user would have sent it to the solver):
+        they are freed in C-level passes."""
         users = self._users
         owner = self._owner
+        if isolated:
+            if task._runs is not None:
+                for lo, hi in task._runs:
+                    users[lo:hi + 1] = [0] * (hi + 1 - lo)
+                    owner[lo:hi + 1] = [None] * (hi + 1 - lo)
+            else:
+                _consume(map(users.__setitem__, task._cnsts, repeat(0)))
+                _consume(map(owner.__setitem__, task._cnsts, repeat(None)))
+            return
         for c in task._cnsts:
             users[c] -= 1
-            if owner.get(c) is task:
-                del owner[c]
+            if owner[c] is task:
+                owner[c] = None
 
     def _catch_up(self, now: float) -> None:
         if now < self.now:
             raise SimulationError(f"cannot act on the ptask model in the past ({now} < {self.now})")
         if now > self.now:
             self._pending = self.advance(now)  # includes earlier pending completions
+
+    def _cpu(self, name: str) -> tuple[float, int]:
+        """(speed, CPU constraint) of a host, its constraint created on first use."""
+        host = self.platform.hosts.get(name)
+        if host is None:
+            raise SimulationError(f"ptask on unknown host '{name}'")
+        c = self._constraint(("cpu", name), host.cores * host.speed, False)
+        self._speed[c] = host.speed
+        cpu = self._cpus[name] = (host.speed, c)
+        return cpu
 
     def _constraint(self, key, capacity: float, fatpipe: bool) -> int:
         c = self._cnst_index.get(key)
@@ -555,6 +639,8 @@ class PtaskModel:
             self._cap_list.append(float(capacity))
             self._fat_list.append(bool(fatpipe))
             self._users.append(0)
+            self._owner.append(None)
+            self._speed.append(0.0)
         return c
 
     def _remember(self, tasks: tuple, rates: list[float]) -> None:

@@ -15,7 +15,7 @@ from typing import Any, Callable, ClassVar, Iterator
 
 from mrsched.errors import ConfigError, suggest
 from mrsched.schedulers.availability import Allocation, AvailabilityProfile, Reservation
-from mrsched.schedulers.cluster import Cluster
+from mrsched.schedulers.cluster import Cluster, NodeShares
 from mrsched.schedulers.decisions import Annotate, Decision, Reject, Start, WakeUp
 from mrsched.schedulers.job import Job, Request
 from mrsched.schedulers.placement import BurstBufferPlacer, split_shares
@@ -168,10 +168,7 @@ class SchedulingContext:
         end = self.now + job.request.walltime
         self.reservations[job.id] = self.profile.reserve(self.now, end, allocation, tag=job.id)
         cl = self.cluster
-        bb = {}
-        if allocation.placement:
-            for k, (s, nbytes) in allocation.placement.items():
-                bb[cl.compute_ids[k]] = {cl.storage[s].id: nbytes}
+        bb = NodeShares(cl, allocation.placement) if allocation.placement else {}
         decision = Start(job.id, tuple(cl.ids_of(allocation.nodes)), bb, allocation)
         self.decisions.append(decision)
         return decision

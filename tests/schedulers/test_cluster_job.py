@@ -69,6 +69,22 @@ def test_placement_is_tracked_over_the_whole_window():
     assert t == 0 and b.placement == {1: (1, 100)} and b.bb == (0, 100)
 
 
+def test_a_start_names_its_burst_buffer_shares_by_batsim_ids():
+    """``Start.bb``, read when a job model needs it (io-phased, storage labels): each compute id
+    with its share on its storage id, from the allocation's placement."""
+    from mrsched.schedulers.policies.base import SchedulingContext
+    storage = (StorageNode(7, "bb0", 100), StorageNode(9, "bb1", 100))
+    cl = Cluster(compute_ids=(2, 3, 5), compute_names=("a", "b", "c"), storage=storage)
+    prof = AvailabilityProfile(cl, 0)
+    job = job_from_batsim("w!1", {"id": "w!1", "subtime": 0, "walltime": 10, "res": 3, "burst_buffer": 150})
+    alloc = prof.fits_now(job.request)
+    d = SchedulingContext(0.0, cl, prof, [job], {}, [], []).start(job, alloc)
+    assert d.nodes == (2, 3, 5)
+    # shares of 50 bytes: two on bb0 (100 bytes), the third on bb1
+    assert d.bb == {2: {7: 50}, 3: {7: 50}, 5: {9: 50}} and list(d.bb) == [2, 3, 5] and len(d.bb) == 3
+    assert d.bb[5] == {9: 50} and dict(d.bb.items()) == {2: {7: 50}, 3: {7: 50}, 5: {9: 50}}
+
+
 def test_request_forms_of_burst_buffer():
     r = request_from_fields("j", {"res": 4, "walltime": 100, "burst_buffer": 10})
     assert (r.bb_total, r.bb_per_node, r.walltime) == (10, 3, 100.0)

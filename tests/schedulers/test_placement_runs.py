@@ -76,3 +76,42 @@ def test_surely_fits_is_sufficient_for_place():
     assert said_yes > 100
     assert BurstBufferPlacer.surely_fits(10, 3, [15, 15, 10])
     assert not BurstBufferPlacer.surely_fits(10, 4, [15, 15, 10])
+
+
+def test_place_mask_is_the_per_node_greedy_with_bytes_per_storage():
+    """``place_mask`` (a node mask, runs found in numpy when wide, a chunked placement) gives the
+    per-node greedy's placement, node order included, and the bytes it puts on each storage
+    node; narrow and wide jobs, chassis in index order or interleaved as Batsim's name order
+    interleaves them."""
+    rng = np.random.default_rng(7)
+    placed = refused = wide = 0
+    for trial in range(600):
+        n, ns = int(rng.integers(2, 400)), int(rng.integers(1, 9))
+        storage = tuple(StorageNode(id=n + s, name=f"bb{s}", capacity=1000, group=s % 3, chassis=s) for s in range(ns))
+        chassis = [int(x) for x in rng.integers(0, 8, n)]
+        if trial % 2:
+            chassis.sort()
+        cluster = Cluster(compute_ids=tuple(range(n)), compute_names=tuple(f"n{k}" for k in range(n)),
+                          storage=storage, group=tuple(c % 3 for c in chassis), chassis=tuple(chassis),
+                          storage_ids=tuple(s.id for s in storage))
+        placer = BurstBufferPlacer(cluster)
+        nodes = sorted(int(x) for x in rng.choice(n, int(rng.integers(1, n + 1)), replace=False))
+        mask = sum(1 << k for k in nodes)
+        total = int(rng.integers(0, 40 * len(nodes)))
+        free = [int(x) for x in rng.integers(0, 8 * len(nodes), ns)]
+        expected = greedy(placer, nodes, split_shares(total, len(nodes)), free)
+        got = placer.place_mask(mask, total, len(nodes), free)
+        if expected is None:
+            assert got is None, trial
+            refused += 1
+            continue
+        per = [0] * ns
+        for s, b in expected.values():
+            per[s] += b
+        assert got[0] == tuple(per), trial
+        assert got[1] == expected and list(got[1].items()) == list(expected.items()), trial
+        assert list(got[1]) == list(expected) and len(got[1]) == len(expected), trial
+        assert all(got[1][k] == v for k, v in expected.items()), trial
+        placed += 1
+        wide += len(nodes) >= 48
+    assert placed > 200 and refused > 50 and wide > 100

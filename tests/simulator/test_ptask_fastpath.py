@@ -323,3 +323,92 @@ def test_stale_look_ahead_is_not_adopted_after_a_change(star):
     assert [k for k, _ in out[0]] == [k for k, _ in out[1]]
     for (_, fa), (_, fb) in zip(*out):
         assert fa == pytest.approx(fb, rel=1e-9)
+
+
+# -- add_uniform: a job's same flops on a range of hosts, no step per host -----------------------
+
+def uniform_script(seed, n=40):
+    """Uniform tasks on ranges of HOSTS positions, and now and then a general task (CPU work on
+    one of those hosts, or a transfer) that shares a uniform task's CPU; some kills."""
+    rng = np.random.default_rng(seed)
+    t, script = 0.0, []
+    for k in range(n):
+        t += float(rng.exponential(3.0)) if rng.random() < 0.8 else 0.0
+        if rng.random() < 0.7:
+            lo = int(rng.integers(0, len(HOSTS)))
+            hi = int(rng.integers(lo, len(HOSTS)))
+            runs = [(lo, hi)] if rng.random() < 0.7 or hi - lo < 2 else [(lo, lo), (lo + 2, hi)]
+            script.append((t, "uniform", (k, runs, float(rng.uniform(5, 200)))))
+        else:
+            script.append((t, "add", (k, *random_task(rng))))
+        if rng.random() < 0.25:
+            script.append((t + float(rng.uniform(0.1, 5)), "kill", int(rng.integers(0, k + 1))))
+    script.sort(key=lambda e: (e[0], e[1] == "kill"))
+    return script
+
+
+def drive_stepped(model, script, uniform):
+    """Play the script as the engine does (SimGrid steps to the next task end or event); uniform
+    tasks through ``add_uniform`` or, ``uniform=False``, through ``add`` with the same flops."""
+    handles, out, now, i = {}, {}, 0.0, 0
+    while True:
+        t_evt = script[i][0] if i < len(script) else math.inf
+        left = model.time_left()
+        if math.isinf(left) and math.isinf(t_evt):
+            return out
+        delta = left if now + left <= t_evt else t_evt - now
+        now = now + delta
+        for task in model.step(now, delta):
+            out[task.tag] = (task.finish, 0.0)
+        while i < len(script) and script[i][0] <= now:
+            _, op, arg = script[i]
+            if op == "uniform":
+                key, runs, amount = arg
+                if uniform:
+                    handles[key] = model.add_uniform(runs, amount, now, tag=key)
+                else:
+                    hosts = [HOSTS[h] for lo, hi in runs for h in range(lo, hi + 1)]
+                    handles[key] = model.add(dict.fromkeys(hosts, amount), {}, now, tag=key)
+            elif op == "add":
+                key, flops, nbytes = arg
+                handles[key] = model.add(flops, nbytes, now, tag=key)
+            elif arg in handles and handles[arg].finish is None:
+                model.remove(handles[arg], now)
+                out[arg] = (None, handles[arg].remaining)
+            i += 1
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_add_uniform_is_add_of_the_same_flops(star, seed):
+    """Bit for bit the tasks ``add`` makes of the same flops (stepped, as the engine runs them),
+    kills and CPUs shared with later tasks included; and the full solver's times."""
+    script = uniform_script(seed)
+    ranged = PtaskModel(star, stepped=True, hosts=HOSTS)
+    plain = PtaskModel(star, stepped=True)
+    full = PtaskModel(star, stepped=True, hosts=HOSTS)
+    full._isolate = False
+    a, b, c = (drive_stepped(ranged, script, True), drive_stepped(plain, script, False),
+               drive_stepped(full, script, True))
+    assert a == b and len(a) >= 30
+    assert a.keys() == c.keys()
+    for key, (finish, left) in a.items():
+        assert (finish is None) == (c[key][0] is None)
+        assert (finish or 0.0) == pytest.approx(c[key][0] or 0.0, rel=1e-9), key
+        assert left == pytest.approx(c[key][1], rel=1e-9, abs=1e-12), key
+
+
+def test_add_uniform_isolates_by_ranges_and_gives_way_to_a_sharing_task(star):
+    m = PtaskModel(star, stepped=True, hosts=HOSTS)
+    job = m.add_uniform([(0, 1), (3, 4)], 100.0, 0.0, tag="job")   # h0, h1, h3, h4
+    assert job._iso and job.flops == dict.fromkeys(["h0", "h1", "h3", "h4"], 100.0)
+    assert job.rate == 7.0 / 100.0            # the slowest core (h3, 7 flop/s)
+    other = m.add_uniform([(1, 2)], 10.0, 0.0, tag="other")   # h1 in use: the general path
+    assert not job._iso and not other._iso and m._n_solver == 2
+    assert m.add_uniform([(5, 5)], 0.0, 0.0, tag="empty")._empty   # no work: add's empty task
+    m.remove(other, 0.0)
+    m.remove(job, 0.0)
+    again = m.add_uniform([(0, 4)], 50.0, 0.0)        # every CPU free again
+    assert again._iso and again.rate == 7.0 / 50.0
+    m.remove(again, 0.0)
+    cores = m.add_uniform([(2, 2), (4, 4)], 100.0, 0.0)   # h2: 4 x 20 flop/s, h4: 2 x 13
+    assert cores.rate == 13.0 / 100.0 == cores._bound     # one core each, the slower one
