@@ -1261,7 +1261,7 @@ class Engine:
         text = data["alloc"]
         cached = self._alloc_cache.get(text) if type(text) is str else None
         if cached is None:
-            runs = _canonical_runs(text) if type(text) is str else None
+            runs = _canonical_runs(text) if type(text) is str and "-" in text else None
             if runs is not None:
                 alloc = []
                 for lo, hi in runs:
