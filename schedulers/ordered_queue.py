@@ -50,9 +50,10 @@ _ANY = _Anything()
 
 class _MinTree:
     """A segment tree over slots 0..cap-1 of the minimum nodes / bytes / walltime of every
-    subtree (INF for empty slots)."""
+    subtree (INF for empty slots); ``head``: every slot below it is empty (the front of a
+    queue is found without a walk from the root)."""
 
-    __slots__ = ("cap", "mn", "mb", "mw")
+    __slots__ = ("cap", "mn", "mb", "mw", "head")
 
     def __init__(self, leaves: list[tuple[float, float, float]]):
         cap = 8
@@ -68,12 +69,15 @@ class _MinTree:
             mb[i] = mb[a] if mb[a] < mb[b] else mb[b]
             mw[i] = mw[a] if mw[a] < mw[b] else mw[b]
         self.mn, self.mb, self.mw = mn, mb, mw
+        self.head = 0
 
     def root(self) -> tuple[float, float, float]:
         return self.mn[1], self.mb[1], self.mw[1]
 
     def set(self, s: int, n: float, b: float, w: float) -> None:
         mn, mb, mw = self.mn, self.mb, self.mw
+        if s < self.head and n != INF:
+            self.head = s
         i = s + self.cap
         mn[i], mb[i], mw[i] = n, b, w
         i >>= 1
@@ -91,12 +95,20 @@ class _MinTree:
         """The first occupied slot >= ``lo``, or -1: ``first`` without a room, so one
         comparison a subtree and no room lookup (the head of the queue, the next job)."""
         mn, cap = self.mn, self.cap
+        head = self.head
+        from_head = lo <= head
+        if from_head:
+            lo = head
         if lo >= cap or mn[1] == INF:
             return -1
+        if mn[lo + cap] != INF:     # the next job in line (fcfs: nearly always)
+            return lo
         i = lo + cap if lo else 1
         while True:
             if mn[i] != INF:
                 if i >= cap:
+                    if from_head:
+                        self.head = i - cap
                     return i - cap
                 i *= 2
                 continue

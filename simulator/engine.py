@@ -141,6 +141,26 @@ def format_alloc(ids: list[int]) -> str:
     return _runs_text(_runs(ids)) if ids else ""
 
 
+def _canonical_runs(text: str) -> list[tuple[int, int]] | None:
+    """The ranges of a canonical interval text (what schedulers normally send: sorted,
+    disjoint, non-adjacent, as Batsim writes it), read token by token, not id by id; None
+    for any other text (``parse_alloc`` then reads and checks it)."""
+    runs = []
+    prev = -2
+    try:
+        for token in text.split(" "):
+            lo, sep, hi = token.partition("-")
+            a = int(lo)
+            b = int(hi) if sep else a
+            if a <= prev + 1 or b < a:
+                return None
+            runs.append((a, b))
+            prev = b
+    except ValueError:
+        return None
+    return runs if _runs_text(runs) == text else None
+
+
 # --------------------------------------------------------------------------------------------
 # platform view
 
@@ -1250,9 +1270,16 @@ class Engine:
         text = data["alloc"]
         cached = self._alloc_cache.get(text) if type(text) is str else None
         if cached is None:
-            alloc = parse_alloc(text, job=jid)
-            runs = _runs(alloc)
-            canonical = _runs_text(runs)
+            runs = _canonical_runs(text) if type(text) is str and "-" in text else None
+            if runs is not None:
+                alloc = []
+                for lo, hi in runs:
+                    alloc.extend(range(lo, hi + 1))
+                canonical = text
+            else:
+                alloc = parse_alloc(text, job=jid)
+                runs = _runs(alloc)
+                canonical = _runs_text(runs)
             cached = (alloc, text if canonical == text else canonical, runs)
             if len(self._alloc_cache) >= 4096:
                 self._alloc_cache.clear()

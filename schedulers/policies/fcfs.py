@@ -45,3 +45,10 @@ class FCFS(OrderedPolicy):
             queue.remove(job)
             job, _ = queue.next_job()
         return ctx.decisions
+
+    def idle_round(self, profile, queue) -> bool:
+        """The first job in submission order blocks every job behind it: a round in which it
+        does not fit now starts nothing (plain ``fcfs`` order and stated requests only)."""
+        if self.order != "fcfs" or self.io_aware or self.knowledge != "requested":
+            return False
+        return not queue or profile.fits_now(next(iter(queue.values())).request) is None

@@ -183,7 +183,8 @@ def test_easy_takes_the_decisions_of_the_textbook_algorithm():
 
 def test_fcfs_kept_queue_takes_the_decisions_of_a_fresh_policy():
     """fcfs kept across rounds (its ordered queue updated from the runtime's tail), driven round
-    by round beside a fresh policy per round (no memory): every round's starts must be the same."""
+    by round beside a fresh policy per round (no memory): every round's starts must be the same,
+    and ``idle_round`` says so exactly when a round starts nothing."""
     from mrsched.schedulers.policies.base import SchedulingContext, WaitingQueue
     from mrsched.schedulers.registry import make_policy
 
@@ -195,6 +196,7 @@ def test_fcfs_kept_queue_takes_the_decisions_of_a_fresh_policy():
     for _ in range(600):
         now = next_instant(rng, profile, running, now, early=0.03)
         seq = submit_feasible(rng, cluster, queue, now, seq, most=2)
+        idle = warm.idle_round(profile, queue)
         outs = []
         for policy in (make_policy("fcfs"), warm):
             p = profile.copy() if policy is not warm else profile
@@ -207,6 +209,7 @@ def test_fcfs_kept_queue_takes_the_decisions_of_a_fresh_policy():
                     del queue[d.job_id]
                     started += 1
         assert outs[0] == outs[1]
+        assert idle == (not outs[1])   # the runtime skips exactly the rounds that start nothing
     assert started > 100   # the queue moved
 
 

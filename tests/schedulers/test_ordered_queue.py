@@ -160,3 +160,19 @@ def test_next_job_without_a_room_walks_every_live_job_in_order(order, monkeypatc
         got.append(job)
     assert got == list(order_queue(list(waiting.values()), order))
     assert kept._runs and all(r.tree.live(r.tree.cap) == -1 for r in kept._runs.values())
+
+
+def test_the_head_hint_follows_slots_filled_again():
+    """``live`` starts from the first slot it found occupied; a slot below it filled again
+    (any ``set``) is found from the front once more."""
+    from mrsched.schedulers.ordered_queue import INF, _MinTree
+
+    tree = _MinTree([(1, 0, 5.0)] * 10)
+    for s in range(6):
+        tree.set(s, INF, INF, INF)
+    assert tree.live(0) == 6 and tree.live(8) == 8
+    tree.set(2, 3, 0, 1.0)
+    assert tree.live(0) == 2 and tree.live(3) == 6
+    for s in range(10):
+        tree.set(s, INF, INF, INF)
+    assert tree.live(0) == -1

@@ -329,6 +329,23 @@ def test_alloc_strings():
         parse_alloc("3-1", job="w0!1")
 
 
+@pytest.mark.parametrize("text", ["0-1 3", "0 1 3", "3 1 0", "0-0 1 3", "0-1 3-3", "00-1 3"])
+def test_any_alloc_text_comes_back_canonical(platform_file, make_workload, scripted, tmp_path, text):
+    """Batsim answers JOB_COMPLETED and writes _jobs.csv with the canonical text of the set,
+    whatever text EXECUTE_JOB gave (the canonical ones are read range by range)."""
+    wl = make_workload([{"id": 1, "subtime": 0, "res": 3, "profile": "d10"}])
+
+    def react(msg, s):
+        for e in msg["events"]:
+            if e["type"] == "JOB_SUBMITTED":
+                yield "EXECUTE_JOB", {"job_id": e["data"]["job_id"], "alloc": text}
+
+    sched = scripted(react)
+    simulate(platform_file, [wl], sched, export_prefix=tmp_path / "out")
+    assert sched.events("JOB_COMPLETED")[0]["data"]["alloc"] == "0-1 3"
+    assert rows(tmp_path / "out")["1"]["allocated_resources"] == "0-1 3"
+
+
 @pytest.mark.parametrize("reuse", [False, True])
 def test_dynamic_profiles_dropped_without_reuse(platform_file, make_workload, scripted, reuse):
     wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"}])
