@@ -159,4 +159,4 @@ def test_next_job_without_a_room_walks_every_live_job_in_order(order, monkeypatc
             break
         got.append(job)
     assert got == list(order_queue(list(waiting.values()), order))
-    assert kept._runs and all(r.tree.live(r.tree.cap) == -1 for r in kept._runs.values())
+    assert kept._runs and all(r.occupied.next(r.occupied.cap) == -1 for r in kept._runs.values())
