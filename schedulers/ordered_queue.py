@@ -72,7 +72,8 @@ class _MinTree:
     def root(self) -> tuple[float, float, float]:
         return self.mn[1], self.mb[1], self.mw[1]
 
-    def set(self, s: int, n: float, b: float, w: float) -> None:
+    def set(self, s: int, n: float, b: float, w: float) -> bool:
+        """Put a slot's values; whether the root's minima changed (the tree above needs them)."""
         mn, mb, mw = self.mn, self.mb, self.mw
         i = s + self.cap
         mn[i], mb[i], mw[i] = n, b, w
@@ -83,9 +84,10 @@ class _MinTree:
             b = mb[l] if mb[l] < mb[r] else mb[r]
             w = mw[l] if mw[l] < mw[r] else mw[r]
             if n == mn[i] and b == mb[i] and w == mw[i]:
-                return          # the minima above are unchanged too
+                return False    # the minima above are unchanged too
             mn[i], mb[i], mw[i] = n, b, w
             i >>= 1
+        return True
 
     def live(self, lo: int) -> int:
         """The first occupied slot >= ``lo``, or -1: ``first`` without a room, so one
@@ -203,6 +205,12 @@ def _lane(job: Job) -> int:
     return job.request.nodes.bit_length()
 
 
+def _one_lane(job: Job) -> int:
+    """Every job in lane 0: for runs whose jobs all ask the same walltime (``sjf``), where
+    one tree's minima already pass together unless bytes and nodes disagree."""
+    return 0
+
+
 _LANES = 64     # lanes 0..63: node counts below 2**63
 
 
@@ -234,10 +242,11 @@ class _Run:
     pass nearly always belong to a job that nearly passes; the answer is the earliest of the
     lanes' first jobs, each lane searched only before the best answer so far."""
 
-    __slots__ = ("items", "occupied", "end", "slot", "lanes", "ks", "roots")
+    __slots__ = ("items", "occupied", "end", "slot", "lanes", "ks", "roots", "lane_of")
 
-    def __init__(self, jobs: Iterable[Job] = ()):
+    def __init__(self, jobs: Iterable[Job] = (), lane_of: Callable[[Job], int] = _lane):
         jobs = list(jobs)
+        self.lane_of = lane_of
         cap = 8
         while cap < 2 * len(jobs):
             cap *= 2
@@ -247,7 +256,7 @@ class _Run:
         self.slot = {j.id: s for s, j in enumerate(jobs)}
         by_lane: dict[int, list[tuple[int, Job]]] = {}
         for s, j in enumerate(jobs):
-            by_lane.setdefault(_lane(j), []).append((s, j))
+            by_lane.setdefault(lane_of(j), []).append((s, j))
         self.lanes = {k: _Lane(entries) for k, entries in by_lane.items()}
         self.ks = sorted(self.lanes)            # the lanes, smallest jobs first
         self.roots = _MinTree([self.lanes[k].tree.root() if k in self.lanes else (INF, INF, INF)
@@ -263,13 +272,14 @@ class _Run:
         """The minima over every job of the run (the tree over runs holds them)."""
         return self.roots.root()
 
-    def append(self, job: Job) -> None:
+    def append(self, job: Job) -> bool:
+        """Add ``job`` at the end; whether the run's minima changed."""
         s = self.end
         self.end = s + 1
         self.items[s] = job
         self.slot[job.id] = s
         self.occupied.set(s, True)
-        k = _lane(job)
+        k = self.lane_of(job)
         lane = self.lanes.get(k)
         if lane is None or lane.end == lane.tree.cap:
             # a new lane, or a full one compacted (or doubled when half full)
@@ -280,18 +290,18 @@ class _Run:
         lane.end = ls + 1
         lane.pos.append(s)
         r = job.request
-        lane.tree.set(ls, r.nodes, r.bb_total, r.walltime)
-        self.roots.set(k, *lane.tree.root())
+        return lane.tree.set(ls, r.nodes, r.bb_total, r.walltime) and self.roots.set(k, *lane.tree.root())
 
-    def remove(self, job_id: str) -> None:
+    def remove(self, job_id: str) -> bool:
+        """Take ``job_id`` out; whether the run's minima changed."""
         s = self.slot.pop(job_id)
         job = self.items[s]
         self.items[s] = None
         self.occupied.set(s, False)
-        k = _lane(job)
+        k = self.lane_of(job)
         lane = self.lanes[k]
-        lane.tree.set(bisect_left(lane.pos, s, 0, lane.end), INF, INF, INF)
-        self.roots.set(k, *lane.tree.root())
+        return lane.tree.set(bisect_left(lane.pos, s, 0, lane.end), INF, INF, INF) \
+            and self.roots.set(k, *lane.tree.root())
 
     def first(self, after: int, room: Room) -> int:
         """The first run slot > ``after`` holding a job that passes ``room``, or -1."""
@@ -320,6 +330,7 @@ class OrderedQueue:
     def __init__(self, order: str = "fcfs"):
         self.order = order
         self._key = _KEYS[order]
+        self._lane_of = _one_lane if order == "sjf" else _lane
         self._runs: dict[Any, _Run] = {}
         self._keys: list = []           # the runs' keys, ascending (empty runs are kept)
         self._rank: dict[Any, int] = {}  # key -> index in _keys
@@ -364,7 +375,7 @@ class OrderedQueue:
         groups: dict[Any, list[Job]] = {}
         for job in queue:
             groups.setdefault(key(job), []).append(job)
-        self._runs = {k: _Run(js) for k, js in groups.items()}
+        self._runs = {k: _Run(js, self._lane_of) for k, js in groups.items()}
         self._key_of = {j.id: k for k, js in groups.items() for j in js}
         self._rerank()
 
@@ -378,19 +389,19 @@ class OrderedQueue:
         k = self._key(job)
         run = self._runs.get(k)
         if run is None:
-            run = self._runs[k] = _Run()
+            run = self._runs[k] = _Run((), self._lane_of)
             self._rerank()
         elif run.full():
-            run = self._runs[k] = _Run(run.live())   # compact, or double when half full
-        run.append(job)
+            run = self._runs[k] = _Run(run.live(), self._lane_of)   # compact, or double when half full
         self._key_of[job.id] = k
-        self._top.set(self._rank[k], *run.root())
+        if run.append(job):
+            self._top.set(self._rank[k], *run.root())
 
     def remove(self, job: Job) -> None:
         k = self._key_of.pop(job.id)
         run = self._runs[k]
-        run.remove(job.id)
-        self._top.set(self._rank[k], *run.root())
+        if run.remove(job.id):
+            self._top.set(self._rank[k], *run.root())
 
     # -- queries -------------------------------------------------------------------------------
     @staticmethod
