@@ -7,9 +7,10 @@ queue positions, so a pass skips every subtree whose smallest request already ex
 profile has free (``AvailabilityProfile.room``): only jobs that may fit are visited.
 
 Order: jobs with the same order key (``fcfs``: all of them; ``sjf``: same walltime; ``largest`` /
-``smallest``: same node count) form one *run* in submission order, an append-only tree; runs
-follow each other by key. Equal keys keep submission order, as the stable sort of
-``order_queue`` does, so the iteration order is ``order_queue``'s.
+``smallest``: same node count) form one *run* in submission order, append-only; runs follow
+each other by key. Equal keys keep submission order, as the stable sort of ``order_queue``
+does, so the iteration order is ``order_queue``'s. Within a run the trees are per *lane* of
+node counts (see ``_Run``), so that a subtree's minima mostly belong to one job.
 """
 
 from __future__ import annotations
@@ -156,48 +157,33 @@ class _MinTree:
 
 
 class _Occupied:
-    """Which slots 0..cap-1 hold a job: a tree of "any occupied below" flags, so the next
-    occupied slot after any slot is found in O(log cap) however many slots were emptied."""
+    """Which slots 0..cap-1 hold a job (0; INF when empty) and the minimum of every subtree,
+    so that ``live`` finds the next occupied slot in O(log cap) however many were emptied:
+    the run's order whatever its lanes."""
 
-    __slots__ = ("cap", "occ")
+    __slots__ = ("cap", "mn")
 
     def __init__(self, used: int, cap: int):
         self.cap = cap
-        occ = [False] * (2 * cap)
-        occ[cap:cap + used] = [True] * used
+        mn = [INF] * (2 * cap)
+        mn[cap:cap + used] = [0] * used
         for i in range(cap - 1, 0, -1):
-            occ[i] = occ[2 * i] or occ[2 * i + 1]
-        self.occ = occ
+            mn[i] = mn[2 * i] if mn[2 * i] < mn[2 * i + 1] else mn[2 * i + 1]
+        self.mn = mn
 
     def set(self, s: int, used: bool) -> None:
-        occ = self.occ
+        mn = self.mn
         i = s + self.cap
-        occ[i] = used
+        mn[i] = 0 if used else INF
         i >>= 1
         while i:
-            flag = occ[2 * i] or occ[2 * i + 1]
-            if occ[i] == flag:
+            m = mn[2 * i] if mn[2 * i] < mn[2 * i + 1] else mn[2 * i + 1]
+            if mn[i] == m:
                 return
-            occ[i] = flag
+            mn[i] = m
             i >>= 1
 
-    def next(self, lo: int) -> int:
-        """The first occupied slot >= ``lo``, or -1."""
-        occ, cap = self.occ, self.cap
-        if lo >= cap or not occ[1]:
-            return -1
-        i = lo + cap
-        while True:
-            if occ[i]:
-                if i >= cap:
-                    return i - cap
-                i *= 2
-                continue
-            while i & 1:
-                i >>= 1
-            if not i:
-                return -1
-            i += 1
+    live = _MinTree.live      # reads only ``mn`` and ``cap``
 
 
 def _lane(job: Job) -> int:
@@ -218,17 +204,16 @@ class _Lane:
     """The jobs of one run whose node counts share a power of two, in run order: ``pos[s]`` is
     the run slot of lane slot ``s`` (increasing), ``tree`` their minima."""
 
-    __slots__ = ("tree", "pos", "end")
+    __slots__ = ("tree", "pos")
 
     def __init__(self, entries: list[tuple[int, Job]]):
         self.tree = _MinTree([(j.request.nodes, j.request.bb_total, j.request.walltime) for _, j in entries])
         self.pos = [p for p, _ in entries]
-        self.end = len(entries)
 
     def live(self) -> list[int]:
         """Run slots of the jobs still here."""
         mn, cap = self.tree.mn, self.tree.cap
-        return [p for s, p in enumerate(self.pos[:self.end]) if mn[cap + s] != INF]
+        return [p for s, p in enumerate(self.pos) if mn[cap + s] != INF]
 
 
 class _Run:
@@ -281,16 +266,14 @@ class _Run:
         self.occupied.set(s, True)
         k = self.lane_of(job)
         lane = self.lanes.get(k)
-        if lane is None or lane.end == lane.tree.cap:
+        if lane is None or len(lane.pos) == lane.tree.cap:
             # a new lane, or a full one compacted (or doubled when half full)
             keep = [] if lane is None else [(p, self.items[p]) for p in lane.live()]
             lane = self.lanes[k] = _Lane(keep)
             self.ks = sorted(self.lanes)
-        ls = lane.end
-        lane.end = ls + 1
         lane.pos.append(s)
         r = job.request
-        return lane.tree.set(ls, r.nodes, r.bb_total, r.walltime) and self.roots.set(k, *lane.tree.root())
+        return lane.tree.set(len(lane.pos) - 1, r.nodes, r.bb_total, r.walltime) and self.roots.set(k, *lane.tree.root())
 
     def remove(self, job_id: str) -> bool:
         """Take ``job_id`` out; whether the run's minima changed."""
@@ -300,7 +283,7 @@ class _Run:
         self.occupied.set(s, False)
         k = self.lane_of(job)
         lane = self.lanes[k]
-        return lane.tree.set(bisect_left(lane.pos, s, 0, lane.end), INF, INF, INF) \
+        return lane.tree.set(bisect_left(lane.pos, s), INF, INF, INF) \
             and self.roots.set(k, *lane.tree.root())
 
     def first(self, after: int, room: Room) -> int:
@@ -312,8 +295,8 @@ class _Run:
                 break                           # this lane and the next ones ask more
             lane = self.lanes[k]
             pos = lane.pos
-            lo = bisect_right(pos, after, 0, lane.end) if after >= 0 else 0
-            s = lane.tree.first(lo, room, bisect_left(pos, best, lo, lane.end) if best >= 0 else -1)
+            lo = bisect_right(pos, after) if after >= 0 else 0
+            s = lane.tree.first(lo, room, bisect_left(pos, best, lo) if best >= 0 else -1)
             if s >= 0:
                 best = pos[s]
         return best
@@ -441,7 +424,7 @@ class OrderedQueue:
         runs, keys, top = self._runs, self._keys, self._top
         if after is not None:
             k, s = after
-            s = runs[k].occupied.next(s + 1)
+            s = runs[k].occupied.live(s + 1)
             if s >= 0:
                 return runs[k].items[s], (k, s)
             r = self._rank[k] + 1
@@ -452,7 +435,7 @@ class OrderedQueue:
             if r < 0:
                 return None, None
             k = keys[r]
-            s = runs[k].occupied.next(0)
+            s = runs[k].occupied.live(0)
             if s >= 0:
                 return runs[k].items[s], (k, s)
             r += 1

@@ -159,4 +159,34 @@ def test_next_job_without_a_room_walks_every_live_job_in_order(order, monkeypatc
             break
         got.append(job)
     assert got == list(order_queue(list(waiting.values()), order))
-    assert kept._runs and all(r.occupied.next(r.occupied.cap) == -1 for r in kept._runs.values())
+    assert kept._runs and all(r.occupied.live(r.occupied.cap) == -1 for r in kept._runs.values())
+
+
+class CountingRoom(dict):
+    """Many nodes for up to 100 s, none for longer; counts every read."""
+
+    reads = 0
+
+    def get(self, w, default=None):
+        CountingRoom.reads += 1
+        return super().get(w, default)
+
+    def __missing__(self, w):
+        CountingRoom.reads += 1
+        return (32, 10**12) if w <= 100 else (0, 0)
+
+
+def test_a_room_that_no_job_passes_is_answered_without_walking_the_queue():
+    """Small long jobs and wide short ones, interleaved: every stretch of the queue holds a
+    small node count and a short walltime, yet no job passes a room of 32 nodes for 100 s and
+    none after. Saying so reads a handful of subtrees however long the queue (minima of both
+    kinds of jobs in one tree passed everywhere: the walk read every stretch)."""
+    reads = {}
+    for length in (1_000, 50_000):
+        waiting = {f"w!{k}": Job(f"w!{k}", 0.0, Request(nodes=1, walltime=1000.0) if k % 2
+                                 else Request(nodes=40, walltime=10.0)) for k in range(length)}
+        kept = OrderedQueue("fcfs").update(WaitingQueue(waiting))
+        CountingRoom.reads = 0
+        assert kept.next_job(None, CountingRoom()) == (None, None)
+        reads[length] = CountingRoom.reads
+    assert reads[1_000] == reads[50_000] <= 30, reads
