@@ -294,9 +294,13 @@ class _Run:
             if k and 1 << (k - 1) > most:
                 break                           # this lane and the next ones ask more
             lane = self.lanes[k]
+            tree = lane.tree
+            r = room[tree.mw[1]]
+            if tree.mn[1] > r[0] or tree.mb[1] > r[1]:
+                continue                        # no job of this lane passes
             pos = lane.pos
             lo = bisect_right(pos, after) if after >= 0 else 0
-            s = lane.tree.first(lo, room, bisect_left(pos, best, lo) if best >= 0 else -1)
+            s = tree.first(lo, room, bisect_left(pos, best, lo) if best >= 0 else -1)
             if s >= 0:
                 best = pos[s]
         return best
