@@ -201,8 +201,8 @@ _LANES = 64     # lanes 0..63: node counts below 2**63
 
 
 class _Lane:
-    """The jobs of one run whose node counts share a power of two, in run order: ``pos[s]`` is
-    the run slot of lane slot ``s`` (increasing), ``tree`` their minima."""
+    """The jobs of one lane of a run, in run order: ``pos[s]`` is the run slot of lane slot
+    ``s`` (increasing), ``tree`` their minima."""
 
     __slots__ = ("tree", "pos")
 
@@ -273,7 +273,8 @@ class _Run:
             self.ks = sorted(self.lanes)
         lane.pos.append(s)
         r = job.request
-        return lane.tree.set(len(lane.pos) - 1, r.nodes, r.bb_total, r.walltime) and self.roots.set(k, *lane.tree.root())
+        return lane.tree.set(len(lane.pos) - 1, r.nodes, r.bb_total, r.walltime) \
+            and self.roots.set(k, *lane.tree.root())
 
     def remove(self, job_id: str) -> bool:
         """Take ``job_id`` out; whether the run's minima changed."""
