@@ -18,6 +18,9 @@ from test_fast_paths import dragonfly, next_instant, random_request
 
 def random_job(rng, k: int, now: float = 0.0) -> Job:
     req = random_request(rng)
+    if rng.random() < 0.3:      # wider jobs: node counts in several lanes (1 to 120 nodes)
+        req = Request(nodes=req.nodes * int(rng.integers(1, 21)), walltime=req.walltime,
+                      bb_total=req.bb_total, bb_per_node=req.bb_per_node)
     if rng.random() < 0.1:
         req = Request(nodes=req.nodes, bb_total=req.bb_total, bb_per_node=req.bb_per_node)   # no walltime
     return Job(f"w!{k}", now, req)
@@ -38,7 +41,8 @@ def test_iteration_and_first_fit_match_a_scan_of_order_queue(order):
         kept.update(WaitingQueue(waiting))
         expected = list(order_queue(list(waiting.values()), order))
         assert list(kept) == expected
-        limit_n, limit_b, limit_w = int(rng.integers(1, 7)), int(rng.integers(0, 3000)), float(rng.integers(1, 45))
+        limit_n = int(rng.integers(1, 7) if rng.random() < 0.5 else rng.integers(1, 130))
+        limit_b, limit_w = int(rng.integers(0, 3000)), float(rng.integers(1, 45))
 
         class Room(dict):           # up to limit_w: limit_n nodes and limit_b bytes; then nothing
             def __missing__(self, w):
