@@ -44,6 +44,23 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   grows with the queue. Splitting the queue in walltime lanes (tried) was slower at 20k and
   40k. 1M not measured: the run got 1.7 CPU minutes in 18 wall minutes (RSS 1.9 GB, still
   loading/early) and was stopped.
+- Node-count lanes in the ordered queue (5409739..f80672b, before = 3072e9d). Counted on
+  ``fcfs-bb`` 100k: one walk of the one-tree queue visited 70 / 102 / 145 subtrees at queues
+  of 4k / 8k / 16k jobs (x1.4 a doubling: ~sqrt); with lanes a whole query (every lane) reads
+  the room 22 / 28 / 35 times. Alternated with
+  3072e9d at load ~4: ``fcfs-bb`` 100k 40.7 / 28.8 before, 35.1 / 23.8 after (395 MB),
+  identical. At load 9-12 (other sessions' runs; CPU seconds inflated ~40%): ``fcfs-bb``
+  100k 48.2 / 32.2 (398 MB); at 3ebe049 ``sjf-bb`` 62.4 / 44.2 (380 MB), ``fcfs-easy``
+  64.3 / 45.9 (280 MB). ``--check 3072e9d --sizes 2000 10000`` identical for ``fcfs-bb``,
+  ``sjf-bb``, ``fcfs-easy``, ``filler``, ``fcfs``, and ``fcfs-bb`` 40k (18.3 s, baseline
+  18.8 s). Growth, c76982a, one process at a time, load 7-11: ``fcfs-bb`` 100k 48.2 / 32.2,
+  400k 192.0 / 136.7 (914 MB): x3.98 for 4x the jobs (scheduler x4.25).
+  Nearly idle machine (load 1-3), c76982a: ``fcfs-bb`` 100k 32.2 / 21.9 (before 32.8 / 22.6,
+  identical); 400k, before and after side by side: 169.6 / 128.1 before (x5.2 over 100k),
+  144.6 / 102.8 after (x4.5, 930 MB), identical; 1M 404.7 / 299.2, peak 1,820 MB: x12.6 over
+  100k (scheduler x13.7), so still over both targets (5 min; x12). The rest of a round
+  (availability prefix and room, fits_now, reserve / release, placement, runtime checks) is
+  now most of the scheduler; its cost per job still rises slowly with the queue.
 """
 
 from __future__ import annotations

@@ -7,15 +7,16 @@ queue positions, so a pass skips every subtree whose smallest request already ex
 profile has free (``AvailabilityProfile.room``): only jobs that may fit are visited.
 
 Order: jobs with the same order key (``fcfs``: all of them; ``sjf``: same walltime; ``largest`` /
-``smallest``: same node count) form one *run* in submission order, an append-only tree; runs
-follow each other by key. Equal keys keep submission order, as the stable sort of
-``order_queue`` does, so the iteration order is ``order_queue``'s.
+``smallest``: same node count) form one *run* in submission order, append-only; runs follow
+each other by key. Equal keys keep submission order, as the stable sort of ``order_queue``
+does, so the iteration order is ``order_queue``'s. Within a run the trees are per *lane* of
+node counts (see ``_Run``), so that a subtree's minima mostly belong to one job.
 """
 
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -74,7 +75,8 @@ class _MinTree:
     def root(self) -> tuple[float, float, float]:
         return self.mn[1], self.mb[1], self.mw[1]
 
-    def set(self, s: int, n: float, b: float, w: float) -> None:
+    def set(self, s: int, n: float, b: float, w: float) -> bool:
+        """Put a slot's values; whether the root's minima changed (the tree above needs them)."""
         mn, mb, mw = self.mn, self.mb, self.mw
         if s < self.head and n != INF:
             self.head = s
@@ -87,9 +89,10 @@ class _MinTree:
             b = mb[l] if mb[l] < mb[r] else mb[r]
             w = mw[l] if mw[l] < mw[r] else mw[r]
             if n == mn[i] and b == mb[i] and w == mw[i]:
-                return          # the minima above are unchanged too
+                return False    # the minima above are unchanged too
             mn[i], mb[i], mw[i] = n, b, w
             i >>= 1
+        return True
 
     def live(self, lo: int) -> int:
         """The first occupied slot >= ``lo``, or -1: ``first`` without a room, so one
@@ -118,21 +121,26 @@ class _MinTree:
                 return -1
             i += 1
 
-    def first(self, lo: int, room: Room) -> int:
-        """The first slot >= ``lo`` holding a job that passes ``room``, or -1: a left-to-right
-        walk over the subtrees right of ``lo`` that enters only those whose minima pass.
+    def first(self, lo: int, room: Room, hi: int = -1) -> int:
+        """The first slot in ``lo``..``hi``-1 (``hi`` < 0: to the end) holding a job that passes
+        ``room``, or -1: a left-to-right walk over the subtrees right of ``lo`` that enters only
+        those whose minima pass, and stops at the first subtree starting at ``hi``.
 
         A profile's room (``times`` and ``slices``) is read without calling it on a walltime
         it has not seen: the slice that walltime ends in is found here, and only a slice seen
         for the first time costs a call."""
         mn, mb, mw, cap = self.mn, self.mb, self.mw, self.cap
+        if hi < 0 or hi > cap:
+            hi = cap
         r = room[mw[1]]
-        if lo >= cap or mn[1] > r[0] or mb[1] > r[1]:
+        if lo >= hi or mn[1] > r[0] or mb[1] > r[1]:
             return -1               # nothing in the whole tree passes
         get = room.get
         times = getattr(room, "times", None)
         if times is not None:
             t0, slices = times[0], room.slices
+        end = hi + cap              # the first leaf past the range
+        depth = cap.bit_length()    # a node's leftmost leaf: i << (depth - i.bit_length())
         i = lo + cap if lo else 1
         while True:
             w = mw[i]               # hot loop: one lookup and two comparisons a subtree
@@ -149,45 +157,169 @@ class _MinTree:
             if mn[i] <= r[0] and mb[i] <= r[1]:
                 if i >= cap:
                     return i - cap
-                i *= 2              # descend: left child first
+                i *= 2              # descend: left child first (same leftmost leaf)
                 continue
             while i & 1:            # the next subtree in order: up while a right child
                 i >>= 1
             if not i:
                 return -1
             i += 1
+            if hi < cap and i << (depth - i.bit_length()) >= end:
+                return -1           # the next subtree starts past the range
+
+
+class _Occupied:
+    """Which slots 0..cap-1 hold a job (0; INF when empty) and the minimum of every subtree,
+    so that ``live`` finds the next occupied slot in O(log cap) however many were emptied:
+    the run's order whatever its lanes."""
+
+    __slots__ = ("cap", "mn", "head")
+
+    def __init__(self, used: int, cap: int):
+        self.cap = cap
+        self.head = 0   # no occupied slot below it: ``live``'s starting hint, as _MinTree's
+        mn = [INF] * (2 * cap)
+        mn[cap:cap + used] = [0] * used
+        for i in range(cap - 1, 0, -1):
+            mn[i] = mn[2 * i] if mn[2 * i] < mn[2 * i + 1] else mn[2 * i + 1]
+        self.mn = mn
+
+    def set(self, s: int, used: bool) -> None:
+        mn = self.mn
+        if used and s < self.head:
+            self.head = s
+        i = s + self.cap
+        mn[i] = 0 if used else INF
+        i >>= 1
+        while i:
+            m = mn[2 * i] if mn[2 * i] < mn[2 * i + 1] else mn[2 * i + 1]
+            if mn[i] == m:
+                return
+            mn[i] = m
+            i >>= 1
+
+    live = _MinTree.live      # reads only ``mn``, ``cap`` and ``head``
+
+
+def _lane(job: Job) -> int:
+    """A job's lane: its node count's power of two (1, 2-3, 4-7, 8-15, ...)."""
+    return job.request.nodes.bit_length()
+
+
+def _one_lane(job: Job) -> int:
+    """Every job in lane 0: for runs whose jobs all ask the same walltime (``sjf``), where
+    one tree's minima already pass together unless bytes and nodes disagree."""
+    return 0
+
+
+_LANES = 64     # lanes 0..63: node counts below 2**63
+
+
+class _Lane:
+    """The jobs of one lane of a run, in run order: ``pos[s]`` is the run slot of lane slot
+    ``s`` (increasing), ``tree`` their minima."""
+
+    __slots__ = ("tree", "pos")
+
+    def __init__(self, entries: list[tuple[int, Job]]):
+        self.tree = _MinTree([(j.request.nodes, j.request.bb_total, j.request.walltime) for _, j in entries])
+        self.pos = [p for p, _ in entries]
+
+    def live(self) -> list[int]:
+        """Run slots of the jobs still here."""
+        mn, cap = self.tree.mn, self.tree.cap
+        return [p for s, p in enumerate(self.pos) if mn[cap + s] != INF]
 
 
 class _Run:
-    """Jobs of one order key in arrival order: slots that only grow (compacted when full)."""
+    """Jobs of one order key in arrival order: run slots that only grow (compacted when full),
+    split in lanes by node count.
 
-    __slots__ = ("tree", "items", "end", "slot")
+    Why lanes: a subtree's minima (nodes, bytes, walltime) may come from different jobs. In one
+    tree over every job of a long queue, a small job asking long and a short job asking many
+    nodes make most subtrees pass a room that none of their jobs passes, and the walk visited
+    ~sqrt(queue) subtrees. Within a lane node counts differ by less than 2x, so minima that
+    pass nearly always belong to a job that nearly passes; the answer is the earliest of the
+    lanes' first jobs, each lane searched only before the best answer so far."""
 
-    def __init__(self, jobs: Iterable[Job] = ()):
+    __slots__ = ("items", "occupied", "end", "slot", "lanes", "ks", "roots", "lane_of")
+
+    def __init__(self, jobs: Iterable[Job] = (), lane_of: Callable[[Job], int] = _lane):
         jobs = list(jobs)
-        self.tree = _MinTree([(j.request.nodes, j.request.bb_total, j.request.walltime) for j in jobs])
-        self.items: list[Job | None] = jobs + [None] * (self.tree.cap - len(jobs))
+        self.lane_of = lane_of
+        cap = 8
+        while cap < 2 * len(jobs):
+            cap *= 2
+        self.items: list[Job | None] = jobs + [None] * (cap - len(jobs))
+        self.occupied = _Occupied(len(jobs), cap)
         self.end = len(jobs)
         self.slot = {j.id: s for s, j in enumerate(jobs)}
+        by_lane: dict[int, list[tuple[int, Job]]] = {}
+        for s, j in enumerate(jobs):
+            by_lane.setdefault(lane_of(j), []).append((s, j))
+        self.lanes = {k: _Lane(entries) for k, entries in by_lane.items()}
+        self.ks = sorted(self.lanes)            # the lanes, smallest jobs first
+        self.roots = _MinTree([self.lanes[k].tree.root() if k in self.lanes else (INF, INF, INF)
+                               for k in range(_LANES)])
 
     def live(self) -> list[Job]:
         return [j for j in self.items[:self.end] if j is not None]
 
     def full(self) -> bool:
-        return self.end == self.tree.cap
+        return self.end == self.occupied.cap
 
-    def append(self, job: Job) -> None:
+    def root(self) -> tuple[float, float, float]:
+        """The minima over every job of the run (the tree over runs holds them)."""
+        return self.roots.root()
+
+    def append(self, job: Job) -> bool:
+        """Add ``job`` at the end; whether the run's minima changed."""
         s = self.end
         self.end = s + 1
         self.items[s] = job
         self.slot[job.id] = s
+        self.occupied.set(s, True)
+        k = self.lane_of(job)
+        lane = self.lanes.get(k)
+        if lane is None or len(lane.pos) == lane.tree.cap:
+            # a new lane, or a full one compacted (or doubled when half full)
+            keep = [] if lane is None else [(p, self.items[p]) for p in lane.live()]
+            lane = self.lanes[k] = _Lane(keep)
+            self.ks = sorted(self.lanes)
+        lane.pos.append(s)
         r = job.request
-        self.tree.set(s, r.nodes, r.bb_total, r.walltime)
+        return lane.tree.set(len(lane.pos) - 1, r.nodes, r.bb_total, r.walltime) \
+            and self.roots.set(k, *lane.tree.root())
 
-    def remove(self, job_id: str) -> None:
+    def remove(self, job_id: str) -> bool:
+        """Take ``job_id`` out; whether the run's minima changed."""
         s = self.slot.pop(job_id)
+        job = self.items[s]
         self.items[s] = None
-        self.tree.set(s, INF, INF, INF)
+        self.occupied.set(s, False)
+        k = self.lane_of(job)
+        lane = self.lanes[k]
+        return lane.tree.set(bisect_left(lane.pos, s), INF, INF, INF) \
+            and self.roots.set(k, *lane.tree.root())
+
+    def first(self, after: int, room: Room) -> int:
+        """The first run slot > ``after`` holding a job that passes ``room``, or -1."""
+        best = -1
+        most = room[0.0][0]                     # the most nodes any walltime gets
+        for k in self.ks:
+            if k and 1 << (k - 1) > most:
+                break                           # this lane and the next ones ask more
+            lane = self.lanes[k]
+            tree = lane.tree
+            r = room[tree.mw[1]]
+            if tree.mn[1] > r[0] or tree.mb[1] > r[1]:
+                continue                        # no job of this lane passes
+            pos = lane.pos
+            lo = bisect_right(pos, after) if after >= 0 else 0
+            s = tree.first(lo, room, bisect_left(pos, best, lo) if best >= 0 else -1)
+            if s >= 0:
+                best = pos[s]
+        return best
 
 
 class OrderedQueue:
@@ -201,6 +333,7 @@ class OrderedQueue:
     def __init__(self, order: str = "fcfs"):
         self.order = order
         self._key = _KEYS[order]
+        self._lane_of = _one_lane if order == "sjf" else _lane
         self._runs: dict[Any, _Run] = {}
         self._keys: list = []           # the runs' keys, ascending (empty runs are kept)
         self._rank: dict[Any, int] = {}  # key -> index in _keys
@@ -245,7 +378,7 @@ class OrderedQueue:
         groups: dict[Any, list[Job]] = {}
         for job in queue:
             groups.setdefault(key(job), []).append(job)
-        self._runs = {k: _Run(js) for k, js in groups.items()}
+        self._runs = {k: _Run(js, self._lane_of) for k, js in groups.items()}
         self._key_of = {j.id: k for k, js in groups.items() for j in js}
         self._rerank()
 
@@ -253,25 +386,25 @@ class OrderedQueue:
         """Rebuild the tree over the runs (a new order key appeared)."""
         self._keys = sorted(self._runs)
         self._rank = {k: i for i, k in enumerate(self._keys)}
-        self._top = _MinTree([self._runs[k].tree.root() for k in self._keys])
+        self._top = _MinTree([self._runs[k].root() for k in self._keys])
 
     def _add(self, job: Job) -> None:
         k = self._key(job)
         run = self._runs.get(k)
         if run is None:
-            run = self._runs[k] = _Run()
+            run = self._runs[k] = _Run((), self._lane_of)
             self._rerank()
         elif run.full():
-            run = self._runs[k] = _Run(run.live())   # compact, or double when half full
-        run.append(job)
+            run = self._runs[k] = _Run(run.live(), self._lane_of)   # compact, or double when half full
         self._key_of[job.id] = k
-        self._top.set(self._rank[k], *run.tree.root())
+        if run.append(job):
+            self._top.set(self._rank[k], *run.root())
 
     def remove(self, job: Job) -> None:
         k = self._key_of.pop(job.id)
         run = self._runs[k]
-        run.remove(job.id)
-        self._top.set(self._rank[k], *run.tree.root())
+        if run.remove(job.id):
+            self._top.set(self._rank[k], *run.root())
 
     # -- queries -------------------------------------------------------------------------------
     @staticmethod
@@ -290,7 +423,7 @@ class OrderedQueue:
         if after is not None:
             k, s = after
             r = self._rank[k]
-            s = runs[k].tree.first(s + 1, room)
+            s = runs[k].first(s, room)
             if s >= 0:
                 return runs[k].items[s], (k, s)
             r += 1
@@ -301,7 +434,7 @@ class OrderedQueue:
             if r < 0:
                 return None, None
             k = keys[r]
-            s = runs[k].tree.first(0, room)
+            s = runs[k].first(-1, room)
             if s >= 0:
                 return runs[k].items[s], (k, s)
             r += 1
@@ -311,7 +444,7 @@ class OrderedQueue:
         runs, keys, top = self._runs, self._keys, self._top
         if after is not None:
             k, s = after
-            s = runs[k].tree.live(s + 1)
+            s = runs[k].occupied.live(s + 1)
             if s >= 0:
                 return runs[k].items[s], (k, s)
             r = self._rank[k] + 1
@@ -322,7 +455,7 @@ class OrderedQueue:
             if r < 0:
                 return None, None
             k = keys[r]
-            s = runs[k].tree.live(0)
+            s = runs[k].occupied.live(0)
             if s >= 0:
                 return runs[k].items[s], (k, s)
             r += 1

@@ -18,6 +18,9 @@ from test_fast_paths import dragonfly, next_instant, random_request
 
 def random_job(rng, k: int, now: float = 0.0) -> Job:
     req = random_request(rng)
+    if rng.random() < 0.3:      # wider jobs: node counts in several lanes (1 to 120 nodes)
+        req = Request(nodes=req.nodes * int(rng.integers(1, 21)), walltime=req.walltime,
+                      bb_total=req.bb_total, bb_per_node=req.bb_per_node)
     if rng.random() < 0.1:
         req = Request(nodes=req.nodes, bb_total=req.bb_total, bb_per_node=req.bb_per_node)   # no walltime
     return Job(f"w!{k}", now, req)
@@ -38,7 +41,8 @@ def test_iteration_and_first_fit_match_a_scan_of_order_queue(order):
         kept.update(WaitingQueue(waiting))
         expected = list(order_queue(list(waiting.values()), order))
         assert list(kept) == expected
-        limit_n, limit_b, limit_w = int(rng.integers(1, 7)), int(rng.integers(0, 3000)), float(rng.integers(1, 45))
+        limit_n = int(rng.integers(1, 7) if rng.random() < 0.5 else rng.integers(1, 130))
+        limit_b, limit_w = int(rng.integers(0, 3000)), float(rng.integers(1, 45))
 
         class Room(dict):           # up to limit_w: limit_n nodes and limit_b bytes; then nothing
             def __missing__(self, w):
@@ -159,7 +163,38 @@ def test_next_job_without_a_room_walks_every_live_job_in_order(order, monkeypatc
             break
         got.append(job)
     assert got == list(order_queue(list(waiting.values()), order))
-    assert kept._runs and all(r.tree.live(r.tree.cap) == -1 for r in kept._runs.values())
+    assert kept._runs and all(r.occupied.live(r.occupied.cap) == -1 for r in kept._runs.values())
+
+
+class CountingRoom(dict):
+    """Many nodes for up to 100 s, none for longer; counts every read."""
+
+    reads = 0
+
+    def get(self, w, default=None):
+        CountingRoom.reads += 1
+        return super().get(w, default)
+
+    def __missing__(self, w):
+        CountingRoom.reads += 1
+        return (32, 10**12) if w <= 100 else (0, 0)
+
+
+def test_a_room_that_no_job_passes_is_answered_without_walking_the_queue():
+    """Small long jobs and wide short ones, interleaved: every stretch of the queue holds a
+    small node count and a short walltime, yet no job passes a room of 32 nodes for 100 s and
+    none after. Saying so reads a handful of subtrees however long the queue (minima of both
+    kinds of jobs in one tree passed everywhere: the walk read every stretch)."""
+    reads = {}
+    for length in (1_000, 50_000):
+        waiting = {f"w!{k}": Job(f"w!{k}", 0.0, Request(nodes=1, walltime=1000.0) if k % 2
+                                 else Request(nodes=40, walltime=10.0)) for k in range(length)}
+        kept = OrderedQueue("fcfs").update(WaitingQueue(waiting))
+        CountingRoom.reads = 0
+        assert kept.next_job(None, CountingRoom()) == (None, None)
+        reads[length] = CountingRoom.reads
+    assert reads[1_000] == reads[50_000] <= 30, reads
+
 
 
 def test_the_head_hint_follows_slots_filled_again():
@@ -176,3 +211,19 @@ def test_the_head_hint_follows_slots_filled_again():
     for s in range(10):
         tree.set(s, INF, INF, INF)
     assert tree.live(0) == -1
+
+
+def test_the_run_order_head_hint_follows_slots_used_again():
+    """The run's occupancy tree shares ``live`` and its hint: a slot below the hint used again
+    is found from the front."""
+    from mrsched.schedulers.ordered_queue import _Occupied
+
+    occ = _Occupied(10, 16)
+    for s in range(6):
+        occ.set(s, False)
+    assert occ.live(0) == 6 and occ.live(8) == 8
+    occ.set(2, True)
+    assert occ.live(0) == 2 and occ.live(3) == 6
+    for s in range(10):
+        occ.set(s, False)
+    assert occ.live(0) == -1
