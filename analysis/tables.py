@@ -45,6 +45,8 @@ COLUMNS = {
     "workload_name": Column("workload"),
     "variant": Column("policy"),
     "run_id": Column("run"),
+    "wall_time": Column("run wall (s)"),
+    "cpu_time": Column("run CPU (s)"),
 }
 
 
