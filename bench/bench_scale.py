@@ -61,6 +61,14 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   100k (scheduler x13.7), so still over both targets (5 min; x12). The rest of a round
   (availability prefix and room, fits_now, reserve / release, placement, runtime checks) is
   now most of the scheduler; its cost per job still rises slowly with the queue.
+- Merged main (dddc7a6, load 1-3, two runs side by side): ``sjf-bb`` 100k 32.8 / 23.8, 1M
+  639.1 / 541.3 (1,600 MB; x19.5); ``fcfs-easy`` 100k 34.7 / 25.7, 1M 802.0 / 706.0 (1,714 MB;
+  x23.1): both far over the targets and super-linear. ``fcfs-easy`` reserves nodes only, so
+  burst buffer is what blocks most backfill candidates; inside a node-count lane the minima of
+  bytes and walltime still come from different jobs (the sqrt walk the lanes removed for
+  nodes). Then sjf runs got node-count lanes too (they had one): ``sjf-bb`` 300k 123.9 / 95.9
+  -> 108.6 / 80.7, 100k 33.7 / 24.5 both, ``_jobs.csv`` identical; 1M alone on the machine
+  452.6 / 357.0 (1,581 MB; x13.8 of 100k; the 639.1 above ran beside another 1M run).
 """
 
 from __future__ import annotations
