@@ -23,8 +23,8 @@ from mrsched.expe.spec import RunSpec
 
 ERROR_PREFIX = "mrsched-run-error: "
 # Last line of a finished simulation: the process's CPU seconds (engine and in-process policy,
-# solver threads and helper processes included), recorded as the run's ``cpu_time``: wall time alone says little on a
-# shared machine.
+# solver threads and helper processes included), recorded as the run's ``cpu_time``: wall
+# time alone says little on a shared machine.
 CPU_PREFIX = "mrsched-run-cpu: "
 # "module:function" replacing the embedded engine (another in-process simulator, or a test
 # double while the engine is being developed); unset: mrsched.simulator.engine.simulate.
