@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from mrsched.analysis.campaign import campaign_metrics
+from mrsched.errors import MrschedError
 
 EXPERIMENTS = {  # Table 10
     "slurm-bf_priority=basic": 1, "slurm-bf_priority=multifactor": 2,
@@ -104,4 +105,7 @@ def cost(root: Path, cpu_file: str | None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except MrschedError as exc:   # a missing or unreadable campaign: one line, no traceback
+        raise SystemExit(f"ipsched_summary: error: {exc}")
