@@ -124,8 +124,10 @@ def metrics_table(runs: list[Run], *, tau: float = 600.0) -> pd.DataFrame:
             "workload_name": m.get("workload_name", ""), "platform_name": m.get("platform_name", ""),
             "part": m.get("part", ""), "seed": m.get("seed", np.nan),
             "status": run.status, "error": run.error, "warnings": "; ".join(run.warnings),
-            # what the run cost (manifest): wall seconds, and CPU seconds of the embedded engine
+            # what the run cost (manifest): wall seconds, CPU seconds and peak memory of the
+            # embedded engine's process
             "wall_time": m.get("wall_time", np.nan), "cpu_time": m.get("cpu_time", np.nan),
+            "peak_memory_mb": m.get("peak_memory_mb", np.nan),
         }
         if run.jobs is not None and run.status == "ok":
             row.update(run_metrics(run.jobs, tau=tau, capacities=run.capacities, phases=run.phases))

@@ -40,7 +40,7 @@ _RUN_COLUMNS = ("run_id", "variant", "workload", "seed", "status", "n_jobs", "n_
                 # seed 004 on bandwidth trees (analysis/ioknowledge.py): contention and knowledge
                 "goodput", "computing_fraction_min", "runtime_accuracy_mean", "io_rate_accuracy_mean",
                 "sysio_accuracy_mean_et", "burst_sensitivity_5min_et", "burst_precision_5min_et",
-                "cpu_time")
+                "cpu_time", "peak_memory_mb")
 
 _CSS = """body{font-family:sans-serif;margin:2em;max-width:1200px}
 table{border-collapse:collapse;font-size:0.85em;margin:0.5em 0 1.5em}

@@ -47,6 +47,7 @@ COLUMNS = {
     "run_id": Column("run"),
     "wall_time": Column("run wall (s)"),
     "cpu_time": Column("run CPU (s)"),
+    "peak_memory_mb": Column("run peak memory (MB)"),
 }
 
 

@@ -131,6 +131,8 @@ def run(args: argparse.Namespace) -> int:
     if manifest["status"] == "ok":
         rejected = (manifest.get("rejected") or {}).get("count", 0)
         extra = f", {rejected} job(s) rejected (reasons in out_jobs.csv, metadata)" if rejected else ""
-        print(f"run ok in {manifest['wall_time']:.2f} s{extra}: {spec.out_dir}")
+        cost = (f" (CPU {manifest['cpu_time']:.2f} s, peak memory {manifest['peak_memory_mb']:.0f} MB)"
+                if "cpu_time" in manifest and "peak_memory_mb" in manifest else "")
+        print(f"run ok in {manifest['wall_time']:.2f} s{cost}{extra}: {spec.out_dir}")
         return 0
     raise SimulationError(f"run {manifest['status']}: {manifest['error']}", hint=f"see {spec.out_dir}")

@@ -23,7 +23,7 @@ from pathlib import Path
 from mrsched.errors import ConfigError, SimulationError
 from mrsched.expe import processes
 from mrsched.expe.spec import RunSpec
-from mrsched.expe.worker import CPU_PREFIX, ERROR_PREFIX
+from mrsched.expe.worker import CPU_PREFIX, ERROR_PREFIX, PEAK_PREFIX
 
 POLL = 0.05  # seconds between liveness checks of the engine's processes
 SERVE_EXIT_GRACE = 10.0  # seconds the scheduler may take to exit after Batsim ended
@@ -43,6 +43,7 @@ class EngineResult:
     commands: list[str] = field(default_factory=list)
     versions: dict[str, str] = field(default_factory=dict)
     cpu_time: float | None = None  # CPU seconds of the simulation process (embedded engine)
+    peak_memory_mb: float | None = None  # its peak resident memory
 
 
 def _reason(log: Path, code: int | None) -> str:
@@ -55,12 +56,12 @@ def _reason(log: Path, code: int | None) -> str:
     return f"{exit_text}: {lines[-1].strip()}" if lines else exit_text
 
 
-def _cpu_time(log: Path) -> float | None:
-    """The worker's CPU seconds from its last ``CPU_PREFIX`` line, if it wrote one."""
+def _last_value(log: Path, prefix: str) -> float | None:
+    """The number on the worker's last ``prefix`` line (``CPU_PREFIX``, ``PEAK_PREFIX``), if any."""
     for line in reversed(processes.tail(log, 5)):
-        if line.startswith(CPU_PREFIX):
+        if line.startswith(prefix):
             try:
-                return float(line[len(CPU_PREFIX):])
+                return float(line[len(prefix):])
             except ValueError:
                 return None
     return None
@@ -98,7 +99,8 @@ def run_embedded(spec: RunSpec) -> EngineResult:
         elif proc.returncode != 0:
             result.status, result.error = "failed", _reason(log, proc.returncode)
         else:
-            result.cpu_time = _cpu_time(log)
+            result.cpu_time = _last_value(log, CPU_PREFIX)
+            result.peak_memory_mb = _last_value(log, PEAK_PREFIX)
     finally:
         if proc.poll() is None:
             processes.kill_group(proc, grace=0.5)

@@ -102,6 +102,8 @@ def execute_run(spec: RunSpec | dict, *, warnings: list[str] | tuple = ()) -> di
         manifest["versions"].update(result.versions)
         if result.cpu_time is not None:
             manifest["cpu_time"] = result.cpu_time
+        if result.peak_memory_mb is not None:
+            manifest["peak_memory_mb"] = result.peak_memory_mb
         if status == "ok":
             absent = [n for n in OUTPUT_FILES if not (run_dir / n).is_file()]
             if absent:

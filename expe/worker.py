@@ -26,6 +26,9 @@ ERROR_PREFIX = "mrsched-run-error: "
 # solver threads and helper processes included), recorded as the run's ``cpu_time``: wall
 # time alone says little on a shared machine.
 CPU_PREFIX = "mrsched-run-cpu: "
+# Its peak resident memory in MB (the simulation process; a helper process's is not added):
+# recorded as the run's ``peak_memory_mb``, what a million-job run needs of the machine.
+PEAK_PREFIX = "mrsched-run-peak-mb: "
 # "module:function" replacing the embedded engine (another in-process simulator, or a test
 # double while the engine is being developed); unset: mrsched.simulator.engine.simulate.
 ENGINE_ENV = "MRSCHED_EMBEDDED_ENGINE"
@@ -88,10 +91,12 @@ _finished = threading.Event()
 
 
 def _print_cpu() -> None:
-    """The ``CPU_PREFIX`` line of a finished simulation: this process and its reaped children."""
+    """The ``PEAK_PREFIX`` and ``CPU_PREFIX`` lines of a finished simulation (the CPU of this
+    process and its reaped children; Linux counts ``ru_maxrss`` in KB)."""
     if _finished.is_set():
-        cpu = sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
-                                                     resource.getrusage(resource.RUSAGE_CHILDREN)))
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        cpu = sum(u.ru_utime + u.ru_stime for u in (own, resource.getrusage(resource.RUSAGE_CHILDREN)))
+        print(f"{PEAK_PREFIX}{own.ru_maxrss / 1024:.1f}", file=sys.stderr, flush=True)
         print(f"{CPU_PREFIX}{cpu:.3f}", file=sys.stderr, flush=True)
 
 

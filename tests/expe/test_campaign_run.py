@@ -123,8 +123,10 @@ def test_killed_campaign_resumes_to_same_results(tmp_path, inputs, engine_env, s
     from mrsched.analysis import campaign_metrics
 
     cols = lambda df: df.drop(columns=[c for c in df.columns if "wall" in c or "time_s" in c
-                                       or c in ("dir", "path", "run_dir", "cpu_time")], errors="ignore")
+                                       or c in ("dir", "path", "run_dir", "cpu_time", "peak_memory_mb")],
+                           errors="ignore")
     assert (campaign_metrics(out)["cpu_time"] > 0).all()   # each run's cost, from its manifest
+    assert (campaign_metrics(out)["peak_memory_mb"] > 0).all()
     a = cols(campaign_metrics(out)).sort_values("run_id").reset_index(drop=True)
     b = cols(campaign_metrics(fresh.campaign_dir)).sort_values("run_id").reset_index(drop=True)
     num = a.select_dtypes("number").columns

@@ -105,7 +105,8 @@ def test_random_kills_then_resume_give_the_uninterrupted_results(tmp_path, input
     except ImportError:
         return
     drop = lambda df: df.drop(columns=[c for c in df.columns if "wall" in c or "time_s" in c
-                                       or c in ("dir", "path", "run_dir", "cpu_time")], errors="ignore")
+                                       or c in ("dir", "path", "run_dir", "cpu_time", "peak_memory_mb")],
+                           errors="ignore")
     a = drop(campaign_metrics(faulty)).sort_values("run_id").reset_index(drop=True)
     b = drop(campaign_metrics(tmp_path / "reference")).sort_values("run_id").reset_index(drop=True)
     num = a.select_dtypes("number").columns

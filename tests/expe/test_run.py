@@ -57,6 +57,10 @@ def test_cli_run_embedded_writes_manifest_and_outputs(tmp_path, inputs, engine_e
     assert manifest["wall_time"] > 0 and manifest["started"] <= manifest["finished"]
     # the simulation process's CPU: positive, and no more than its single thread could use
     assert 0 < manifest["cpu_time"] <= 1.5 * manifest["wall_time"]
+    # its peak resident memory: a Python process holding the engine and the policy
+    assert 20 < manifest["peak_memory_mb"] < 4096
+    printed = capsys.readouterr().out
+    assert f"peak memory {manifest['peak_memory_mb']:.0f} MB" in printed and "run ok in" in printed
     for name in OUTPUT_FILES:
         assert (out / name).is_file()
     rows = jobs_rows(out)
