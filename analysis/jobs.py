@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from mrsched.errors import WorkloadError
+from mrsched.workloads.batsim_json import scan_workload
 
 JOBS_COLUMNS = (
     "job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
@@ -217,48 +218,64 @@ def _finish_table(df: pd.DataFrame) -> pd.DataFrame:
 def workload_requests(path: str | Path) -> pd.DataFrame:
     """Per-job requests from a Batsim workload JSON: ``job_id`` (text, no ``w0!`` prefix),
     ``res``, ``walltime``, ``burst_buffer`` (bytes for the whole job; from the job field or
-    the Euro-Par profile field ``bb`` x ``res``) and every other numeric job field."""
+    the Euro-Par profile field ``bb`` x ``res``) and every other numeric job field.
+
+    Read job by job into columns (``scan_workload``): a million-job workload's parsed jobs
+    and profiles (~1 KB a job) are never held, only the numbers kept here."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise WorkloadError("workload file not found", file=str(path)) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise WorkloadError(f"invalid JSON: {exc}", file=str(path)) from None
-    if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
-        raise WorkloadError("a Batsim workload needs a 'jobs' list", file=str(path), field="jobs")
-    profiles = data.get("profiles") or {}
-    rows = []
-    for i, job in enumerate(data["jobs"]):
-        if not isinstance(job, dict) or "id" not in job:
-            raise WorkloadError("job without 'id'", file=str(path), element=f"jobs[{i}]", field="id")
-        job_id = str(job["id"]).split("!", 1)[-1]
-        res = job.get("res")
+    cols: dict[str, list] = {"job_id": [], "res": [], "walltime": []}
+    via_profile: list[tuple[int, str]] = []     # (row, profile name): bb from the profile
+    profile_bb: dict[str, object] = {}
+
+    def job(item) -> None:
+        n = len(cols["job_id"])
+        if not isinstance(item, dict) or "id" not in item:
+            raise WorkloadError("job without 'id'", file=str(path), element=f"jobs[{n}]", field="id")
+        job_id = str(item["id"]).split("!", 1)[-1]
+        res = item.get("res")
         if not isinstance(res, (int, float)) or isinstance(res, bool) or res < 0:
             raise WorkloadError(f"'res' must be a non-negative number, got {res!r}", file=str(path),
                                 job=job_id, field="res")
-        row: dict = {"job_id": job_id, "res": float(res)}
-        walltime = job.get("walltime", -1)
-        row["walltime"] = float(walltime) if isinstance(walltime, (int, float)) and walltime >= 0 else np.nan
-        for key, value in job.items():
+        walltime = item.get("walltime", -1)
+        cols["job_id"].append(job_id)
+        cols["res"].append(float(res))
+        cols["walltime"].append(float(walltime) if isinstance(walltime, (int, float)) and walltime >= 0
+                                else np.nan)
+        for key, value in item.items():
             if key in _NOT_REQUESTS or isinstance(value, bool) or not isinstance(value, (int, float)):
                 continue
             if not math.isfinite(value) or value < 0:
                 raise WorkloadError(f"request must be a finite non-negative number, got {value!r}",
                                     file=str(path), job=job_id, field=key)
-            row[key] = float(value)
-        if "burst_buffer" not in row:
-            profile = profiles.get(job.get("profile")) if isinstance(job.get("profile"), str) else None
-            bb = profile.get("bb") if isinstance(profile, dict) else None
-            if isinstance(bb, (int, float)) and not isinstance(bb, bool):
-                if bb < 0:
-                    raise WorkloadError(f"profile field 'bb' must be >= 0, got {bb!r}", file=str(path),
-                                        job=job_id, field="bb")
-                row["burst_buffer"] = float(bb) * float(res)
-        rows.append(row)
-    df = pd.DataFrame(rows)
-    if df.empty:
+            col = cols.get(key)
+            if col is None:
+                col = cols[key] = [np.nan] * n
+            col.append(float(value))
+        bb = cols.get("burst_buffer")
+        if (bb is None or len(bb) == n) and isinstance(item.get("profile"), str):
+            via_profile.append((n, item["profile"]))
+        for col in cols.values():       # requests this job lacks
+            if len(col) == n:
+                col.append(np.nan)
+
+    def profile(name: str, item) -> None:
+        if isinstance(item, dict) and "bb" in item:
+            profile_bb[name] = item["bb"]
+
+    top = scan_workload(path, job, profile)
+    if top.get("jobs") is not True:
+        raise WorkloadError("a Batsim workload needs a 'jobs' list", file=str(path), field="jobs")
+    for row, name in via_profile:
+        bb = profile_bb.get(name)
+        if isinstance(bb, (int, float)) and not isinstance(bb, bool):
+            if bb < 0:
+                raise WorkloadError(f"profile field 'bb' must be >= 0, got {bb!r}", file=str(path),
+                                    job=cols["job_id"][row], field="bb")
+            bbs = cols.setdefault("burst_buffer", [np.nan] * len(cols["job_id"]))
+            bbs[row] = float(bb) * cols["res"][row]
+    if not cols["job_id"]:
         return pd.DataFrame(columns=["job_id", "res", "walltime"])
+    df = pd.DataFrame(cols)
     dup = df["job_id"].duplicated()
     if dup.any():
         raise WorkloadError("duplicate job id", file=str(path), job=str(df["job_id"][dup].iloc[0]),

@@ -2,15 +2,18 @@
 
 Same workload, same bytes: keys keep the order the generators build them in, numbers that are
 whole are written as integers, one job or profile per line (readable diffs, ~50 bytes a job).
-Writing streams job by job, so neither a copy of the workload nor its whole text is held.
+Writing streams job by job, so neither a copy of the workload nor its whole text is held;
+``scan_workload`` reads one job or profile at a time, so a reader that keeps a few numbers
+a job never holds the parsed million-job workload (about 1 KB a job).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from mrsched.errors import WorkloadError
 
@@ -107,3 +110,88 @@ def read_workload(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise WorkloadError("a workload is a JSON object with nb_res, jobs and profiles", file=str(path))
     return data
+
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+_DECODE = json.JSONDecoder().raw_decode
+
+
+def scan_workload(path: str | Path, job: Callable[[Any], None],
+                  profile: Callable[[str, Any], None]) -> dict[str, Any]:
+    """Read a workload one element at a time: ``job(j)`` for every element of ``jobs`` and
+    ``profile(name, p)`` for every member of ``profiles``, in file order; returns the other
+    top-level members (``jobs`` / ``profiles``: True when read that way). Only the text is
+    held, never the parsed jobs; errors are WorkloadErrors with the line, as ``read_workload``."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise WorkloadError(f"cannot read workload: {exc.strerror or exc}", file=str(path)) from None
+
+    def fail(msg: str, pos: int) -> WorkloadError:
+        column = pos - text.rfind("\n", 0, pos)
+        return WorkloadError(f"not valid JSON: {msg} (column {column})", file=str(path),
+                             line=text.count("\n", 0, pos) + 1)
+
+    def skip(pos: int) -> int:
+        return _SPACE.match(text, pos).end()
+
+    def value(pos: int) -> tuple[Any, int]:
+        try:
+            return _DECODE(text, pos)
+        except json.JSONDecodeError as exc:
+            raise fail(exc.msg, exc.pos) from None
+
+    def members(pos: int, close: str, each: Callable[..., int], keyed: bool) -> int:
+        """Past the array / object whose opening bracket is at ``pos``; ``each(pos)`` (arrays)
+        or ``each(key, pos)`` (objects) reads one value and returns the position after it."""
+        pos = skip(pos + 1)
+        if text[pos:pos + 1] == close:
+            return pos + 1
+        while True:
+            pos = skip(pos)
+            if keyed:
+                if text[pos:pos + 1] != '"':
+                    raise fail("expected a member name in double quotes", pos)
+                key, pos = value(pos)
+                pos = skip(pos)
+                if text[pos:pos + 1] != ":":
+                    raise fail("expected ':'", pos)
+                pos = skip(each(key, skip(pos + 1)))
+            else:
+                pos = skip(each(pos))
+            if text[pos:pos + 1] == close:
+                return pos + 1
+            if text[pos:pos + 1] != ",":
+                raise fail(f"expected ',' or '{close}'", pos)
+            pos += 1
+
+    def one_job(pos: int) -> int:
+        item, pos = value(pos)
+        job(item)
+        return pos
+
+    def one_profile(name: str, pos: int) -> int:
+        item, pos = value(pos)
+        profile(name, item)
+        return pos
+
+    top: dict[str, Any] = {}
+
+    def one_member(key: str, pos: int) -> int:
+        if key == "jobs" and text[pos:pos + 1] == "[":
+            top[key] = True
+            return members(pos, "]", one_job, False)
+        if key == "profiles" and text[pos:pos + 1] == "{":
+            top[key] = True
+            return members(pos, "}", one_profile, True)
+        top[key], pos = value(pos)
+        return pos
+
+    pos = skip(0)
+    if text[pos:pos + 1] != "{":
+        raise WorkloadError("a workload is a JSON object with nb_res, jobs and profiles", file=str(path))
+    pos = skip(members(pos, "}", one_member, True))
+    if pos != len(text):
+        raise fail("extra data", pos)
+    return top
