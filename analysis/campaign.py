@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -94,9 +95,21 @@ def bootstrap_interval(values, *, confidence: float = 0.95, n_resamples: int = 2
 
 
 def load_campaign(directory: str | Path) -> list[Run]:
-    """Every run of a campaign (or the single run) in run-id order."""
+    """Every run of a campaign (or the single run) in run-id order, job tables included
+    (``iter_runs`` holds one run's at a time)."""
     runs = [load_run(p) for p in find_runs(directory)]
     return sorted(runs, key=lambda r: r.run_id)
+
+
+def iter_runs(directory: str | Path) -> Iterator[Run]:
+    """The runs of ``load_campaign`` one by one (in directory order: sort what they give by
+    run id). A run is loaded when asked for and loses its tables (``jobs``, ``phases``) when
+    the next one is: a campaign of million-job runs is read with one run's tables in memory,
+    so keep what you need of a run before asking for the next."""
+    for path in find_runs(directory):
+        run = load_run(path)
+        yield run
+        run.jobs = run.phases = None
 
 
 def _label(value) -> str:
@@ -110,7 +123,7 @@ def _label(value) -> str:
     return ";".join(out)
 
 
-def metrics_table(runs: list[Run], *, tau: float = 600.0) -> pd.DataFrame:
+def metrics_table(runs: Iterable[Run], *, tau: float = 600.0) -> pd.DataFrame:
     """One row per run: identity columns (``ID_COLUMNS``) then ``run_metrics``. Failed runs
     keep their row with status and error and NaN metrics."""
     rows = []
@@ -146,8 +159,14 @@ def metrics_table(runs: list[Run], *, tau: float = 600.0) -> pd.DataFrame:
 
 
 def campaign_metrics(campaign_dir: str | Path, *, tau: float = 600.0) -> pd.DataFrame:
-    """``metrics_table`` of every run under ``campaign_dir`` (or of the run it is)."""
-    return metrics_table(load_campaign(campaign_dir), tau=tau)
+    """``metrics_table`` of every run under ``campaign_dir`` (or of the run it is), in run-id
+    order, reading one run at a time."""
+    return by_run_id(metrics_table(iter_runs(campaign_dir), tau=tau))
+
+
+def by_run_id(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Rows in ``load_campaign``'s order (run id; ties keep their order)."""
+    return metrics.sort_values("run_id", kind="stable").reset_index(drop=True)
 
 
 def summarise(metrics: pd.DataFrame, metric: str, *, by=("variant",),

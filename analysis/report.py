@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import html
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -13,12 +14,12 @@ import pandas as pd
 from scipy import stats
 
 from mrsched.analysis.campaign import (
-    baseline_variant, bootstrap_interval, load_campaign, match_columns,
+    baseline_variant, bootstrap_interval, by_run_id, iter_runs, match_columns,
     metrics_table, normalise, pair_labels, summarise,
 )
 from mrsched.analysis.gantt import AGGREGATE_ROWS, plot_gantt
 from mrsched.analysis.metrics import add_job_metrics, resource_usage, usage_over_time
-from mrsched.analysis.runs import Run
+from mrsched.analysis.runs import Run, load_run
 from mrsched.analysis.tables import Interval, frame_html, summary_html
 from mrsched.errors import ConfigError
 from mrsched.expe.atomic import write_atomic
@@ -92,18 +93,30 @@ def _short_workloads(metrics: pd.DataFrame) -> pd.Series:
     return names.where(names != "", files) if names is not None else files
 
 
-def _jobs_by_variant(runs: list[Run], tau: float) -> dict[str, pd.DataFrame]:
-    """Executed jobs of every successful run, pooled per variant, with per-job metrics."""
+def _read_runs(directory: Path, tau: float, light: list[Run],
+               per_job: dict[str, pd.DataFrame]) -> Iterator[Run]:
+    """The runs of ``directory`` one at a time (for ``metrics_table``), keeping of each what
+    the rest of the report needs: the run, whose tables ``iter_runs`` drops (``light``; a
+    Gantt chart reads its run again), and its executed jobs' per-job metrics (``per_job``,
+    by run id): a campaign of million-job runs never holds more than one run's tables."""
+    for run in iter_runs(directory):
+        yield run
+        if run.status == "ok" and run.jobs is not None:
+            jobs = add_job_metrics(run.jobs, tau=tau)
+            per_job[run.run_id] = jobs.loc[~jobs["rejected"], list(_PER_JOB.values())].reset_index(drop=True)
+        light.append(run)
+
+
+def _jobs_by_variant(runs: list[Run], per_job: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Executed jobs' per-job metrics of every successful run, pooled per variant."""
     pooled: dict[str, list[pd.DataFrame]] = {}
     for run in runs:
-        if run.jobs is None or run.status != "ok":
-            continue
-        jobs = add_job_metrics(run.jobs, tau=tau)
-        pooled.setdefault(run.variant, []).append(jobs[~jobs["rejected"]])
+        if run.run_id in per_job:
+            pooled.setdefault(run.variant, []).append(per_job[run.run_id])
     return {v: pd.concat(pooled[v], ignore_index=True) for v in sorted(pooled)}
 
 
-def _summary_table(metrics: pd.DataFrame, runs: list[Run], tau: float,
+def _summary_table(metrics: pd.DataFrame, runs: list[Run], per_job: dict[str, pd.DataFrame],
                    by: list[str]) -> tuple[str, list[str]]:
     """Per group (``by``): the HTML summary (mean, and below it the interval, per metric) and
     its notes; t over runs clipped to the metric's domain (``‡`` where a bound was), or a
@@ -125,10 +138,9 @@ def _summary_table(metrics: pd.DataFrame, runs: list[Run], tau: float,
             cell = Interval(rec["mean"], rec["ci_low"], rec["ci_high"], "‡" if rec["clipped"] else "")
             any_clipped |= bool(rec["clipped"])
             single = row["_single"]
-            if single is not None and single.jobs is not None and metric in _PER_JOB:
-                jobs = add_job_metrics(single.jobs, tau=tau)
-                cell = Interval(*bootstrap_interval(jobs.loc[~jobs["rejected"], _PER_JOB[metric]],
-                                                    seed=0), mark="*")
+            if single is not None and single.run_id in per_job and metric in _PER_JOB:
+                cell = Interval(*bootstrap_interval(per_job[single.run_id][_PER_JOB[metric]], seed=0),
+                                mark="*")
             row[metric] = cell
     notes = ["Each cell: the mean, and below it its 95% interval: a Student-t interval of the "
              "mean over runs (seeds / workload parts), clipped to the metric's domain (times "
@@ -155,6 +167,8 @@ def group_columns(metrics: pd.DataFrame) -> list[str]:
 
 
 def _run_figures(run: Run, figures: _Figures, index: int) -> str:
+    """The Gantt chart and utilisation plot of ``run``, its tables read again here."""
+    run = load_run(run.path)
     parts = [f"<h3>{html.escape(run.run_id)} — {html.escape(run.variant)}</h3>"]
     parts.append(figures.add(f"gantt_{index:03d}", plot_gantt(run.phases, title=f"Gantt: {run.run_id}"),
                              f"Gantt chart of run {run.run_id} (executed Batsim jobs over "
@@ -183,7 +197,7 @@ def gantt_selection(runs: list[Run], max_gantt: int) -> list[Run]:
     """The runs drawn as Gantt charts: none when ``max_gantt`` is 0, else the first run of
     every policy variant (so the best policy is never left without one, whatever their
     number), then the other runs in order until ``max_gantt`` charts; grouped by variant."""
-    drawable = [r for r in runs if r.status == "ok" and r.jobs is not None]
+    drawable = [r for r in runs if r.status == "ok"]      # a run loads ok only with its tables
     if max_gantt <= 0:
         return []
     first: dict[str, Run] = {}
@@ -210,10 +224,12 @@ def write_report(dir: str | Path, out: str | Path | None = None, baseline: str |
     from mrsched.analysis import plots
 
     directory = Path(dir)
-    runs = load_campaign(directory)
+    runs: list[Run] = []
+    per_job: dict[str, pd.DataFrame] = {}
+    metrics = by_run_id(metrics_table(_read_runs(directory, tau, runs, per_job), tau=tau))
+    runs.sort(key=lambda r: r.run_id)
     out_dir = Path(out) if out is not None else directory / "report"
     out_dir.mkdir(parents=True, exist_ok=True)
-    metrics = metrics_table(runs, tau=tau)
     write_atomic(out_dir / "metrics.csv", metrics.to_csv(index=False))
     figures = _Figures(out_dir / "figures")
 
@@ -238,7 +254,7 @@ def write_report(dir: str | Path, out: str | Path | None = None, baseline: str |
     if variants:
         base = baseline_variant(ok, baseline) if baseline is not None else variants[0]
         by = group_columns(ok)
-        summary, notes = _summary_table(metrics, runs, tau, by)
+        summary, notes = _summary_table(metrics, runs, per_job, by)
         body.append("<h2>Summary per policy</h2>")
         body.append(summary)
         body.extend(f'<p class="note">{html.escape(n)}</p>' for n in notes)
@@ -249,7 +265,7 @@ def write_report(dir: str | Path, out: str | Path | None = None, baseline: str |
     body.append('<p class="note">All columns are in metrics.csv.</p>')
 
     if variants:
-        jobs_by_variant = _jobs_by_variant(runs, tau)
+        jobs_by_variant = _jobs_by_variant(runs, per_job)
         body.append("<h2>Comparison</h2>")
         for metric in ("mean_waiting_time", "mean_bounded_slowdown"):
             summ = summarise(ok, metric, by=tuple(by))
@@ -294,7 +310,7 @@ def write_report(dir: str | Path, out: str | Path | None = None, baseline: str |
     gantt_runs = gantt_selection(runs, max_gantt)
     if gantt_runs:
         body.append("<h2>Schedules</h2>")
-        drawable = sum(1 for r in runs if r.status == "ok" and r.jobs is not None)
+        drawable = sum(1 for r in runs if r.status == "ok")
         omitted = drawable - len(gantt_runs)
         if omitted > 0:
             body.append(f'<p class="note">{len(gantt_runs)} runs shown: the first run of every '

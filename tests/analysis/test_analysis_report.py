@@ -235,3 +235,35 @@ def test_report_files_are_replaced_atomically(tmp_path, monkeypatch):
         write_report(root, max_gantt=0, tail_n=5)
     after = {p.name: p.read_bytes() for p in index.parent.iterdir() if p.is_file()}
     assert after == before
+
+
+def test_report_holds_one_runs_tables_at_a_time(tmp_path, monkeypatch):
+    """A campaign of million-job runs must fit in memory: the report reads the runs one by
+    one, keeping of each only its per-job metrics, and reads a Gantt run again to draw it.
+    Checked by counting the job tables still alive whenever another run is loaded."""
+    import gc
+    import weakref
+
+    from analysis_csv import make_campaign
+
+    import mrsched.analysis.campaign as campaign_mod
+    import mrsched.analysis.report as report_mod
+    from mrsched.analysis.runs import load_run as real_load_run
+
+    root = make_campaign(tmp_path, ["a-fcfs", "b-easy", "c-bb"], n_jobs=6)
+    alive: list[weakref.ref] = []
+    most = []
+
+    def counting_load_run(path):
+        gc.collect()
+        most.append(sum(r() is not None for r in alive))
+        run = real_load_run(path)
+        alive.append(weakref.ref(run.jobs))
+        return run
+
+    monkeypatch.setattr(campaign_mod, "load_run", counting_load_run)
+    monkeypatch.setattr(report_mod, "load_run", counting_load_run)
+    html = write_report(root, max_gantt=2).read_text()
+    assert len(most) == 6 + 3                  # every run once, and one drawn again a policy
+    assert max(most) == 0                      # no earlier run's table alive at any load
+    assert len(re.findall(r'<img alt="gantt_\d+"', html)) == 3
