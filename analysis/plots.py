@@ -242,18 +242,57 @@ def normalised_plot(norm: pd.DataFrame, metric: str, baseline: str, *, by: str =
     return fig
 
 
+#: above this many steps in a series the utilisation plot shows per-bin aggregates instead
+UTILISATION_STEPS = 20_000
+UTILISATION_BINS = 1_000
+
+
+def binned_steps(time: np.ndarray, value: np.ndarray, bins: int) -> tuple[np.ndarray, ...]:
+    """A step function (``value[i]`` on ``[time[i], time[i+1])``, the last one to its own
+    time) cut in ``bins`` equal bins: their edges and each bin's time-weighted mean, minimum
+    and maximum (the steps that overlap it)."""
+    time, value = np.asarray(time, float), np.asarray(value, float)
+    edges = np.linspace(time[0], time[-1], bins + 1)
+    area = np.concatenate([[0.0], np.cumsum(value[:-1] * np.diff(time))])   # integral at each step
+    mean = np.diff(np.interp(edges, time, area)) / np.diff(edges)
+    first = np.searchsorted(time, edges[:-1], side="right") - 1      # step in force at a bin's start
+    last = np.searchsorted(time, edges[1:], side="left") - 1         # last step starting inside it
+    idx = np.empty(2 * bins, dtype=np.intp)
+    idx[0::2], idx[1::2] = first, np.maximum(last, first) + 1         # value[first:last + 1]
+    padded = np.append(value, value[-1])                              # so that last + 1 is an index
+    low = np.minimum.reduceat(padded, idx)[0::2]
+    high = np.maximum.reduceat(padded, idx)[0::2]
+    return edges, mean, low, high
+
+
 def utilisation_plot(series: dict[str, pd.DataFrame], *, title: str = "utilisation over time"):
     """Fraction of each resource in use over time (step functions from
-    ``metrics.usage_over_time`` divided by capacity, in column ``fraction``)."""
+    ``metrics.usage_over_time`` divided by capacity, in column ``fraction``). A series of
+    more than ``UTILISATION_STEPS`` steps (a long run: drawn whole it is a solid block) is
+    shown as its mean per bin with the bin's range shaded, and the title says so."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(10, 3.5))
-    for name, s in series.items():
-        ax.step(s["time"], s["fraction"], where="post", label=name)
+    binned, width = [], 0.0
+    for i, (name, s) in enumerate(series.items()):
+        time, fraction = s["time"].to_numpy(float), s["fraction"].to_numpy(float)
+        if len(time) <= UTILISATION_STEPS:
+            ax.step(time, fraction, where="post", label=name)
+            continue
+        edges, mean, low, high = binned_steps(time, fraction, UTILISATION_BINS)
+        color = f"C{i}"
+        ax.stairs(mean, edges, color=color, label=f"{name} (mean)")
+        ax.fill_between(edges[:-1], low, high, step="post", color=color, alpha=0.2, linewidth=0)
+        binned.append(f"{name} {len(time):,}")
+        width = edges[1] - edges[0]
+    if binned:
+        title += (f"\naggregated: mean per bin of {width:,.0f} s over {UTILISATION_BINS:,} bins, "
+                  f"shaded: the bin's min-max (steps: {', '.join(binned)})")
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("fraction in use")
-    ax.set_title(title)
-    ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=10 if binned else None)
+    # beside the axes: "best" would test every vertex of a million-job run's steps (slow)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig
 

@@ -142,3 +142,44 @@ def test_bar_chart_title_names_the_whiskers_drawn():
     many, points = _summary({"a": [1, 2], "b": [1, 2, 3, 4, 5]})
     assert plots.ci_plot(many, label="group", points=points).axes[0].get_title() == \
         "mean waiting time: mean, range of runs, 95% CI"
+
+
+def test_binned_steps_mean_min_max_match_a_brute_force():
+    """Per bin: the time-weighted mean and the range of the steps overlapping it."""
+    from mrsched.analysis.plots import binned_steps
+
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        n = int(rng.integers(2, 60))
+        t = np.sort(rng.choice(np.arange(1000), n, replace=False)).astype(float)
+        v = rng.random(n)
+        bins = int(rng.integers(1, 30))
+        edges, mean, low, high = binned_steps(t, v, bins)
+        ends = np.append(t[1:], t[-1])
+        for k in range(bins):
+            a, b = edges[k], edges[k + 1]
+            overlap = np.clip(np.minimum(ends, b) - np.maximum(t, a), 0, None)
+            assert mean[k] == pytest.approx((overlap * v).sum() / (b - a), abs=1e-9)
+            inside = v[(t < b) & (ends > a) | (t <= a) & (a < ends)]
+            assert (low[k], high[k]) == (inside.min(), inside.max())
+
+
+def test_a_long_utilisation_series_is_binned_and_says_so():
+    """A million-job run's steps drawn whole are a solid block: beyond UTILISATION_STEPS the
+    plot shows the mean per bin and the bin's range, and the title says how."""
+    from mrsched.analysis.plots import UTILISATION_STEPS, utilisation_plot
+
+    n = UTILISATION_STEPS + 1
+    time = np.arange(n, dtype=float) * 10.0
+    fraction = np.where(np.arange(n) % 2 == 0, 1.0, 0.0)    # in use half of the time
+    fig = utilisation_plot({"nodes": pd.DataFrame({"time": time, "fraction": fraction}),
+                            "burst_buffer": pd.DataFrame({"time": [0.0, 5.0], "fraction": [0.5, 0.0]})})
+    ax = fig.axes[0]
+    assert "aggregated: mean per bin of 200 s over 1,000 bins" in ax.get_title()
+    assert f"(steps: nodes {n:,})" in ax.get_title()
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["nodes (mean)", "burst_buffer"]
+    stairs = [p for p in ax.patches if type(p).__name__ == "StepPatch"]
+    assert len(stairs) == 1 and np.allclose(stairs[0].get_data().values, 0.5)
+    short = utilisation_plot({"nodes": pd.DataFrame({"time": time[:100], "fraction": fraction[:100]})})
+    assert "aggregated" not in short.axes[0].get_title()
