@@ -224,16 +224,17 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{path}: ok")
         return 1 if total else 0
     if command == "synthetic":
-        from mrsched.workloads.synthetic import generate_synthetic
+        from mrsched.workloads.synthetic import synthetic_columns
 
         platform = _platform(args.platform)
         model = args.model or ("burst-buffer" if platform and platform.bb_capacities else "compute")
-        wl = generate_synthetic(jobs=args.jobs, platform=platform, nodes=args.nodes, seed=args.seed,
-                                mean_interarrival=args.mean_interarrival, min_nodes=args.min_nodes,
-                                max_nodes=args.max_nodes, min_runtime=args.min_runtime,
-                                max_runtime=args.max_runtime, walltime_factor=args.walltime_factor,
-                                model=model, variant=args.variant)
-        _write(args.output, wl, platform)
+        head, columns = synthetic_columns(jobs=args.jobs, platform=platform, nodes=args.nodes, seed=args.seed,
+                                          mean_interarrival=args.mean_interarrival, min_nodes=args.min_nodes,
+                                          max_nodes=args.max_nodes, min_runtime=args.min_runtime,
+                                          max_runtime=args.max_runtime, walltime_factor=args.walltime_factor,
+                                          model=model, variant=args.variant)
+        columns.write(args.output, head, platform=platform)    # job by job, checked on the way
+        print(f"wrote {args.output}: {len(columns.ids)} jobs")
         return 0
     if command == "bbsched":
         from mrsched.units import parse_size

@@ -69,6 +69,51 @@ class JobColumns:
         return iter_jobs(self.ids, self.subtime, self.walltime, self.res, self.run, bb_per_node=self.bb_per_node,
                          **self.model_args)
 
+    def workload(self, head: dict[str, Any]) -> dict[str, Any]:
+        """The whole workload dict: ``head``'s members, then ``jobs`` and ``profiles``."""
+        jobs, profiles = [], {}
+        for job, name, profile in self.rows():
+            jobs.append(job)
+            profiles[name] = profile
+        return {**head, "jobs": jobs, "profiles": profiles}
+
+    def write(self, path: str | Path, head: dict[str, Any], *, platform: PlatformInfo | None = None,
+              check_every: int = 10_000) -> Path:
+        """Write ``workload(head)`` job by job (the same bytes as ``write_workload``), never
+        building it.
+
+        Every ``check_every`` jobs are checked together with their profiles by
+        :func:`~mrsched.workloads.check.check_workload` (duplicate ids are refused when the
+        columns are made, the one check that needs all jobs); a problem is a generator bug,
+        never written.
+        """
+        from mrsched.workloads.batsim_json import write_workload_items
+        from mrsched.workloads.check import check_workload
+
+        def checked(chunk):
+            part = {"nb_res": head["nb_res"], "jobs": [r[0] for r in chunk],
+                    "profiles": {r[1]: r[2] for r in chunk}}
+            problems = check_workload(part, file=path, platform=platform)
+            if problems:
+                raise WorkloadError(f"generated workload fails its check: {problems[0]}")
+            return chunk
+
+        def checked_rows():
+            chunk: list[tuple[dict, str, dict]] = []
+            for row in self.rows():
+                chunk.append(row)
+                if len(chunk) >= check_every:
+                    yield from checked(chunk)
+                    chunk = []
+            yield from checked(chunk)
+
+        def items():
+            yield from head.items()
+            yield "jobs", (job for job, _, _ in checked_rows())
+            yield "profiles", ((name, prof) for _, name, prof in self.rows())
+
+        return write_workload_items(path, items())
+
 
 class Conversion:
     """The converted workload plus what cleaning and selection did.
@@ -89,50 +134,15 @@ class Conversion:
     @property
     def workload(self) -> dict[str, Any]:
         if self._workload is None:
-            jobs, profiles = [], {}
-            for job, name, profile in self.columns.rows():
-                jobs.append(job)
-                profiles[name] = profile
-            self._workload = {**self.head, "jobs": jobs, "profiles": profiles}
+            self._workload = self.columns.workload(self.head)
         return self._workload
 
     def summary_lines(self) -> list[str]:
         return ([self.unit.describe()] if self.unit else []) + self.report.lines() + self.notes
 
     def write(self, path: str | Path, *, platform: PlatformInfo | None = None, check_every: int = 10_000) -> Path:
-        """Write the workload file job by job (same bytes as ``write_workload(path, workload)``).
-
-        Every ``check_every`` jobs are checked together with their profiles by
-        :func:`~mrsched.workloads.check.check_workload` (duplicate ids are refused at
-        conversion, the one check that needs all jobs); a problem is a converter bug, never
-        written.
-        """
-        from mrsched.workloads.batsim_json import write_workload_items
-        from mrsched.workloads.check import check_workload
-
-        def checked(chunk):
-            part = {"nb_res": self.head["nb_res"], "jobs": [r[0] for r in chunk],
-                    "profiles": {r[1]: r[2] for r in chunk}}
-            problems = check_workload(part, file=path, platform=platform)
-            if problems:
-                raise WorkloadError(f"generated workload fails its check: {problems[0]}")
-            return chunk
-
-        def checked_rows():
-            chunk: list[tuple[dict, str, dict]] = []
-            for row in self.columns.rows():
-                chunk.append(row)
-                if len(chunk) >= check_every:
-                    yield from checked(chunk)
-                    chunk = []
-            yield from checked(chunk)
-
-        def items():
-            yield from self.head.items()
-            yield "jobs", (job for job, _, _ in checked_rows())
-            yield "profiles", ((name, prof) for _, name, prof in self.columns.rows())
-
-        return write_workload_items(path, items())
+        """Write the workload file job by job (``JobColumns.write``)."""
+        return self.columns.write(path, self.head, platform=platform, check_every=check_every)
 
 
 def parse_part(text: str) -> tuple[int, int]:
@@ -181,15 +191,6 @@ def iter_jobs(ids, subtime, walltime, res, run, *, model: str, variant: str = "i
                     seconds = max(seconds - io_factor * per_node / link_bandwidth, min_compute_fraction * seconds)
             profile = {"type": "parallel_homogeneous", "cpu": round(seconds * speed), "com": 0}
         yield job, pname, profile
-
-
-def build_jobs(ids, subtime, walltime, res, run, **model_args) -> tuple[list[dict], dict[str, dict]]:
-    """Jobs and one profile per job (named by the job id) under a profile model (see :func:`iter_jobs`)."""
-    job_list, profiles = [], {}
-    for job, pname, profile in iter_jobs(ids, subtime, walltime, res, run, **model_args):
-        job_list.append(job)
-        profiles[pname] = profile
-    return job_list, profiles
 
 
 def convert_swf(trace: SwfTrace | str | Path, *, platform: PlatformInfo | None = None, nodes: int | None = None,

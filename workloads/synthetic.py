@@ -15,7 +15,7 @@ import numpy as np
 
 from mrsched.errors import WorkloadError
 from mrsched.workloads.burst_buffer import LogNormalBurstBuffer
-from mrsched.workloads.convert import MODELS, VARIANTS, build_jobs
+from mrsched.workloads.convert import MODELS, VARIANTS, JobColumns
 from mrsched.workloads.platform_info import PlatformInfo
 
 
@@ -29,6 +29,20 @@ def generate_synthetic(*, jobs: int = 50, platform: PlatformInfo | None = None, 
                        walltime_factor: float = 3.0, model: str = "burst-buffer",
                        variant: str = "alloc-only") -> dict:
     """A Batsim workload dict of ``jobs`` synthetic jobs (see the module docstring)."""
+    head, columns = synthetic_columns(jobs=jobs, platform=platform, nodes=nodes, speed=speed, seed=seed,
+                                      mean_interarrival=mean_interarrival, min_nodes=min_nodes,
+                                      max_nodes=max_nodes, min_runtime=min_runtime, max_runtime=max_runtime,
+                                      walltime_factor=walltime_factor, model=model, variant=variant)
+    return columns.workload(head)
+
+
+def synthetic_columns(*, jobs: int = 50, platform: PlatformInfo | None = None, nodes: int | None = None,
+                      speed: float = 1e9, seed: int = 0, mean_interarrival: float = 120.0, min_nodes: int = 1,
+                      max_nodes: int | None = None, min_runtime: float = 60.0, max_runtime: float = 3600.0,
+                      walltime_factor: float = 3.0, model: str = "burst-buffer",
+                      variant: str = "alloc-only") -> tuple[dict, JobColumns]:
+    """``generate_synthetic``'s workload as its top-level members and job columns: written
+    with ``JobColumns.write``, a million jobs never exist as dicts (~1 GB) at once."""
     if platform is not None:
         nodes, speed = platform.compute_nodes, platform.speed
     if not nodes or nodes < 1:
@@ -58,16 +72,14 @@ def generate_synthetic(*, jobs: int = 50, platform: PlatformInfo | None = None, 
                                 field="platform")
         bb = LogNormalBurstBuffer().per_processor(res, walltime, rng, capacity=platform.bb_per_storage_node,
                                                   storage_nodes=len(platform.bb_capacities))
-    ids = np.arange(1, jobs + 1)
-    job_list, profiles = build_jobs(ids, subtime, walltime, res, run, model=model, variant=variant, speed=speed,
-                                    bb_per_node=bb)
-    return {
+    columns = JobColumns(np.arange(1, jobs + 1), subtime, walltime, res, run, bb,
+                         {"model": model, "variant": variant, "speed": speed})
+    head = {
         "name": f"synthetic-{jobs}-seed{seed}",
         "description": f"{jobs} synthetic jobs (Poisson arrivals, log-uniform sizes and run times), model {model}",
         "nb_res": int(nodes),
         "generator": {"command": "synthetic", "seed": seed, "jobs": jobs, "mean_interarrival": mean_interarrival,
                       "min_nodes": min_nodes, "max_nodes": max_nodes, "min_runtime": min_runtime,
                       "max_runtime": max_runtime, "walltime_factor": walltime_factor, "model": model},
-        "jobs": job_list,
-        "profiles": profiles,
     }
+    return head, columns

@@ -286,3 +286,19 @@ def test_generators_from_a_multicore_trace_size_in_nodes(tmp_path, atlas_swf, ca
         in capsys.readouterr().out
     assert main(["workload", "multires", str(out), "--cores-per-node", "4", "-o", str(tmp_path / "x.json")]) == 2
     assert "--cores-per-node apply to an SWF trace" in capsys.readouterr().err
+
+
+def test_cli_synthetic_streams_the_bytes_of_the_workload_dict(tmp_path, capsys):
+    """`workload synthetic` writes job by job (a million jobs never exist as dicts at once):
+    the same bytes as writing generate_synthetic's dict."""
+    from mrsched.workloads.batsim_json import write_workload
+    from mrsched.workloads.synthetic import generate_synthetic
+
+    plat = bundled_path("dragonfly96")
+    out = tmp_path / "cli.json"
+    assert main(["workload", "synthetic", "--platform", str(plat), "--jobs", "500", "--seed", "4",
+                 "--variant", "io-phased", "-o", str(out)]) == 0
+    assert f"wrote {out}: 500 jobs" in capsys.readouterr().out
+    ref = write_workload(tmp_path / "dict.json", generate_synthetic(
+        jobs=500, platform=read_platform_info(plat), seed=4, variant="io-phased"))
+    assert out.read_bytes() == ref.read_bytes()
