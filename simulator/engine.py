@@ -29,7 +29,7 @@ import gc
 import logging
 import math
 from functools import reduce
-from operator import itemgetter, lt as _lt, ne, sub
+from operator import attrgetter, itemgetter, lt as _lt, ne, sub
 import os
 import time as _time
 from collections import deque
@@ -235,6 +235,7 @@ class SimulationResult:
 # wake-ups by creation rank; the sort is stable, so a received message's server (appended
 # first) runs before its sender, which shares the rank of their comm
 _wake_order = itemgetter(0)
+_alive = attrgetter("alive")
 
 
 class _PtaskEnd:
@@ -846,18 +847,30 @@ class Engine:
                 if least < P_SURF:
                     mds = self._flush_sleeps()
                     timers = self._sleeps
-                    for i, m in enumerate(mds):
-                        if m < P_SURF:
-                            s = timers[i]
+                    if all(map(_alive, timers)):
+                        # nothing cancelled to drop (the common case): the ended sleeps, the
+                        # least ones, are taken out in place, the others keep their order
+                        least = min(mds)
+                        while least < P_SURF:
+                            i = mds.index(least)
+                            del mds[i]
+                            s = timers.pop(i)
                             s.md = 0.0
-                            if s.alive:
-                                wakes.append((s.seq, s))
-                    keep = [i for i, m in enumerate(mds) if m >= P_SURF and timers[i].alive]
-                    keep_t = self._sleeps = [timers[i] for i in keep]
-                    keep_m = self._sleep_md = [mds[i] for i in keep]
-                    least = min(keep_m) if keep_m else inf
+                            wakes.append((s.seq, s))
+                            least = min(mds) if mds else inf
+                    else:
+                        for i, m in enumerate(mds):
+                            if m < P_SURF:
+                                s = timers[i]
+                                s.md = 0.0
+                                if s.alive:
+                                    wakes.append((s.seq, s))
+                        keep = [i for i, m in enumerate(mds) if m >= P_SURF and timers[i].alive]
+                        timers = self._sleeps = [timers[i] for i in keep]
+                        mds = self._sleep_md = [mds[i] for i in keep]
+                        least = min(mds) if mds else inf
                     if least < inf:
-                        self._sleep_first = keep_t[keep_m.index(least)]
+                        self._sleep_first = timers[mds.index(least)]
                 self._sleep_least = least
             if ptasks:
                 for p in self._ptask_model.step(now, delta):
