@@ -1061,7 +1061,7 @@ class Engine:
             if type(js) is JobState:   # given metadata before its submission
                 js.state = SUBMITTED
             else:
-                jobs[job.id] = JobState(job, state=SUBMITTED)
+                jobs[job.id] = JobState(job, SUBMITTED)
             self.nb_submitted += 1
             data = {"job_id": job.id, "job": job.json}
             if fwd:
@@ -1120,12 +1120,12 @@ class Engine:
             # Batsim: "computed in null time. Putting epsilon instead."
             runtime = ZERO_RUNTIME
             finish = js.start + runtime
-        rec = out.JobRecord(local_id=j.local_id, workload=j.workload, profile=j.profile,
-                            submission_time=j.subtime, res=j.res, walltime=j.walltime,
-                            final_state=js.final_state,
-                            starting_time=js.start if js.final_state != "REJECTED" else None,
-                            finish_time=finish if js.final_state != "REJECTED" else None,
-                            alloc=js.alloc_text, metadata=js.metadata, runtime=runtime)
+        ran = js.final_state != "REJECTED"
+        # (positional: local_id, workload, profile, submission_time, res, walltime, final_state,
+        # starting_time, finish_time, alloc, metadata, runtime)
+        rec = out.JobRecord(j.local_id, j.workload, j.profile, j.subtime, j.res, j.walltime,
+                            js.final_state, js.start if ran else None, finish if ran else None,
+                            js.alloc_text, js.metadata, runtime)
         self.stats.add(rec)
         if self._outputs is not None:
             self._outputs.add(rec)
@@ -1340,11 +1340,13 @@ class Engine:
         else:
             comp = [r for r in alloc if r < nc]
             comp_runs = [(lo, hi if hi < nc else nc - 1) for lo, hi in runs if lo < nc]
-        if not self.compute_sharing and any(any(busy[lo:hi + 1]) for lo, hi in comp_runs):   # job ids
-            r = next(r for r in comp if busy[r] is not None)
-            raise SimulationError(f"resource {r} ({self.resources[r].name}) is busy with job "
-                                  f"{busy[r]} (no compute sharing)", event=etype, job=jid,
-                                  field="alloc")
+        if not self.compute_sharing:
+            for lo, hi in comp_runs:
+                if any(busy[lo:hi + 1]):   # job ids
+                    r = next(r for r in comp if busy[r] is not None)
+                    raise SimulationError(f"resource {r} ({self.resources[r].name}) is busy with "
+                                          f"job {busy[r]} (no compute sharing)", event=etype,
+                                          job=jid, field="alloc")
         storage_mapping = None if plain else data.get("storage_mapping")
         if storage_mapping is not None and not isinstance(storage_mapping, dict):
             raise ProtocolError("'storage_mapping' must be an object {label: storage id}",
