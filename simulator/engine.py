@@ -470,7 +470,8 @@ class Engine:
         self._ptasks: dict[int, tuple[Any, Callable[[], None]]] = {}
         self._ptask_model = None
         self._ending: dict[int, Any] = {}   # ptasks ending in the current step, not yet handled
-        self._spawned: list[Callable[[], None]] = []
+        # scheduler replies whose request-reply actor starts once this step's actors ran
+        self._replies: list[tuple[list[dict], float]] = []
 
         # job id -> its Job until submitted (no state to hold yet), then its JobState, then
         # ENDED / REJECTED once its row is written
@@ -928,11 +929,11 @@ class Engine:
                 self._apply_simcalls(calls)
             if self._ending:
                 self._ending.clear()
-            while self._spawned:
-                spawned, self._spawned = self._spawned, []
+            while self._replies:
+                replies, self._replies = self._replies, []
                 calls = self._simcalls = []
-                for fn in spawned:
-                    fn()
+                for events, reply_now in replies:
+                    self._start_reqrep(events, reply_now)
                 self._simcalls = None
                 if calls:
                     self._apply_simcalls(calls)
@@ -980,9 +981,9 @@ class Engine:
             self._start_submitter(w)
         self._append("SIMULATION_BEGINS", self._simulation_begins())
         self._send_to_scheduler()
-        spawned, self._spawned = self._spawned, []
-        for fn in spawned:
-            fn()
+        replies, self._replies = self._replies, []
+        for events, reply_now in replies:
+            self._start_reqrep(events, reply_now)
 
     def _start_submitter(self, w: Workload) -> None:
         jobs = submission_order(w.jobs)
@@ -1152,7 +1153,7 @@ class Engine:
         if ends:
             self.finished = True
             return
-        self._spawned.append(lambda: self._start_reqrep(events, reply_now))
+        self._replies.append((events, reply_now))
 
     def _check_reply(self, reply: Any, now: float) -> tuple[list[dict], float]:
         if not isinstance(reply, dict) or "now" not in reply or "events" not in reply:
