@@ -74,25 +74,27 @@ at load 10-20, the 100k one at ~6: the ratios are not clean growth figures).
 10,000-node zoned Dragonfly, 2,000 jobs ``fcfs-bb``: engine 2.50 -> 2.05 CPU s (1.0 ms a job
 against ~0.3 ms on 96 nodes for jobs ~50x wider; what is left per host is mostly the ptask
 model's ``add``/``_release``, one constraint per host).
-CPU time is unchanged within this machine's noise on delay jobs (engine ~1.4-2.0 s for 28,000
-jobs; registry ``fcfs`` 3.4-4.5 s of which ~1.9-2.5 s scheduler): the 20,000 jobs/s target
-(50 us a job, both halves together) is not met; the scheduler half alone costs ~70 us a job,
-the engine ~45-55 us (5 internal messages and 2 scheduler round trips a job, as Batsim).
 
 Issue #18 item 4 (target: registry ``fcfs`` at 20,000 delay jobs a CPU second; not met).
-Instruction counts (``valgrind --tool=callgrind``, whole process minus an empty run, 4,000
-jobs of this script's workload; identical ``_jobs.csv``): engine with the bench FCFS 589k a
-job, unchanged; registry ``fcfs`` 905k -> 863k a job (-5%); its scheduler alone (replay of
-the 8,000-job transcript) 395k -> 357k (-10%): ``fcfs`` declares a round whose first job
-does not fit idle (the runtime skips it before building its context), the ordered queue finds
-its head without a walk from the root, canonical alloc texts are read range by range. CPU
-seconds on 28,000 jobs, 3072e9d and this tree alternated in fresh processes (load 9.5-11.6):
-registry ``fcfs`` 4.13 / 4.14 / 4.32 -> 3.95 / 4.10 / 3.82 (6,500-6,800 -> 6,800-7,300 jobs/s),
-bench FCFS 1.85-2.03 s both. At this machine's speed the bench FCFS alone runs ~17,000-19,000
-jobs/s when idle (load < 2): the engine's own share must about halve too for the target,
-and the registry scheduler's (~50 us a job: two rounds, each through ``PolicyScheduler``,
-``PolicyRuntime``, the policy, the ordered queue and the availability profile, with the
-runtime's own checks of every start) come down to ~20 us.
+Instruction counts (``valgrind --tool=callgrind``, whole process minus an empty one, 4,000 jobs
+of this script's workload, identical ``_jobs.csv``), 8a2efb1 -> now: engine with the bench FCFS
+591.6k -> 561.2k a job; registry ``fcfs`` 861.4k -> 734.8k; its scheduler alone (replay of the
+first 8,000 recorded messages, same replies) 229.1k -> ~140k. Scheduler: plain-order ``fcfs``
+walks the runtime's submission-ordered queue (no ordered-queue index: it never asks which job
+fits a room), ``Start.nodes`` is listed on first read (the alloc-only path writes EXECUTE_JOB
+from the node mask), a ``Job`` keeps its submission's dict uncopied, an empty round replies
+with its empty action list. Engine: ending sleeps taken out of the sleep lists in place, job
+states and records built positionally, a reply awaiting its actor kept as a tuple. CPU seconds,
+28,000 jobs, load 3.7-3.9: this script, registry ``fcfs`` 2.69 s (10,400 jobs/s; 3.10 s at
+the session start, load 1.3), bench FCFS 1.61-1.64 s (17,000-17,400 jobs/s); fresh processes
+alternated with 8a2efb1: registry 3.44-3.63 -> 2.89-2.91 s (scheduler 1.55-1.65 -> 1.12-1.13).
+Why 20,000 is out of reach here: with a scheduler costing nothing the engine runs ~17,000-19,000
+jobs/s on this machine (~560k instructions, ~50 us a job: 7 SimGrid steps, 5 internal messages
+and 2 scheduler round trips, as Batsim), the whole budget; its profile is flat (the step loop,
+each sleep decremented step by step as SimGrid does, alloc parsing, output rows). The scheduler
+is ~30 us a job (lean-path checks, the profile's reserve / release, fits_now, the EXECUTE_JOB
+text). Next levers: a typed in-process event path (no wire-dict building and checking on either
+side; ~5 us a job by estimate) and a compiled step loop.
 """
 
 from __future__ import annotations

@@ -158,14 +158,12 @@ nodes). The machine ran at load 11-21 all along (other sessions' benchmarks), so
 swing by ~15%: delay 28,000 fcfs 3.44 s (8,146 jobs/s, sched-only 1.90 s), bench FCFS 1.44 s
 (19,447 jobs/s), against 3.56 / 1.46 s at the session start (load < 1): no measurable change
 on delay jobs, whose engine cost is the protocol itself (5 internal messages and 2 scheduler
-round trips a job, ~45-55 us). The 20,000 jobs/s target needs both halves near 25 us a job:
-the scheduler's ~70 us (``PolicyScheduler``'s lean path, the runtime's per-job sets and dicts,
-EXECUTE_JOB building) is the larger half and belongs to schedulers/.
+round trips a job, ~45-55 us).
 
-Eighth round (issue #18 item 4, 20,000 jobs/s asked; see bench_simulator.py for instruction
-counts): this script, load 9-11, ``--repeat 3``: delay 28,000 bench FCFS 1.78 s, registry
-``fcfs`` 3.58 s (7,827 jobs/s, sched-only 1.61 s, ``same``), ratio 2.01, against 1.56 / 3.49 s
-(ratio 2.23) with 3072e9d at the session start (load 2-4). Not met: see bench_simulator.py.
+Ninth round (issue #18 item 4, 20,000 jobs/s asked; see bench_simulator.py for instruction
+counts and why it is out of reach): this script, ``--skip-trace``, load 3.6-3.8: delay 28,000
+bench FCFS 1.70 s (16,502 jobs/s), registry ``fcfs`` 2.74 s (10,232 jobs/s, sched-only 1.09 s,
+``same``), ratio 1.61 (2.01-2.23 before this round).
 """
 
 from __future__ import annotations

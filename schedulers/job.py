@@ -33,9 +33,10 @@ class Request:
         return self.walltime != INF
 
 
-@dataclass
+@dataclass(slots=True)
 class Job:
-    """A submitted job: Batsim id, submission time, request, and the raw fields Batsim sent."""
+    """A submitted job: Batsim id, submission time, request, and the raw fields Batsim sent
+    (``fields``: the submission's own dict, read-only: not copied, a job per message)."""
 
     id: str
     subtime: float
@@ -151,5 +152,5 @@ def job_from_batsim(job_id: str, job: Mapping[str, Any], profiles: Mapping[str, 
     if profiles and profile_name in profiles:
         profile_data = profiles[profile_name]
     request = request_from_fields(job_id, job, profile_data, counters)
-    return Job(id=job_id, subtime=subtime, request=request, profile=profile_name,
-               profile_data=profile_data, fields=dict(job))
+    return Job(job_id, subtime, request, profile_name, profile_data,
+               job if type(job) is dict else dict(job))

@@ -416,6 +416,8 @@ class PolicyScheduler(BatsimScheduler):
             self._lean_now = None
         actions = self._actions
         self._actions = []
+        if not actions:     # most rounds of an overloaded machine
+            return {"now": now, "events": actions}
         # starts are queued as ready wire dicts (start_job below), other actions as events
         return {"now": now, "events": [a if type(a) is dict else serialize_event(a) for a in actions]}
 

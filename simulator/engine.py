@@ -29,7 +29,7 @@ import gc
 import logging
 import math
 from functools import reduce
-from operator import itemgetter, lt as _lt, ne, sub
+from operator import attrgetter, itemgetter, lt as _lt, ne, sub
 import os
 import time as _time
 from collections import deque
@@ -235,6 +235,7 @@ class SimulationResult:
 # wake-ups by creation rank; the sort is stable, so a received message's server (appended
 # first) runs before its sender, which shares the rank of their comm
 _wake_order = itemgetter(0)
+_alive = attrgetter("alive")
 
 
 class _PtaskEnd:
@@ -469,7 +470,8 @@ class Engine:
         self._ptasks: dict[int, tuple[Any, Callable[[], None]]] = {}
         self._ptask_model = None
         self._ending: dict[int, Any] = {}   # ptasks ending in the current step, not yet handled
-        self._spawned: list[Callable[[], None]] = []
+        # scheduler replies whose request-reply actor starts once this step's actors ran
+        self._replies: list[tuple[list[dict], float]] = []
 
         # job id -> its Job until submitted (no state to hold yet), then its JobState, then
         # ENDED / REJECTED once its row is written
@@ -846,18 +848,30 @@ class Engine:
                 if least < P_SURF:
                     mds = self._flush_sleeps()
                     timers = self._sleeps
-                    for i, m in enumerate(mds):
-                        if m < P_SURF:
-                            s = timers[i]
+                    if all(map(_alive, timers)):
+                        # nothing cancelled to drop (the common case): the ended sleeps, the
+                        # least ones, are taken out in place, the others keep their order
+                        least = min(mds)
+                        while least < P_SURF:
+                            i = mds.index(least)
+                            del mds[i]
+                            s = timers.pop(i)
                             s.md = 0.0
-                            if s.alive:
-                                wakes.append((s.seq, s))
-                    keep = [i for i, m in enumerate(mds) if m >= P_SURF and timers[i].alive]
-                    keep_t = self._sleeps = [timers[i] for i in keep]
-                    keep_m = self._sleep_md = [mds[i] for i in keep]
-                    least = min(keep_m) if keep_m else inf
+                            wakes.append((s.seq, s))
+                            least = min(mds) if mds else inf
+                    else:
+                        for i, m in enumerate(mds):
+                            if m < P_SURF:
+                                s = timers[i]
+                                s.md = 0.0
+                                if s.alive:
+                                    wakes.append((s.seq, s))
+                        keep = [i for i, m in enumerate(mds) if m >= P_SURF and timers[i].alive]
+                        timers = self._sleeps = [timers[i] for i in keep]
+                        mds = self._sleep_md = [mds[i] for i in keep]
+                        least = min(mds) if mds else inf
                     if least < inf:
-                        self._sleep_first = keep_t[keep_m.index(least)]
+                        self._sleep_first = timers[mds.index(least)]
                 self._sleep_least = least
             if ptasks:
                 for p in self._ptask_model.step(now, delta):
@@ -915,11 +929,11 @@ class Engine:
                 self._apply_simcalls(calls)
             if self._ending:
                 self._ending.clear()
-            while self._spawned:
-                spawned, self._spawned = self._spawned, []
+            while self._replies:
+                replies, self._replies = self._replies, []
                 calls = self._simcalls = []
-                for fn in spawned:
-                    fn()
+                for events, reply_now in replies:
+                    self._start_reqrep(events, reply_now)
                 self._simcalls = None
                 if calls:
                     self._apply_simcalls(calls)
@@ -967,9 +981,9 @@ class Engine:
             self._start_submitter(w)
         self._append("SIMULATION_BEGINS", self._simulation_begins())
         self._send_to_scheduler()
-        spawned, self._spawned = self._spawned, []
-        for fn in spawned:
-            fn()
+        replies, self._replies = self._replies, []
+        for events, reply_now in replies:
+            self._start_reqrep(events, reply_now)
 
     def _start_submitter(self, w: Workload) -> None:
         jobs = submission_order(w.jobs)
@@ -1048,7 +1062,7 @@ class Engine:
             if type(js) is JobState:   # given metadata before its submission
                 js.state = SUBMITTED
             else:
-                jobs[job.id] = JobState(job, state=SUBMITTED)
+                jobs[job.id] = JobState(job, SUBMITTED)
             self.nb_submitted += 1
             data = {"job_id": job.id, "job": job.json}
             if fwd:
@@ -1107,12 +1121,12 @@ class Engine:
             # Batsim: "computed in null time. Putting epsilon instead."
             runtime = ZERO_RUNTIME
             finish = js.start + runtime
-        rec = out.JobRecord(local_id=j.local_id, workload=j.workload, profile=j.profile,
-                            submission_time=j.subtime, res=j.res, walltime=j.walltime,
-                            final_state=js.final_state,
-                            starting_time=js.start if js.final_state != "REJECTED" else None,
-                            finish_time=finish if js.final_state != "REJECTED" else None,
-                            alloc=js.alloc_text, metadata=js.metadata, runtime=runtime)
+        ran = js.final_state != "REJECTED"
+        # (positional: local_id, workload, profile, submission_time, res, walltime, final_state,
+        # starting_time, finish_time, alloc, metadata, runtime)
+        rec = out.JobRecord(j.local_id, j.workload, j.profile, j.subtime, j.res, j.walltime,
+                            js.final_state, js.start if ran else None, finish if ran else None,
+                            js.alloc_text, js.metadata, runtime)
         self.stats.add(rec)
         if self._outputs is not None:
             self._outputs.add(rec)
@@ -1139,7 +1153,7 @@ class Engine:
         if ends:
             self.finished = True
             return
-        self._spawned.append(lambda: self._start_reqrep(events, reply_now))
+        self._replies.append((events, reply_now))
 
     def _check_reply(self, reply: Any, now: float) -> tuple[list[dict], float]:
         if not isinstance(reply, dict) or "now" not in reply or "events" not in reply:
@@ -1327,11 +1341,13 @@ class Engine:
         else:
             comp = [r for r in alloc if r < nc]
             comp_runs = [(lo, hi if hi < nc else nc - 1) for lo, hi in runs if lo < nc]
-        if not self.compute_sharing and any(any(busy[lo:hi + 1]) for lo, hi in comp_runs):   # job ids
-            r = next(r for r in comp if busy[r] is not None)
-            raise SimulationError(f"resource {r} ({self.resources[r].name}) is busy with job "
-                                  f"{busy[r]} (no compute sharing)", event=etype, job=jid,
-                                  field="alloc")
+        if not self.compute_sharing:
+            for lo, hi in comp_runs:
+                if any(busy[lo:hi + 1]):   # job ids
+                    r = next(r for r in comp if busy[r] is not None)
+                    raise SimulationError(f"resource {r} ({self.resources[r].name}) is busy with "
+                                          f"job {busy[r]} (no compute sharing)", event=etype,
+                                          job=jid, field="alloc")
         storage_mapping = None if plain else data.get("storage_mapping")
         if storage_mapping is not None and not isinstance(storage_mapping, dict):
             raise ProtocolError("'storage_mapping' must be an object {label: storage id}",

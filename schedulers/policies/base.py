@@ -145,6 +145,45 @@ class WaitingQueue(Sequence):
         return f"WaitingQueue({list(self)!r})"
 
 
+class NodeIds(Sequence):
+    """The Batsim ids of a node bitmask, ascending, as ``Start.nodes`` (equal to the tuple of
+    them), listed on first read: the alloc-only protocol path writes EXECUTE_JOB from the
+    mask's runs and never reads them (as ``NodeShares`` for ``Start.bb``)."""
+
+    __slots__ = ("_cluster", "_mask", "_ids")
+
+    def __init__(self, cluster: Cluster, mask: int):
+        self._cluster, self._mask, self._ids = cluster, mask, None
+
+    def _built(self) -> tuple[int, ...]:
+        if self._ids is None:
+            self._ids = tuple(self._cluster.ids_of(self._mask))
+        return self._ids
+
+    def __getitem__(self, index):
+        return self._built()[index]
+
+    def __len__(self) -> int:
+        return self._mask.bit_count()
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._built())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, NodeIds):
+            other = other._built()
+        return self._built() == other if isinstance(other, tuple) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._built())
+
+    def __reduce__(self):
+        return tuple, (self._built(),)      # copied or pickled as the plain tuple
+
+    def __repr__(self) -> str:
+        return repr(self._built())
+
+
 class SchedulingContext:
     """What a policy sees in one round and how it records decisions.
 
@@ -169,7 +208,7 @@ class SchedulingContext:
         self.reservations[job.id] = self.profile.reserve(self.now, end, allocation, tag=job.id)
         cl = self.cluster
         bb = NodeShares(cl, allocation.placement) if allocation.placement else {}
-        decision = Start(job.id, tuple(cl.ids_of(allocation.nodes)), bb, allocation)
+        decision = Start(job.id, NodeIds(cl, allocation.nodes), bb, allocation)
         self.decisions.append(decision)
         return decision
 

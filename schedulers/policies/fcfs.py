@@ -12,8 +12,12 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+
 from mrsched.schedulers.bandwidth import IO_PARAMS
 from mrsched.schedulers.decisions import Decision
+from mrsched.schedulers.job import Job
+from mrsched.schedulers.ordered_queue import OrderedQueue
 from mrsched.schedulers.policies.base import ORDERS, Param, SchedulingContext
 from mrsched.schedulers.policies.ordered import OrderedPolicy
 
@@ -36,19 +40,39 @@ class FCFS(OrderedPolicy):
 
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
         ctx, queue = self.begin_round(ctx)
-        job, _ = queue.next_job()
-        while job is not None:
+        for job in queue:       # queue order
             alloc = ctx.profile.fits_now(job.request)
             if alloc is None:
                 break       # the first job that does not fit blocks every job behind it
             ctx.start(job, alloc)
-            queue.remove(job)
-            job, _ = queue.next_job()
         return ctx.decisions
+
+    def begin_round(self, ctx: SchedulingContext) -> tuple[SchedulingContext, Iterable[Job]]:
+        """This round's context and its queue in order. Plain ``fcfs`` order is the runtime's
+        own submission order, which this policy only walks from the front (it never asks
+        which job fits a room): no index to keep. Other orders, estimated requests and the
+        I/O view walk the ordered queue, each job taken out of it once started."""
+        if self._plain():
+            return ctx, ctx.queue
+        ctx, queue = super().begin_round(ctx)
+        return ctx, _started_in_order(queue)
+
+    def _plain(self) -> bool:
+        """Submission order on the stated requests, without an I/O view."""
+        return self.order == "fcfs" and not self.io_aware and self.knowledge == "requested"
 
     def idle_round(self, profile, queue) -> bool:
         """The first job in submission order blocks every job behind it: a round in which it
         does not fit now starts nothing (plain ``fcfs`` order and stated requests only)."""
-        if self.order != "fcfs" or self.io_aware or self.knowledge != "requested":
-            return False
-        return not queue or profile.fits_now(next(iter(queue.values())).request) is None
+        return self._plain() and (not queue or
+                                  profile.fits_now(next(iter(queue.values())).request) is None)
+
+
+def _started_in_order(queue: OrderedQueue) -> Iterator[Job]:
+    """The ordered queue front to back for a walk that starts every job it goes past (fcfs
+    stops at the first job that does not fit): a job is taken out when the next is asked."""
+    job, _ = queue.next_job()
+    while job is not None:
+        yield job
+        queue.remove(job)
+        job, _ = queue.next_job()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 
 import pytest
 
@@ -79,7 +81,10 @@ def test_a_start_names_its_burst_buffer_shares_by_batsim_ids():
     job = job_from_batsim("w!1", {"id": "w!1", "subtime": 0, "walltime": 10, "res": 3, "burst_buffer": 150})
     alloc = prof.fits_now(job.request)
     d = SchedulingContext(0.0, cl, prof, [job], {}, [], []).start(job, alloc)
-    assert d.nodes == (2, 3, 5)
+    assert d.nodes == (2, 3, 5) and (2, 3, 5) == d.nodes and hash(d.nodes) == hash((2, 3, 5))
+    assert list(d.nodes) == [2, 3, 5] and d.nodes[-1] == 5 and len(d.nodes) == 3 and 3 in d.nodes
+    assert d.nodes != [2, 3, 5] and d.nodes != (2, 3) and repr(d.nodes) == "(2, 3, 5)"
+    assert pickle.loads(pickle.dumps(d.nodes)) == (2, 3, 5) and type(copy.deepcopy(d.nodes)) is tuple
     # shares of 50 bytes: two on bb0 (100 bytes), the third on bb1
     assert d.bb == {2: {7: 50}, 3: {7: 50}, 5: {9: 50}} and list(d.bb) == [2, 3, 5] and len(d.bb) == 3
     assert d.bb[5] == {9: 50} and dict(d.bb.items()) == {2: {7: 50}, 3: {7: 50}, 5: {9: 50}}

@@ -8,6 +8,7 @@ procset_of_ids vs ProcSet.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from procset import ProcSet
 
 from mrsched.schedulers.availability import Allocation, AvailabilityProfile
@@ -181,16 +182,27 @@ def test_easy_takes_the_decisions_of_the_textbook_algorithm():
         assert started > 150, name   # the queue moved
 
 
-def test_fcfs_kept_queue_takes_the_decisions_of_a_fresh_policy():
-    """fcfs kept across rounds (its ordered queue updated from the runtime's tail), driven round
-    by round beside a fresh policy per round (no memory): every round's starts must be the same,
-    and ``idle_round`` says so exactly when a round starts nothing."""
-    from mrsched.schedulers.policies.base import SchedulingContext, WaitingQueue
+@pytest.mark.parametrize("order", ["fcfs", "sjf"])
+def test_fcfs_kept_across_rounds_takes_the_decisions_of_the_textbook_algorithm(order):
+    """fcfs kept across rounds (plain order: the runtime's queue walked as is; sjf: its ordered
+    queue updated from the runtime's tail, started jobs taken out), driven round by round
+    beside the textbook algorithm (the queue sorted, jobs started in order until one does not
+    fit): every round's starts must be the same, and ``idle_round`` says so exactly when a
+    round starts nothing (plain order; never for sjf)."""
+    from mrsched.schedulers.policies.base import SchedulingContext, WaitingQueue, order_queue
     from mrsched.schedulers.registry import make_policy
+
+    def textbook(ctx):
+        for job in order_queue(list(ctx.queue), order):
+            alloc = ctx.profile.fits_now(job.request)
+            if alloc is None:
+                break
+            ctx.start(job, alloc)
+        return ctx.decisions
 
     rng = np.random.default_rng(5)
     cluster = dragonfly()
-    warm = make_policy("fcfs")
+    warm = make_policy("fcfs", order=order)
     profile = AvailabilityProfile(cluster, 0.0)
     queue, running, now, seq, started = {}, {}, 0.0, 0, 0
     for _ in range(600):
@@ -198,18 +210,19 @@ def test_fcfs_kept_queue_takes_the_decisions_of_a_fresh_policy():
         seq = submit_feasible(rng, cluster, queue, now, seq, most=2)
         idle = warm.idle_round(profile, queue)
         outs = []
-        for policy in (make_policy("fcfs"), warm):
-            p = profile.copy() if policy is not warm else profile
+        for decide in (textbook, warm.schedule):
+            p = profile.copy() if decide is textbook else profile
             ctx = SchedulingContext(now, cluster, p, WaitingQueue(queue), running, [], [])
-            decisions = policy.schedule(ctx)
+            decisions = decide(ctx)
             outs.append([(d.job_id, d.allocation) for d in decisions])
-            if policy is warm:
+            if decide is not textbook:
                 for d in decisions:
                     running[d.job_id] = ctx.reservations[d.job_id]
                     del queue[d.job_id]
                     started += 1
         assert outs[0] == outs[1]
-        assert idle == (not outs[1])   # the runtime skips exactly the rounds that start nothing
+        # the runtime skips exactly the rounds that start nothing
+        assert idle == (not outs[1] if order == "fcfs" else False)
     assert started > 100   # the queue moved
 
 
