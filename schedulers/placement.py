@@ -113,7 +113,7 @@ class BurstBufferPlacer:
             runs = ((p, p + 1, amounts[p]) for p in range(len(node_indices)))
         else:
             runs = _runs(node_indices, amounts, self.order_groups)
-        chunks = self._greedy(node_indices, runs, free, None)
+        chunks = self._greedy(node_indices, runs, free)
         return None if chunks is None else dict(Placement(node_indices, chunks).items())
 
     def place_mask(self, chosen: int, total: int, n: int,
@@ -128,11 +128,7 @@ class BurstBufferPlacer:
         10,000-node machine, whose chassis Batsim's name order interleaves, a wide job has
         hundreds of runs: building its placement was most of a start."""
         base, extra = divmod(total, n)
-        if n < _NUMPY_MIN:
-            groups = self.order_groups
-            values, starts = _group_runs([groups[k] for k in _indices(chosen)])
-        else:
-            values, starts = _group_runs_np(self._groups_np[self._bit_indices(chosen)])
+        _, values, starts = self._order_runs(chosen, n)
         # the first ``extra`` nodes get one byte more: the runs are cut there
         k = bisect.bisect_left(starts, extra)   # runs 0..k-1 start before the cut
         j = k if k < len(starts) and starts[k] == extra else k - 1   # the first run after it
@@ -191,36 +187,43 @@ class BurstBufferPlacer:
         """The nodes of ``chosen`` (ascending) and ``_greedy``'s chunks of their placement
         (``place_mask`` checked that it succeeds)."""
         base, extra = divmod(total, n)
-        if n < _NUMPY_MIN:
-            nodes = _indices(chosen)
-            cuts = [p for p in range(1, n) if self.order_groups[nodes[p]] != self.order_groups[nodes[p - 1]]]
-        else:
-            idx = self._bit_indices(chosen)
-            groups = self._groups_np[idx]
-            cuts = (np.flatnonzero(groups[1:] != groups[:-1]) + 1).tolist()
-            nodes = idx.tolist()
+        nodes, _, starts = self._order_runs(chosen, n)
+        if type(nodes) is not list:
+            nodes = nodes.tolist()
+        cuts = starts[1:]
         if 0 < extra < n:
             bisect.insort(cuts, extra)          # the share drops by one byte there
         cuts.append(n)
         runs = [(p, q, base + 1 if p < extra else base) for p, q in zip([0] + cuts, cuts) if q > p]
-        return nodes, self._greedy(nodes, runs, free, None)
+        return nodes, self._greedy(nodes, runs, free)
 
-    @staticmethod
-    def _bit_indices(mask: int) -> np.ndarray:
-        """Set bit positions of ``mask``, ascending, as a numpy array (wide jobs)."""
-        raw = np.frombuffer(mask.to_bytes((mask.bit_length() + 7) // 8, "little"), dtype=np.uint8)
-        return np.flatnonzero(np.unpackbits(raw, bitorder="little"))
+    def _order_runs(self, chosen: int, n: int) -> tuple[list[int] | np.ndarray, list[int], list[int]]:
+        """The ``n`` nodes of ``chosen`` (ascending; a numpy array for wide jobs, a list
+        otherwise) and their maximal runs of one storage order: each run's order group and
+        first position."""
+        if n < _NUMPY_MIN:
+            nodes = _indices(chosen)
+            groups = self.order_groups
+            values, starts = [groups[nodes[0]]], [0]
+            for p in range(1, n):
+                g = groups[nodes[p]]
+                if g != values[-1]:
+                    values.append(g)
+                    starts.append(p)
+            return nodes, values, starts
+        raw = np.frombuffer(chosen.to_bytes((chosen.bit_length() + 7) // 8, "little"), dtype=np.uint8)
+        nodes = np.flatnonzero(np.unpackbits(raw, bitorder="little"))
+        groups = self._groups_np[nodes]
+        cuts = np.flatnonzero(groups[1:] != groups[:-1]) + 1
+        return nodes, [int(groups[0])] + groups[cuts].tolist(), [0] + cuts.tolist()
 
-    def _greedy(self, nodes: list[int], runs, free: list[int] | tuple[int, ...],
-                per: list[int] | None) -> list[tuple[int, int, int, int]] | None:
+    def _greedy(self, nodes: list[int], runs,
+                free: list[int] | tuple[int, ...]) -> list[tuple[int, int, int, int]] | None:
         """The placement of ``nodes`` given as ``runs`` ``(first position, end position, share)``
         of consecutive nodes with one storage order and one share (``place``'s docstring), as
-        chunks ``(first position, nodes, storage index, share)`` in node order; ``per`` (if
-        given) gets the bytes put on each storage node."""
+        chunks ``(first position, nodes, storage index, share)`` in node order."""
         order, groups = self.order, self.order_groups
         left = list(free)
-        if per is None:
-            per = [0] * len(free)
         out: list[tuple[int, int, int, int]] = []
         resume: dict[int, tuple[int, int]] = {}   # order group -> (share, first index with room)
         chunks: list[tuple[int, int]] = []
@@ -236,7 +239,6 @@ class BurstBufferPlacer:
             if i < len(o) and left[o[i]] >= share * count:   # (most runs: where the last one stopped)
                 st = o[i]
                 left[st] -= share * count
-                per[st] += share * count
                 out.append((p, count, st, share))
                 if got is None or got[0] != share:
                     resume[g] = (share, i)
@@ -247,7 +249,6 @@ class BurstBufferPlacer:
                 return None
             for st, c in chunks:
                 out.append((p, c, st, share))
-                per[st] += c * share
                 p += c
             chunks.clear()
         return out
@@ -341,23 +342,6 @@ def _fill(order: tuple[int, ...], i: int, share: int, count: int, left: list[int
                 break
         i += 1
     return i, count
-
-
-def _group_runs(groups: list[int]) -> tuple[list[int], list[int]]:
-    """The maximal runs of equal values of ``groups`` (not empty): their values and first
-    positions."""
-    values, starts = [groups[0]], [0]
-    for p in range(1, len(groups)):
-        if groups[p] != groups[p - 1]:
-            values.append(groups[p])
-            starts.append(p)
-    return values, starts
-
-
-def _group_runs_np(groups: np.ndarray) -> tuple[list[int], list[int]]:
-    """``_group_runs`` of a numpy array (wide jobs: a few array operations)."""
-    starts = np.flatnonzero(groups[1:] != groups[:-1]) + 1
-    return [int(groups[0])] + groups[starts].tolist(), [0] + starts.tolist()
 
 
 def _runs(nodes: list[int], amounts: list[int], groups: list[int]):
