@@ -62,7 +62,10 @@ class BurstBufferPlacer:
         # runs of one order 3 nodes long or less on average (a large machine's nodes in Batsim's
         # name order interleave chassis): place node by node, runs would only add overhead
         self._fragmented = len(self.order_ranges) * 3 > len(self.order)
-        self._groups_np = None   # order_groups as a numpy array, made on first use (place_mask)
+        self._groups_np = np.asarray(self.order_groups, dtype=np.int64)
+        #: per order group, its storage order and the first storage node of it
+        self._group_orders = list(ids)
+        self._first_storage = [o[0] if o else -1 for o in ids]
 
     def capacity_fits(self, share: int, nodes: int, free: list[int] | tuple[int, ...]) -> bool:
         """Whether ``nodes`` shares of ``share`` bytes fit in the free bytes at all (a quick
@@ -110,46 +113,117 @@ class BurstBufferPlacer:
             runs = ((p, p + 1, amounts[p]) for p in range(len(node_indices)))
         else:
             runs = _runs(node_indices, amounts, self.order_groups)
-        chunks = self._greedy(node_indices, runs, free, None)
+        chunks = self._greedy(node_indices, runs, free)
         return None if chunks is None else dict(Placement(node_indices, chunks).items())
 
     def place_mask(self, chosen: int, total: int, n: int,
                    free: list[int] | tuple[int, ...]) -> tuple[tuple[int, ...], "Placement"] | None:
         """``place_split`` of the ``n`` nodes of the bitmask ``chosen`` (compute indices), with
         the bytes it puts on each storage node: ``(bytes per storage index, placement)``, or
-        None when the shares do not fit. Nothing is done node by node (on large machines that
-        was most of a start): the runs of nodes with one storage order are found in numpy for
-        wide jobs, and the placement is kept as chunks of nodes, read as a dict on demand."""
+        None when the shares do not fit.
+
+        The bytes per storage node are all a profile needs, so only they are computed here
+        (the greedy over runs of nodes with one storage order, keeping just the free bytes);
+        the per-node placement is built on first read (alloc-only runs never read it). On a
+        10,000-node machine, whose chassis Batsim's name order interleaves, a wide job has
+        hundreds of runs: building its placement was most of a start."""
         base, extra = divmod(total, n)
-        if n < _NUMPY_MIN:
-            nodes = _indices(chosen)
-            cuts = [p for p in range(1, n) if self.order_groups[nodes[p]] != self.order_groups[nodes[p - 1]]]
-        else:
-            idx = np.flatnonzero(np.unpackbits(np.frombuffer(chosen.to_bytes((chosen.bit_length() + 7) // 8, "little"),
-                                                             dtype=np.uint8), bitorder="little"))
-            if self._groups_np is None:
-                self._groups_np = np.asarray(self.order_groups, dtype=np.int64)
-            groups = self._groups_np[idx]
-            cuts = (np.flatnonzero(groups[1:] != groups[:-1]) + 1).tolist()
-            nodes = idx.tolist()
+        _, values, starts = self._order_runs(chosen, n)
+        # the first ``extra`` nodes get one byte more: the runs are cut there
+        k = bisect.bisect_left(starts, extra)   # runs 0..k-1 start before the cut
+        j = k if k < len(starts) and starts[k] == extra else k - 1   # the first run after it
+        left = list(free)
+        if not (self._take(values[:k], starts[:k] + [extra], base + 1, left)
+                and self._take(values[j:], [extra] + starts[j + 1:] + [n], base, left)):
+            return None
+        free = tuple(free)
+        size = n if base > 0 else extra         # nodes given a share (a zero share is no entry)
+        return (tuple(map(int.__sub__, free, left)),
+                Placement.deferred(size, lambda: self._chunks(chosen, total, n, free)))
+
+    def _take(self, groups: list[int], bounds: list[int], share: int, left: list[int]) -> bool:
+        """Take ``share`` bytes for each node of the runs of order group ``groups[r]`` over
+        positions ``bounds[r]..bounds[r + 1] - 1`` from ``left`` as ``_greedy`` places them,
+        without recording where; whether all fit."""
+        if share <= 0 or not groups:
+            return True
+        if not left:
+            return False                        # no storage node at all
+        orders = self._group_orders
+        at = [0] * len(orders)                  # per order group: where its search resumes
+        target = self._first_storage[:]         # per order group: the storage at ``at``
+        for g, a, b in zip(groups, bounds, bounds[1:]):
+            count = b - a
+            st = target[g]
+            need = count * share
+            f = left[st]
+            if f >= need:                       # most runs: the storage the last one used
+                left[st] = f - need
+                continue
+            # the storage fills up; walk on along the order (a storage passed over stays
+            # too full for this share)
+            if f >= share:
+                c = f // share
+                left[st] = f - c * share
+                count -= c
+            o = orders[g]
+            for i in range(at[g] + 1, len(o)):
+                st = o[i]
+                f = left[st]
+                if f >= share:
+                    c = f // share
+                    if c >= count:
+                        left[st] = f - count * share
+                        break
+                    left[st] = f - c * share
+                    count -= c
+            else:
+                return False
+            at[g], target[g] = i, st
+        return True
+
+    def _chunks(self, chosen: int, total: int, n: int,
+                free: tuple[int, ...]) -> tuple[list[int], list[tuple[int, int, int, int]]]:
+        """The nodes of ``chosen`` (ascending) and ``_greedy``'s chunks of their placement
+        (``place_mask`` checked that it succeeds)."""
+        base, extra = divmod(total, n)
+        nodes, _, starts = self._order_runs(chosen, n)
+        if type(nodes) is not list:
+            nodes = nodes.tolist()
+        cuts = starts[1:]
         if 0 < extra < n:
             bisect.insort(cuts, extra)          # the share drops by one byte there
         cuts.append(n)
         runs = [(p, q, base + 1 if p < extra else base) for p, q in zip([0] + cuts, cuts) if q > p]
-        per = [0] * len(free)
-        chunks = self._greedy(nodes, runs, free, per)
-        return None if chunks is None else (tuple(per), Placement(nodes, chunks))
+        return nodes, self._greedy(nodes, runs, free)
 
-    def _greedy(self, nodes: list[int], runs, free: list[int] | tuple[int, ...],
-                per: list[int] | None) -> list[tuple[int, int, int, int]] | None:
+    def _order_runs(self, chosen: int, n: int) -> tuple[list[int] | np.ndarray, list[int], list[int]]:
+        """The ``n`` nodes of ``chosen`` (ascending; a numpy array for wide jobs, a list
+        otherwise) and their maximal runs of one storage order: each run's order group and
+        first position."""
+        if n < _NUMPY_MIN:
+            nodes = _indices(chosen)
+            groups = self.order_groups
+            values, starts = [groups[nodes[0]]], [0]
+            for p in range(1, n):
+                g = groups[nodes[p]]
+                if g != values[-1]:
+                    values.append(g)
+                    starts.append(p)
+            return nodes, values, starts
+        raw = np.frombuffer(chosen.to_bytes((chosen.bit_length() + 7) // 8, "little"), dtype=np.uint8)
+        nodes = np.flatnonzero(np.unpackbits(raw, bitorder="little"))
+        groups = self._groups_np[nodes]
+        cuts = np.flatnonzero(groups[1:] != groups[:-1]) + 1
+        return nodes, [int(groups[0])] + groups[cuts].tolist(), [0] + cuts.tolist()
+
+    def _greedy(self, nodes: list[int], runs,
+                free: list[int] | tuple[int, ...]) -> list[tuple[int, int, int, int]] | None:
         """The placement of ``nodes`` given as ``runs`` ``(first position, end position, share)``
         of consecutive nodes with one storage order and one share (``place``'s docstring), as
-        chunks ``(first position, nodes, storage index, share)`` in node order; ``per`` (if
-        given) gets the bytes put on each storage node."""
+        chunks ``(first position, nodes, storage index, share)`` in node order."""
         order, groups = self.order, self.order_groups
         left = list(free)
-        if per is None:
-            per = [0] * len(free)
         out: list[tuple[int, int, int, int]] = []
         resume: dict[int, tuple[int, int]] = {}   # order group -> (share, first index with room)
         chunks: list[tuple[int, int]] = []
@@ -165,7 +239,6 @@ class BurstBufferPlacer:
             if i < len(o) and left[o[i]] >= share * count:   # (most runs: where the last one stopped)
                 st = o[i]
                 left[st] -= share * count
-                per[st] += share * count
                 out.append((p, count, st, share))
                 if got is None or got[0] != share:
                     resume[g] = (share, i)
@@ -176,7 +249,6 @@ class BurstBufferPlacer:
                 return None
             for st, c in chunks:
                 out.append((p, c, st, share))
-                per[st] += c * share
                 p += c
             chunks.clear()
         return out
@@ -190,16 +262,40 @@ class BurstBufferPlacer:
 class Placement(Mapping):
     """A placement ``{compute index: (storage index, bytes)}`` held as chunks ``(first position,
     nodes, storage index, share)`` of consecutive entries of ``nodes`` (the greedy gives a
-    whole chunk of nodes the same storage node): read-only, entries in node order."""
+    whole chunk of nodes the same storage node): read-only, entries in node order. A
+    ``deferred`` one computes its chunks on first read."""
 
-    __slots__ = ("nodes", "chunks", "_dict")
+    __slots__ = ("_nodes", "_chunks", "_make", "_size", "_dict")
 
     def __init__(self, nodes: list[int], chunks: list[tuple[int, int, int, int]]):
-        self.nodes, self.chunks, self._dict = nodes, chunks, None
+        self._nodes, self._chunks, self._make, self._dict = nodes, chunks, None, None
+        self._size = sum(c for _, c, _, _ in chunks)
+
+    @classmethod
+    def deferred(cls, size: int, make) -> "Placement":
+        """A placement of ``size`` entries whose ``(nodes, chunks)`` ``make()`` returns when read."""
+        p = cls.__new__(cls)
+        p._nodes = p._chunks = p._dict = None
+        p._make, p._size = make, size
+        return p
+
+    @property
+    def nodes(self) -> list[int]:
+        return self._parts()[0]
+
+    @property
+    def chunks(self) -> list[tuple[int, int, int, int]]:
+        return self._parts()[1]
+
+    def _parts(self) -> tuple[list[int], list[tuple[int, int, int, int]]]:
+        if self._make is not None:
+            self._nodes, self._chunks = self._make()
+            self._make = None
+        return self._nodes, self._chunks
 
     def items(self):
-        nodes = self.nodes
-        for p, c, st, share in self.chunks:
+        nodes, chunks = self._parts()
+        for p, c, st, share in chunks:
             value = (st, share)
             for k in nodes[p:p + c]:
                 yield k, value
@@ -214,12 +310,12 @@ class Placement(Mapping):
         return self._dict[k]
 
     def __iter__(self):
-        nodes = self.nodes
-        for p, c, _, _ in self.chunks:
+        nodes, chunks = self._parts()
+        for p, c, _, _ in chunks:
             yield from nodes[p:p + c]
 
     def __len__(self) -> int:
-        return sum(c for _, c, _, _ in self.chunks)
+        return self._size
 
     def __repr__(self) -> str:
         return f"Placement({dict(self.items())!r})"
