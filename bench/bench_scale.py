@@ -69,6 +69,15 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   nodes). Then sjf runs got node-count lanes too (they had one): ``sjf-bb`` 300k 123.9 / 95.9
   -> 108.6 / 80.7, 100k 33.7 / 24.5 both, ``_jobs.csv`` identical; 1M alone on the machine
   452.6 / 357.0 (1,581 MB; x13.8 of 100k; the 639.1 above ran beside another 1M run).
+- 1cd7a3d (the profile's room from per-slice byte totals, placement bytes without the per-node
+  map, leaner fcfs and engine), side by side with a revision that adds a room of burst-buffer
+  shares per node count and half-power node lanes (branch w4-easy, load 0.1-1.7, identical
+  ``_jobs.csv``): ``fcfs-bb`` 100k 27.1 / 18.0 against 31.0 / 21.8, ``sjf-bb`` 100k 32.6 / 22.9
+  against 38.3 / 28.5, 10,000 nodes ``fcfs-bb`` 100k 130.8 / 111.0 (730 MB) against 151.1 /
+  129.3: 4.8x the 96-node time a job (target 2x; the queue walk is ~half of it: the queue there
+  is ~2.4x longer and half the ``fits_now`` refusals are burst-buffer packing the room cannot
+  see). The shares branch cut ``fcfs-easy`` 1M 829.2 / 730.9 -> 653.5 / 554.0 (x17.2 of 100k,
+  was x22.2) and ``sjf-bb`` 1M 471.2 -> 441.4, but costs 10-20 % at 10k-100k jobs: not merged.
 """
 
 from __future__ import annotations
@@ -93,12 +102,12 @@ def make_workload(out: Path, jobs: int, platform: Path, label: str, interarrival
     """The issue's synthetic workload of ``jobs`` jobs on ``platform``, cached in ``out``."""
     path = out / f"synthetic-{label}-{jobs}.json"
     if not path.exists():
-        from mrsched.workloads.batsim_json import write_workload
         from mrsched.workloads.platform_info import read_platform_info
-        from mrsched.workloads.synthetic import generate_synthetic
-        wl = generate_synthetic(jobs=jobs, platform=read_platform_info(platform), seed=1,
-                                model="burst-buffer", variant="alloc-only", mean_interarrival=interarrival)
-        write_workload(path, wl)
+        from mrsched.workloads.synthetic import synthetic_columns
+        head, columns = synthetic_columns(jobs=jobs, platform=read_platform_info(platform), seed=1,
+                                          model="burst-buffer", variant="alloc-only",
+                                          mean_interarrival=interarrival)
+        columns.write(path, head)       # job by job: a million jobs never held as dicts
     return path
 
 
