@@ -8,7 +8,6 @@ the executed Batsim rows stay available (``phase_table``) for the Gantt chart an
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
