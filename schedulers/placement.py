@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Mapping
+from operator import floordiv
 
 import numpy as np
 
@@ -70,14 +71,7 @@ class BurstBufferPlacer:
     def capacity_fits(self, share: int, nodes: int, free: list[int] | tuple[int, ...]) -> bool:
         """Whether ``nodes`` shares of ``share`` bytes fit in the free bytes at all (a quick
         necessary test when ``share`` is the smallest share)."""
-        if share <= 0:
-            return True
-        room = 0
-        for f in free:
-            room += f // share
-            if room >= nodes:
-                return True
-        return False
+        return _holds(share, nodes, free)
 
     @staticmethod
     def surely_fits(largest: int, nodes: int, free: list[int] | tuple[int, ...]) -> bool:
@@ -85,14 +79,7 @@ class BurstBufferPlacer:
         when it fails a node, every storage node has less than ``largest`` free, so each holds
         at least ``free_s // largest`` shares already, hence ``sum(free_s // largest)`` were
         placed: fewer than ``nodes`` (a sufficient test; False says nothing)."""
-        if largest <= 0:
-            return True
-        room = 0
-        for f in free:
-            room += f // largest
-            if room >= nodes:
-                return True
-        return False
+        return _holds(largest, nodes, free)
 
     def place(self, node_indices: list[int], amounts: list[int],
               free: list[int] | tuple[int, ...]) -> dict[int, tuple[int, int]] | None:
@@ -342,6 +329,29 @@ def _fill(order: tuple[int, ...], i: int, share: int, count: int, left: list[int
                 break
         i += 1
     return i, count
+
+
+def _holds(share: int, nodes: int, free: list[int] | tuple[int, ...]) -> bool:
+    """Whether ``sum(f // share for f in free) >= nodes``. Many storage nodes (100 on a
+    10,000-node machine, where most calls fail): the total bounds it from both sides
+    (``(f - share + 1) / share <= f // share <= f / share``), else one pass in C; a few: a loop
+    that stops as soon as it holds."""
+    if share <= 0:
+        return True
+    if len(free) > 16:
+        total = sum(free)
+        need = nodes * share
+        if total < need:
+            return False
+        if total - len(free) * (share - 1) >= need:
+            return True
+        return sum(map(floordiv, free, itertools.repeat(share, len(free)))) >= nodes
+    room = 0
+    for f in free:
+        room += f // share
+        if room >= nodes:
+            return True
+    return False
 
 
 def _runs(nodes: list[int], amounts: list[int], groups: list[int]):

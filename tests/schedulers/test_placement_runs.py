@@ -78,6 +78,28 @@ def test_surely_fits_is_sufficient_for_place():
     assert not BurstBufferPlacer.surely_fits(10, 4, [15, 15, 10])
 
 
+def test_capacity_fits_counts_whole_shares_on_many_storage_nodes():
+    """``capacity_fits`` is ``sum(free // share) >= nodes`` whatever the number of storage
+    nodes: on more than 16 it decides from the total's bounds or one pass in C; the cases
+    right at the bounds' edges (a share one byte short on every storage node) included."""
+    rng = np.random.default_rng(11)
+    placer = BurstBufferPlacer(Cluster.simple(4, bb_capacity=[1]))
+    seen = set()
+    for _ in range(4000):
+        storage = int(rng.choice([3, 16, 17, 100]))
+        share = int(rng.integers(1, 1_000))
+        free = [int(f) for f in rng.integers(0, 20 * share, storage)]
+        exact = sum(f // share for f in free)
+        nodes = max(1, exact + int(rng.integers(-2, 3)))
+        got = placer.capacity_fits(share, nodes, free)
+        assert got == (exact >= nodes), (share, nodes, free)
+        seen.add((storage > 16, got))
+    assert seen == {(True, True), (True, False), (False, True), (False, False)}
+    edge = [2 * 10 - 1] * 100           # each holds one share of 10, the total nearly two
+    assert placer.capacity_fits(10, 100, edge) and not placer.capacity_fits(10, 101, edge)
+    assert placer.capacity_fits(0, 10**9, edge)
+
+
 def test_place_mask_is_the_per_node_greedy_with_bytes_per_storage():
     """``place_mask`` (a node mask, runs found in numpy when wide, a chunked placement) gives the
     per-node greedy's placement, node order included, and the bytes it puts on each storage
