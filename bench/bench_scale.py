@@ -78,6 +78,23 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   is ~2.4x longer and half the ``fits_now`` refusals are burst-buffer packing the room cannot
   see). The shares branch cut ``fcfs-easy`` 1M 829.2 / 730.9 -> 653.5 / 554.0 (x17.2 of 100k,
   was x22.2) and ``sjf-bb`` 1M 471.2 -> 441.4, but costs 10-20 % at 10k-100k jobs: not merged.
+- 1e12396 (merged main, load 1-2): ``fcfs-bb`` 100k 29.5 / 19.9, 1M 385.1 / 287.8 (1,635 MB):
+  x13.0 (scheduler x14.5, the rest x10.1). Where the growth is: a sampling profile of both puts
+  ``_MinTree.first`` at x28 (4 -> 114 s) and every other function at x10-12. Counted: a
+  backfilling pass tries 1.7 jobs whatever the queue (0.6-1.0 of them refused), so the
+  candidates do not grow; the tree walk per query does: 7.6 / 13.3 / 22.0 subtrees a lane search
+  at 20k / 100k / 400k jobs, nearly all on paths down to a passing job (11 descents a hit at
+  400k), and a query searches every node-count lane that may hold one and keeps the earliest
+  (100k: 678k hits for 297k answers). Tried and not kept: a lane per node count below 128
+  (400k 150.4 / 112.0 against 134.2 / 96.5: more lanes to search a query); a scan that resumes
+  each lane where the pass last looked (400k 128.6 / 92.0 against 134.2 / 96.5, ``fcfs-easy``
+  100k unchanged, ``sjf-bb`` 100k 34.1 against 31.3: one run per walltime pays its
+  bookkeeping). On 10,000 nodes (``fcfs-bb`` 100k) the backfilling passes try 1.87M jobs for
+  80k starts: 1.05M fail the packing test (``capacity_fits``) and 0.60M the per-storage minima,
+  both let through by the room's per-slice byte totals; each costs a query (8 lane searches)
+  and a ``fits_now``. 4633f10 decides ``capacity_fits`` on many storage nodes in C, side by side:
+  136.9 / 116.4 -> 130.4 / 110.6, identical. Next there: a room exact on packing for wide jobs
+  (the w4-easy shares are exact to 64 nodes only, a bound beyond: why they did not help there).
 """
 
 from __future__ import annotations
