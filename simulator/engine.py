@@ -53,6 +53,7 @@ TIME_PRECISION = SURF_PRECISION
 REMAINS_PRECISION = 1e-5 * SURF_PRECISION
 RUN_GC_THRESHOLD = (20_000, 20, 20)  # gc thresholds during a run (see Engine.run)
 ZERO_RUNTIME = 1e-5  # the runtime Batsim records for a job that took no time (jobs_execution.cpp)
+WAITER_MIN_SLEEP = 1e-5  # a CALL_ME_LATER waiter sleeps at least this long (waiter_process, ditto)
 _UNIFORM = ("parallel_homogeneous", "parallel_homogeneous_total")   # profiles of one flop count per host
 
 # every event type a scheduler may send (Engine._event_handlers maps each to its handler)
@@ -1239,9 +1240,13 @@ class Engine:
             raise SimulationError(f"You asked to be awaken in the past! (you ask: {when!r}, "
                                   f"it is: {self.now!r})", event="CALL_ME_LATER",
                                   field="timestamp")
+        # Batsim's waiter sleeps ``when - now``, but never less than 1e-5 s (shorter sleeps
+        # "do not affect" SimGrid, found by trial and error there): an earlier target is late
+        wait = when - self.now
         self.nb_waiters += 1
         master = self.master
-        self.at(when, lambda: self.put(master, self._on_requested_call, None))
+        self.sleep(wait if wait >= WAITER_MIN_SLEEP else WAITER_MIN_SLEEP,
+                   lambda: self.put(master, self._on_requested_call, None))
 
     def _kill_jobs(self, data: dict) -> None:
         self._kill(data["job_ids"])

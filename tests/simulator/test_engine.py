@@ -118,6 +118,26 @@ def test_call_me_later_and_end_waits_for_it(platform_file, make_workload, script
     assert sched.events("SIMULATION_ENDS")[0]["timestamp"] >= 50.5
 
 
+def test_call_me_later_sooner_than_batsims_shortest_sleep_comes_after_it(platform_file, make_workload,
+                                                                          scripted):
+    """Batsim's waiter sleeps at least 1e-5 s (jobs_execution.cpp ``waiter_process``): a call
+    asked 2e-6 s ahead comes 1e-5 s after the request; one asked 3e-5 s ahead comes then."""
+    wl = make_workload([{"id": 1, "subtime": 5, "res": 1, "profile": "d10"},
+                        {"id": 2, "subtime": 20, "res": 1, "profile": "d10"}])
+
+    def react(msg, s):
+        for e in msg["events"]:
+            if e["type"] == "JOB_SUBMITTED":
+                ahead = 2e-6 if e["data"]["job_id"] == "w0!1" else 3e-5
+                yield "CALL_ME_LATER", {"timestamp": msg["now"] + ahead}
+                yield "REJECT_JOB", {"job_id": e["data"]["job_id"]}
+
+    sched = scripted(react)
+    simulate(platform_file, [wl], sched, export_prefix=None)
+    calls = [e["timestamp"] for e in sched.events("REQUESTED_CALL")]
+    assert calls == [pytest.approx(5 + 1e-5, abs=1e-9), pytest.approx(20 + 3e-5, abs=1e-9)]
+
+
 def test_call_me_later_in_the_past_is_fatal(platform_file, make_workload, scripted):
     wl = make_workload([{"id": 1, "subtime": 5, "res": 1, "profile": "d10"}])
 
