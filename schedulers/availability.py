@@ -53,6 +53,7 @@ class Fit(NamedTuple):
 
 
 _tuple_new = tuple.__new__  # builds a Fit without NamedTuple's Python-level __new__ (hot path)
+_PACKING_STORAGE = 16      # rooms test a job's packing on machines of more storage nodes (room)
 _PLACE_MEMO_SIZE = 20_000   # entries of the burst-buffer placement memo (cleared when full)
 _PLACE_MEMO_NODES = 2_000_000   # nodes placed by the memo's entries, at most (memory)
 _WEIGHT = ("nodes placed",)     # the placement memo's entry holding that count
@@ -81,13 +82,31 @@ class Room(dict):
     them all, from running AND / minimum of the slices, extended as far as asked); ``times``
     the profile's slice starts, so a reader may find ``j`` itself."""
 
-    __slots__ = ("times", "nodes", "bbsum", "slices", "_and", "_least")
+    __slots__ = ("times", "nodes", "bbsum", "slices", "_and", "_least", "_prefix", "_fits", "admits")
 
-    def __init__(self, times: list[float], nodes: list[int], bbsum: list[int]):
+    def __init__(self, times: list[float], nodes: list[int], bbsum: list[int], prefix=None, fits=None):
         super().__init__()
         self.times, self.nodes, self.bbsum = times, nodes, bbsum
         self.slices: dict[int, tuple[int, int]] = {}
         self._and, self._least = [nodes[0]], [bbsum[0]]
+        self._prefix, self._fits = prefix, fits
+        #: ``admits(nodes, bytes, walltime)``: the packing test of one job (None: bounds only)
+        self.admits = self._packs if prefix is not None else None
+
+    def _packs(self, n: int, total: int, w: float) -> bool:
+        """Whether one job of ``n`` nodes, ``total`` bytes and walltime ``w``, which passes
+        ``self[w]``, also passes ``fits_now``'s capacity test: its shares on each storage
+        node's fewest free bytes over the window (the same prefix and test, so still a
+        necessary condition). The queue asks it of a single job that a subtree's bounds let
+        through; a job it refuses is passed over inside the walk, a leaf, instead of coming
+        back as a candidate that costs a query of every lane and a ``fits_now``: on 100
+        storage nodes (10,000-node ``fcfs-bb``, 100k jobs) 1.65M of the 1.87M candidates
+        were such jobs."""
+        if not total:
+            return True
+        times = self.times
+        j = bisect_left(times, times[0] + w) - 1
+        return self._fits(total // n, n, self._prefix(j if j > 0 else 0)[1])
 
     def __missing__(self, w: float) -> tuple[int, int]:
         times = self.times
@@ -429,7 +448,7 @@ class AvailabilityProfile:
                 pre.append((m, b, c))
         return pre[j]
 
-    def room(self) -> "Room":
+    def room(self, packing: bool = True) -> "Room":
         """What any request can use from now on, by walltime: ``room[w]`` is ``(free nodes,
         free burst-buffer bytes in total)`` all along ``[now, now + w)`` (nodes free in every
         slice; the fewest bytes free in total in any slice).
@@ -442,8 +461,18 @@ class AvailabilityProfile:
         Bytes: the per-slice totals, not ``fits_now``'s per-storage minima (whose sum is at
         most this): those cost a row operation per slice (100 storage nodes on the large
         machine), and visiting the few more jobs this lets through is cheaper (96-node
-        ``fcfs-bb`` 20k jobs: 1.9 % more ``fits_now`` calls, prefix steps 275k -> 51k)."""
-        return Room(self.times, self.nodes, self.bbsum)
+        ``fcfs-bb`` 20k jobs: 1.9 % more ``fits_now`` calls, prefix steps 275k -> 51k).
+
+        ``packing``: on machines of many storage nodes, the queue also tests each job the
+        bounds let through with ``fits_now``'s burst-buffer capacity test (``Room.admits``),
+        so that the jobs it returns are nearly all the ones that fit. Without: the bounds
+        alone, for a quick "may any job start?" (a walk that would stop at the first job
+        through the bounds, not at the first that packs). Measured, ``fcfs-bb`` 100k jobs: 100
+        storage nodes (10,000-node machine) 130.4 -> 94.3 CPU s; 12 (96 nodes) 25.2 -> 27.0,
+        where the bounds let few such jobs through: hence more than ``_PACKING_STORAGE``."""
+        if not packing or len(self.bb[0]) <= _PACKING_STORAGE:
+            return Room(self.times, self.nodes, self.bbsum)
+        return Room(self.times, self.nodes, self.bbsum, self._prefix, self.placer.capacity_fits)
 
     def earliest_start(self, request: Request, duration: float | None = None, not_before: float | None = None,
                        *, not_after: float = INF, with_bb: bool = True,

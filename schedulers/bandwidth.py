@@ -331,8 +331,8 @@ class IoAwareProfile:
     def now(self) -> float:
         return self.profile.times[0]
 
-    def room(self):
-        return self.profile.room()           # a necessary condition still (bandwidth only restricts)
+    def room(self, packing: bool = True):
+        return self.profile.room(packing)    # a necessary condition still (bandwidth only restricts)
 
     def _rate(self, tag: str | None) -> float:
         job = self.jobs.get(tag) if tag is not None else None

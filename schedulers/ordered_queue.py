@@ -121,14 +121,16 @@ class _MinTree:
                 return -1
             i += 1
 
-    def first(self, lo: int, room: Room, hi: int = -1) -> int:
+    def first(self, lo: int, room: Room, hi: int = -1, admits=None) -> int:
         """The first slot in ``lo``..``hi``-1 (``hi`` < 0: to the end) holding a job that passes
         ``room``, or -1: a left-to-right walk over the subtrees right of ``lo`` that enters only
         those whose minima pass, and stops at the first subtree starting at ``hi``.
 
         A profile's room (``times`` and ``slices``) is read without calling it on a walltime
         it has not seen: the slice that walltime ends in is found here, and only a slice seen
-        for the first time costs a call."""
+        for the first time costs a call. ``admits(nodes, bytes, walltime)``, when the leaves
+        are jobs: a further test of a single job that passed (``Room.admits``); a job it
+        refuses is passed over as one that did not pass."""
         mn, mb, mw, cap = self.mn, self.mb, self.mw, self.cap
         if hi < 0 or hi > cap:
             hi = cap
@@ -155,10 +157,11 @@ class _MinTree:
                 else:
                     r = room[w]
             if mn[i] <= r[0] and mb[i] <= r[1]:
-                if i >= cap:
+                if i < cap:
+                    i *= 2          # descend: left child first (same leftmost leaf)
+                    continue
+                if admits is None or admits(mn[i], mb[i], w):
                     return i - cap
-                i *= 2              # descend: left child first (same leftmost leaf)
-                continue
             while i & 1:            # the next subtree in order: up while a right child
                 i >>= 1
             if not i:
@@ -301,6 +304,7 @@ class _Run:
         """The first run slot > ``after`` holding a job that passes ``room``, or -1."""
         best = -1
         most = room[0.0][0]                     # the most nodes any walltime gets
+        admits = getattr(room, "admits", None)  # a test of single jobs (the leaves)
         for k in self.ks:
             if k and 1 << (k - 1) > most:
                 break                           # this lane and the next ones ask more
@@ -311,7 +315,7 @@ class _Run:
                 continue                        # no job of this lane passes
             pos = lane.pos
             lo = bisect_right(pos, after) if after >= 0 else 0
-            s = tree.first(lo, room, bisect_left(pos, best, lo) if best >= 0 else -1)
+            s = tree.first(lo, room, bisect_left(pos, best, lo) if best >= 0 else -1, admits)
             if s >= 0:
                 best = pos[s]
         return best

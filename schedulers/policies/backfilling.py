@@ -70,7 +70,8 @@ class EasyBackfilling(OrderedPolicy):
                 queue.remove(job)
             elif job.request.has_walltime:
                 if len(held) == self.depth - 1:
-                    first, where = queue.next_job(at, profile.room())
+                    # the bounds alone: whether any later job may start at all
+                    first, where = queue.next_job(at, profile.room(packing=False))
                     if first is None:
                         job = None      # no later job can start even without this last reservation
                         break

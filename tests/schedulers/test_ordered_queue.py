@@ -100,6 +100,50 @@ def test_room_is_necessary_for_fits_now():
     assert fits > 100 and refused > 100    # both sides exercised
 
 
+def test_room_packing_test_is_necessary_and_passes_over_jobs_that_do_not_pack():
+    """On more than 16 storage nodes the room also tests one job's burst-buffer packing
+    (``Room.admits``): the queue passes over a job whose bytes fit in total but whose shares
+    pack on no storage node, and the test never refuses a job that ``fits_now`` starts;
+    ``room(packing=False)``, and machines of few storage nodes, keep the bounds alone."""
+    profile = AvailabilityProfile(Cluster.simple(8, bb_capacity=[10] * 20), 0.0)
+    wide = Job("w!1", 0.0, Request(nodes=2, walltime=10.0, bb_per_node=11, bb_total=22))
+    small = Job("w!2", 0.0, Request(nodes=1, walltime=10.0, bb_per_node=5, bb_total=5))
+    queue = OrderedQueue("fcfs").update(WaitingQueue({j.id: j for j in (wide, small)}))
+    assert profile.fits_now(wide.request) is None and profile.fits_now(small.request) is not None
+    assert queue.next_job(None, profile.room())[0] is small
+    assert queue.next_job(None, profile.room(packing=False))[0] is wide
+    exact = Job("w!3", 0.0, Request(nodes=3, walltime=10.0, bb_per_node=10, bb_total=30))
+    assert profile.fits_now(exact.request) is not None          # a storage node's all, each
+    assert OrderedQueue("fcfs").update(WaitingQueue({"w!1": wide, "w!3": exact})).next_job(
+        None, profile.room())[0] is exact
+    few = AvailabilityProfile(Cluster.simple(8, bb_capacity=[10] * 16), 0.0)
+    assert few.room().admits is None and queue.next_job(None, few.room())[0] is wide
+
+    rng = np.random.default_rng(21)
+    profile = AvailabilityProfile(Cluster.simple(16, bb_capacity=[int(c) for c in rng.integers(200, 900, 24)]), 0.0)
+    running, now, started, refused = {}, 0.0, 0, 0
+    for step in range(300):
+        now = next_instant(rng, profile, running, now, early=0.1)
+        for _ in range(3):
+            req = random_request(rng)
+            found = profile.earliest_start(req, None, now + float(rng.integers(0, 20)))
+            if found is not None and rng.random() < 0.6:
+                running[f"r{step}-{_}"] = profile.reserve(found[0], found[0] + req.walltime, found[1])
+        room = profile.room()
+        for _ in range(20):
+            req = random_request(rng)
+            req = Request(nodes=req.nodes * int(rng.integers(1, 3)), walltime=req.walltime,
+                          bb_total=req.bb_total * 3, bb_per_node=req.bb_per_node * 3)
+            free_nodes, free_bytes = room[req.walltime]
+            bounds = req.nodes <= free_nodes and req.bb_total <= free_bytes
+            packs = bounds and room.admits(req.nodes, req.bb_total, req.walltime)
+            if profile.fits_now(req) is not None:
+                started += 1
+                assert packs, (step, req)
+            refused += bounds and not packs
+    assert started > 100 and refused > 100    # both sides exercised
+
+
 class CountedJob(Job):
     """A job that counts how often a policy reads its request."""
 
