@@ -102,7 +102,7 @@ class Room(dict):
         back as a candidate that costs a query of every lane and a ``fits_now``: on 100
         storage nodes (10,000-node ``fcfs-bb``, 100k jobs) 1.65M of the 1.87M candidates
         were such jobs."""
-        if not total:
+        if not total or not n:
             return True
         times = self.times
         j = bisect_left(times, times[0] + w) - 1

@@ -75,19 +75,27 @@ def test_a_queue_changed_behind_its_back_is_read_again():
     assert list(kept.update(as_list)) == order_queue(as_list, "sjf")
 
 
+def busy_rounds(rng, profile: AvailabilityProfile, rounds: int, *, keep: float):
+    """Drive ``profile`` through ``rounds`` random rounds (jobs end, some early; three
+    requests reserved at their earliest start with probability ``keep``), yielding each."""
+    running, now = {}, 0.0
+    for step in range(rounds):
+        now = next_instant(rng, profile, running, now, early=0.1)
+        for k in range(3):
+            req = random_request(rng)
+            found = profile.earliest_start(req, None, now + float(rng.integers(0, 20)))
+            if found is not None and rng.random() < keep:
+                running[f"r{step}-{k}"] = profile.reserve(found[0], found[0] + req.walltime, found[1])
+        yield step
+
+
 def test_room_is_necessary_for_fits_now():
     """Whenever a request fits now, the room admits it (and so for anything smaller)."""
     rng = np.random.default_rng(9)
     cluster = dragonfly()
     profile = AvailabilityProfile(cluster, 0.0)
-    running, now, fits, refused = {}, 0.0, 0, 0
-    for step in range(400):
-        now = next_instant(rng, profile, running, now, early=0.1)
-        for _ in range(3):
-            req = random_request(rng)
-            found = profile.earliest_start(req, None, now + float(rng.integers(0, 20)))
-            if found is not None and rng.random() < 0.5:
-                running[f"r{step}-{_}"] = profile.reserve(found[0], found[0] + req.walltime, found[1])
+    fits = refused = 0
+    for step in busy_rounds(rng, profile, 400, keep=0.5):
         room = profile.room()
         for _ in range(20):
             req = random_request(rng)
@@ -121,14 +129,8 @@ def test_room_packing_test_is_necessary_and_passes_over_jobs_that_do_not_pack():
 
     rng = np.random.default_rng(21)
     profile = AvailabilityProfile(Cluster.simple(16, bb_capacity=[int(c) for c in rng.integers(200, 900, 24)]), 0.0)
-    running, now, started, refused = {}, 0.0, 0, 0
-    for step in range(300):
-        now = next_instant(rng, profile, running, now, early=0.1)
-        for _ in range(3):
-            req = random_request(rng)
-            found = profile.earliest_start(req, None, now + float(rng.integers(0, 20)))
-            if found is not None and rng.random() < 0.6:
-                running[f"r{step}-{_}"] = profile.reserve(found[0], found[0] + req.walltime, found[1])
+    started = refused = 0
+    for step in busy_rounds(rng, profile, 300, keep=0.6):
         room = profile.room()
         for _ in range(20):
             req = random_request(rng)
