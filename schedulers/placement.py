@@ -47,8 +47,6 @@ class BurstBufferPlacer:
     def __init__(self, cluster: Cluster):
         self.cluster = cluster
         self.order = storage_order(cluster)
-        # Flat machines (no coordinates) share one order: keep it to skip per-node lookups.
-        self._flat = len(set(self.order)) <= 1
         ids: dict[tuple[int, ...], int] = {}
         #: per compute index, a number naming its storage order (equal orders, equal numbers)
         self.order_groups = [ids.setdefault(o, len(ids)) for o in self.order]
