@@ -104,7 +104,9 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   side: 130.4 / 110.6 -> 99.0 / 80.0; alone, one after the other: 96 nodes 26.2 / 17.5,
   10,000 nodes 98.2 / 79.2 (739 MB): 3.75x per job (target 2x). On 96 nodes (12 storage) the
   test cost 7 % (25.2 -> 27.0, alternated twice), so it is off there. Also tried: the scan
-  above with the test (109.6), and the bytes bound as the sum of per-storage minima (no gain).
+  above with the test (109.6), the bytes bound as the sum of per-storage minima (no gain), and
+  the test on 96 nodes for ``fcfs-easy`` 400k (190.1 / 149.1 against 193.9 / 155.9: -2 %; a
+  profile of its 100k and 400k runs puts the growth in ``_MinTree.first`` again, x7.7 for 4x).
   ``--check 1e12396 --sizes 2000 10000 --big-sizes 1000 10000`` for ``fcfs-bb``, ``sjf-bb``,
   ``fcfs-easy``, ``filler``, ``fcfs``: every ``_jobs.csv`` identical.
 """
