@@ -6,6 +6,7 @@ Run on demand (not a test):
     .venv/bin/python bench/bench_scale.py --sizes 10000 100000 --policies fcfs-bb sjf-bb
     .venv/bin/python bench/bench_scale.py --big-sizes                      # only the 96-node machine
     .venv/bin/python bench/bench_scale.py --check 40c244b --sizes 2000 10000   # decisions unchanged?
+    .venv/bin/python bench/bench_scale.py --count --sizes 20000 100000 --big-sizes --policies fcfs-bb
 
 Workloads are the issue's overloaded synthetic burst-buffer ones (``mrsched workload synthetic
 --model burst-buffer --variant alloc-only --seed 1``) on the 96-node Dragonfly, plus
@@ -80,18 +81,19 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   was x22.2) and ``sjf-bb`` 1M 471.2 -> 441.4, but costs 10-20 % at 10k-100k jobs: not merged.
 - 1e12396 (merged main, load 1-2): ``fcfs-bb`` 100k 29.5 / 19.9, 1M 385.1 / 287.8 (1,635 MB):
   x13.0 (scheduler x14.5, the rest x10.1). Where the growth is: a sampling profile of both puts
-  ``_MinTree.first`` at x28 (4 -> 114 s) and every other function at x10-12. Counted: a
-  backfilling pass tries 1.7 jobs whatever the queue (0.6-1.0 of them refused), so the
-  candidates do not grow; the tree walk per query does: 7.6 / 13.3 / 22.0 subtrees a lane search
-  at 20k / 100k / 400k jobs, nearly all on paths down to a passing job (11 descents a hit at
-  400k), and a query searches every node-count lane that may hold one and keeps the earliest
-  (100k: 678k hits for 297k answers). Tried and not kept: a lane per node count below 128
+  ``_MinTree.first`` at x28 (4 -> 114 s) and every other function at x10-12. Counted
+  (``--count``): a backfilling pass tries 1.53 / 1.68 jobs at 20k / 100k, so the candidates
+  hardly grow, and a query finds 2.28 jobs in its lanes for the one it returns (it searches
+  every node-count lane that may hold one and keeps the earliest). With an instrumented copy
+  of the walk (not kept): 7.6 / 13.3 / 22.0 subtrees a lane search at 20k / 100k / 400k jobs,
+  nearly all on paths down to a passing job (11 descents a hit at 400k). Tried and not kept: a lane per node count below 128
   (400k 150.4 / 112.0 against 134.2 / 96.5: more lanes to search a query); a scan that resumes
   each lane where the pass last looked (400k 128.6 / 92.0 against 134.2 / 96.5, ``fcfs-easy``
   100k unchanged, ``sjf-bb`` 100k 34.1 against 31.3: one run per walltime pays its
-  bookkeeping). On 10,000 nodes (``fcfs-bb`` 100k) the backfilling passes try 1.87M jobs for
-  80k starts: 1.05M fail the packing test (``capacity_fits``) and 0.60M the per-storage minima,
-  both let through by the room's per-slice byte totals; each costs a query (8 lane searches)
+  bookkeeping). On 10,000 nodes (``fcfs-bb`` 100k; ``--count`` on 1e12396: 136,991 passes) the
+  backfilling passes try 1.74M jobs for 81k starts; of the 1.66M refused (an instrumented run,
+  not kept) 1.05M fail the packing test (``capacity_fits``) and 0.60M the per-storage minima,
+  both let through by the room's per-slice byte totals; each costs a query (8 tree searches)
   and a ``fits_now``. 4633f10 decides ``capacity_fits`` on many storage nodes in C, side by side:
   136.9 / 116.4 -> 130.4 / 110.6, identical. Next there: a room exact on packing for wide jobs
   (the w4-easy shares are exact to 64 nodes only, a bound beyond: why they did not help there).
@@ -100,7 +102,8 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   the two run side by side. 5ff0864: on more than 16 storage nodes the room tests each job its
   bounds let through with ``fits_now``'s packing test, inside the walk (``Room.admits``);
   EASY's "may any later job start?" keeps the bounds alone (with the test, that walk went
-  through every job that does not pack: 142.9 s). 10,000 nodes ``fcfs-bb`` 100k, side by
+  through every job that does not pack: 142.9 s). ``--count``, 10,000 nodes ``fcfs-bb`` 100k:
+  jobs tried a pass 12.68 -> 0.59, refused 12.09 -> 0.00. 10,000 nodes ``fcfs-bb`` 100k, side by
   side: 130.4 / 110.6 -> 99.0 / 80.0; alone, one after the other: 96 nodes 26.2 / 17.5,
   10,000 nodes 98.2 / 79.2 (739 MB): 3.75x per job (target 2x). On 96 nodes (12 storage) the
   test cost 7 % (25.2 -> 27.0, alternated twice), so it is off there. Also tried: the scan
@@ -150,9 +153,55 @@ def big_platform(out: Path) -> Path:
     return path
 
 
-def child(pkg: str, policy: str, platform: str, workload: str, prefix: str) -> None:
-    """One run in this process; prints its measures as one JSON line."""
+def install_counters(pkg: str) -> dict[str, int]:
+    """Count, for ``--count``, what the ordered policies' queue work is made of: backfilling
+    passes (``start_all_that_fit``), the jobs they try and start, queries with a room (``next_job``)
+    and those that return a job, tree searches (``_MinTree.first``: each lane's, and for ``sjf`` the tree over its
+    runs) and those that find one. The wrappers cost time: such a run is not for timing."""
     import importlib
+    oq = importlib.import_module(pkg + ".schedulers.ordered_queue")
+    ordered = importlib.import_module(pkg + ".schedulers.policies.ordered").OrderedPolicy
+    counts = dict.fromkeys(("passes", "tried", "started", "queries", "answers", "searches", "hits"), 0)
+    in_pass = [False]
+    start_all, next_job, first = ordered.start_all_that_fit, oq.OrderedQueue.next_job, oq._MinTree.first
+    remove = oq.OrderedQueue.remove
+
+    def counted_pass(*args, **kw):
+        counts["passes"] += 1
+        in_pass[0] = True
+        try:
+            return start_all(*args, **kw)
+        finally:
+            in_pass[0] = False
+
+    def counted_query(self, after=None, room=oq._ANY, *rest):
+        found = next_job(self, after, room, *rest)
+        if room is not oq._ANY:
+            counts["queries"] += 1
+            counts["answers"] += found[0] is not None
+            counts["tried"] += in_pass[0] and found[0] is not None
+        return found
+
+    def counted_remove(self, job):
+        counts["started"] += in_pass[0]     # a pass takes out only the jobs it starts
+        return remove(self, job)
+
+    def counted_search(self, *args):
+        s = first(self, *args)
+        counts["searches"] += 1
+        counts["hits"] += s >= 0
+        return s
+
+    ordered.start_all_that_fit = staticmethod(counted_pass)
+    oq.OrderedQueue.next_job, oq.OrderedQueue.remove, oq._MinTree.first = counted_query, counted_remove, counted_search
+    return counts
+
+
+def child(pkg: str, policy: str, platform: str, workload: str, prefix: str, count: str = "") -> None:
+    """One run in this process; prints its measures as one JSON line (``count``: with the
+    counts of ``install_counters``)."""
+    import importlib
+    counts = install_counters(pkg) if count else None
     registry = importlib.import_module(pkg + ".schedulers.registry")
     engine = importlib.import_module(pkg + ".simulator.engine")
     scheduler = registry.make_scheduler(policy, {})
@@ -174,15 +223,17 @@ def child(pkg: str, policy: str, platform: str, workload: str, prefix: str) -> N
     engine.simulate(platform, [workload], Timed(), export_prefix=prefix, **kw)
     cpu, wall = time.process_time() - t0, time.perf_counter() - w0
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"cpu": cpu, "wall": wall, "sched": spent[0], "peak_mb": peak_kb / 1024}))
+    print(json.dumps({"cpu": cpu, "wall": wall, "sched": spent[0], "peak_mb": peak_kb / 1024, "counts": counts}))
 
 
 def run_child(pkg: str, pythonpath: str | None, policy: str, platform: Path, workload: Path, prefix: Path,
-              timeout: float) -> dict | None:
+              timeout: float, count: bool = False) -> dict | None:
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath + os.pathsep + env.get("PYTHONPATH", "")
     cmd = [sys.executable, __file__, "--child", pkg, policy, str(platform), str(workload), str(prefix)]
+    if count:
+        cmd.append("count")
     try:
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -192,10 +243,21 @@ def run_child(pkg: str, pythonpath: str | None, policy: str, platform: Path, wor
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def count_text(c: dict[str, int]) -> str:
+    """``install_counters``' counts as rates (what does not grow with the queue, and what does)."""
+    def per(a: str, b: str) -> str:
+        return f"{c[a] / c[b]:.2f}" if c[b] else "-"
+    c = dict(c, refused=c["tried"] - c["started"])
+    return (f"{c['passes']:,} backfilling passes, {per('tried', 'passes')} jobs tried a pass "
+            f"({per('refused', 'passes')} of them refused by fits_now), "
+            f"{per('searches', 'queries')} tree searches a query, {per('hits', 'answers')} hits a job "
+            f"returned")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "--child":
-        child(*argv[1:6])
+        child(*argv[1:7])
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--policies", nargs="+", default=list(POLICIES))
@@ -207,7 +269,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", metavar="REV", default=None,
                     help="also run revision REV and compare every _jobs.csv byte for byte")
     ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "mrsched-bench-scale")
+    ap.add_argument("--count", action="store_true",
+                    help="also count backfilling passes, jobs tried, tree searches and hits "
+                         "(slower: times are not comparable)")
     args = ap.parse_args(argv)
+    from mrsched.errors import ConfigError
+    from mrsched.schedulers.registry import policy_class
+    for policy in args.policies:        # one line now, not a child's traceback later
+        try:
+            policy_class(policy)
+        except ConfigError as exc:
+            ap.error(str(exc))
     args.out.mkdir(parents=True, exist_ok=True)
     from mrsched.platforms.bundled import bundled_path
     machines = [("dragonfly96", Path(bundled_path("dragonfly96")), args.sizes, 120.0)] if args.sizes else []
@@ -230,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
             for n in sizes:
                 workload = make_workload(args.out, n, platform, label, interarrival)
                 prefix = args.out / f"{label}-{policy}-{n}"
-                got = run_child("mrsched", None, policy, platform, workload, prefix, args.timeout)
+                got = run_child("mrsched", None, policy, platform, workload, prefix, args.timeout, args.count)
                 if got is None:
                     print(f"{label:>12} | {policy:>15} | {n:>9} | > {args.timeout:.0f} s (given up)", flush=True)
                     break
@@ -249,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
                         all_same &= same
                         line += f" | {base['cpu']:14.1f} | {same}"
                 print(line, flush=True)
+                if got.get("counts"):
+                    print(f"{'':>12}   counts: {count_text(got['counts'])}", flush=True)
     return 0 if all_same else 1
 
 

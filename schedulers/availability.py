@@ -100,8 +100,9 @@ class Room(dict):
         necessary condition). The queue asks it of a single job that a subtree's bounds let
         through; a job it refuses is passed over inside the walk, a leaf, instead of coming
         back as a candidate that costs a query of every lane and a ``fits_now``: on 100
-        storage nodes (10,000-node ``fcfs-bb``, 100k jobs) 1.65M of the 1.87M candidates
-        were such jobs."""
+        storage nodes (10,000-node ``fcfs-bb``, 100k jobs; ``bench/bench_scale.py --count``)
+        a backfilling pass tried 12.68 jobs and ``fits_now`` refused 12.09 of them before this
+        test, 0.59 and 0.00 with it."""
         if not total or not n:
             return True
         times = self.times
