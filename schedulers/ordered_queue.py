@@ -300,8 +300,9 @@ class _Run:
         return lane.tree.set(bisect_left(lane.pos, s), INF, INF, INF) \
             and self.roots.set(k, *lane.tree.root())
 
-    def first(self, after: int, room: Room) -> int:
-        """The first run slot > ``after`` holding a job that passes ``room``, or -1."""
+    def first(self, after: int, room: Room, earliest: bool = True) -> int:
+        """The first run slot > ``after`` holding a job that passes ``room``, or -1;
+        ``earliest=False``: the first found in any lane (whether there is one)."""
         best = -1
         most = room[0.0][0]                     # the most nodes any walltime gets
         admits = getattr(room, "admits", None)  # a test of single jobs (the leaves)
@@ -318,6 +319,8 @@ class _Run:
             s = tree.first(lo, room, bisect_left(pos, best, lo) if best >= 0 else -1, admits)
             if s >= 0:
                 best = pos[s]
+                if not earliest:
+                    break
         return best
 
 
@@ -326,7 +329,8 @@ class OrderedQueue:
     across rounds and mirrored from the runtime's waiting queue by ``update``.
 
     A position is ``(order key, slot)``; ``next_job(after, room)`` is the first job after a
-    position that asks no more than a room. Jobs a policy starts or rejects leave with ``remove``.
+    position that asks no more than a room; ``skip(after, room)`` only whether there is one
+    (and where to look from). Jobs a policy starts or rejects leave with ``remove``.
     """
 
     def __init__(self, order: str = "fcfs"):
@@ -405,13 +409,6 @@ class OrderedQueue:
             self._top.set(self._rank[k], *run.root())
 
     # -- queries -------------------------------------------------------------------------------
-    @staticmethod
-    def before(position: tuple) -> tuple:
-        """The position just before ``position``: ``next_job(before(p), room)`` may return
-        the job at ``p`` itself."""
-        k, s = position
-        return k, s - 1
-
     def next_job(self, after: tuple | None = None, room: Room = _ANY) -> tuple[Job | None, tuple | None]:
         """The first job after position ``after`` (None: from the front) asking no more than
         ``room`` (default: any job), and its position; ``(None, None)`` when there is none."""
@@ -435,6 +432,29 @@ class OrderedQueue:
             s = runs[k].first(-1, room)
             if s >= 0:
                 return runs[k].items[s], (k, s)
+            r += 1
+
+    def skip(self, after: tuple | None, room: Room) -> tuple | None:
+        """A position from which to look for the first job after ``after`` that asks no more
+        than ``room`` (no job in between does), or None when no later job does: ``next_job``
+        without finding the earliest, so the first node-count lane of the first run that
+        holds one ends the search (EASY's "may any later job start?", asked every round:
+        finding the earliest cost a walk of every lane to its own first job)."""
+        runs, keys, top = self._runs, self._keys, self._top
+        if after is not None:
+            k, s = after
+            if runs[k].first(s, room, earliest=False) >= 0:
+                return after
+            r = self._rank[k] + 1
+        else:
+            r = 0
+        while True:
+            r = top.first(r, room)      # the next run whose minima pass
+            if r < 0:
+                return None
+            k = keys[r]
+            if runs[k].first(-1, room, earliest=False) >= 0:
+                return k, -1
             r += 1
 
     def _next_live(self, after: tuple | None) -> tuple[Job | None, tuple | None]:

@@ -71,11 +71,10 @@ class EasyBackfilling(OrderedPolicy):
             elif job.request.has_walltime:
                 if len(held) == self.depth - 1:
                     # the bounds alone: whether any later job may start at all
-                    first, where = queue.next_job(at, profile.room(packing=False))
-                    if first is None:
+                    backfill_from = queue.skip(at, profile.room(packing=False))
+                    if backfill_from is None:
                         job = None      # no later job can start even without this last reservation
                         break
-                    backfill_from = queue.before(where)   # jobs in between fit without it: not with it
                 found = profile.earliest_start(job.request, None, now, with_bb=with_bb)
                 if found is not None:
                     start, alloc = found

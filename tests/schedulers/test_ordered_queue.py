@@ -29,7 +29,8 @@ def random_job(rng, k: int, now: float = 0.0) -> Job:
 @pytest.mark.parametrize("order", ORDERS)
 def test_iteration_and_first_fit_match_a_scan_of_order_queue(order):
     """Jobs come and go over many rounds; the kept queue's order is ``order_queue``'s and
-    ``next_job`` returns the first job after a position that passes a test, as a scan does."""
+    ``next_job`` returns the first job after a position that passes a test, as a scan does
+    (``skip``: whether there is one, and a position before it)."""
     rng = np.random.default_rng(hash(order) % 1000)
     waiting: dict[str, Job] = {}
     kept = OrderedQueue(order)
@@ -53,9 +54,13 @@ def test_iteration_and_first_fit_match_a_scan_of_order_queue(order):
                 and j.request.bb_total <= room[j.request.walltime][1]]
         got, at = [], None
         while True:
+            # skip: None when no later job passes, else a position the search may resume from
+            skipped = kept.skip(at, room)
             job, at = kept.next_job(at, room)
+            assert (skipped is None) == (job is None)
             if job is None:
                 break
+            assert kept.next_job(skipped, room)[0] is job
             got.append(job)
         assert got == scan
         for job in expected:                    # a policy starts some: they leave
