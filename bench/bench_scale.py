@@ -112,6 +112,33 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   profile of its 100k and 400k runs puts the growth in ``_MinTree.first`` again, x7.7 for 4x).
   ``--check 1e12396 --sizes 2000 10000 --big-sizes 1000 10000`` for ``fcfs-bb``, ``sjf-bb``,
   ``fcfs-easy``, ``filler``, ``fcfs``: every ``_jobs.csv`` identical.
+- 1746825: EASY's "may any later job start?" asks ``OrderedQueue.skip``, which stops at the
+  first node-count lane holding such a job, instead of finding the earliest across every lane
+  (an instrumented walk, not kept, of ``fcfs-easy`` 100k: that check visited 155 subtrees a
+  query, a backfilling query 25). Side by side with its parent, identical ``_jobs.csv``:
+  ``fcfs-easy`` 100k 34.5 / 25.4 -> 28.4 / 19.4, 400k 183.6 / 145.9 -> 150.7 / 113.9;
+  ``fcfs-bb`` 100k 26.7 / 18.0 -> 25.4 / 16.7; ``sjf-bb`` 100k 31.4 / 22.2 -> 31.1 / 21.8.
+  1M, two at a time: ``fcfs-easy`` 418.6 / 322.1 (1,658 MB; was 859.3 / 755.6), ``fcfs-bb``
+  359.8 / 264.4 (1,632 MB); ``sjf-bb`` 100k 33.0 / 23.3, 1M 451.7 / 354.2 (1,527 MB, x13.7).
+  Against the side-by-side 100k figures ``fcfs-easy`` grows x14.7 and ``fcfs-bb`` x14.2: all
+  three still over 5 minutes and x12. ``--check 8e4f23f --sizes 2000 10000 --big-sizes 1000
+  10000`` for ``fcfs-bb``, ``sjf-bb``, ``fcfs-easy``, ``filler``, ``fcfs``: identical.
+  ``--count``, ``fcfs-bb`` 100k / 400k: 1.68 / 2.02 jobs tried a pass (0.85 / 1.16 refused),
+  2.77 / 2.81 tree searches a query, 2.73 / 2.84 hits a job returned, so the queries grow x4.35
+  for 4x the jobs and each costs a little more. The instrumented walk at 100k: a search that
+  finds a job visits 24.1 subtrees (``fcfs-easy`` 9.4) for a job 2^4.4 lane slots away on
+  average; 10.9 of them fail, and 2.1 pass while neither child does (the minima of bytes and
+  walltime come from different jobs). Tried and not kept: a bound on each job's smallest
+  burst-buffer share in the trees (the largest share that a lane's fewest nodes may each get
+  from the free bytes per storage node now). In ``fcfs-easy`` 100k it would prune 325k of
+  the 432k jobs that ``fits_now`` refused (``--count``: 520k jobs tried -> 195k), yet the run
+  was 6 % slower at 100k and 3 % faster at 400k: computing the bound cost what the walk saved.
+  Its cheap form (the most free bytes of one storage node) was +5 % / +3 %, and +14 % on
+  10,000 nodes. Also tried: searching first the lane of the last answer, and starting a
+  lane's walk at its first occupied slot (no change). 10,000 nodes ``fcfs-bb`` 100k, side by
+  side with 8e4f23f: 127.9 / 105.1 -> 106.6 / 85.9, identical; alone, one after the other,
+  96 nodes 27.4 / 18.3 and 10,000 nodes 113.3 / 91.8: 4.1x per job (3.75x at 5ff0864, measured
+  the same way in an earlier session; the machine's speed drifts by ~10 %).
 """
 
 from __future__ import annotations
