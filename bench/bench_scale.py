@@ -130,16 +130,17 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   average; 10.9 of them fail, and 2.1 pass while neither child does (the minima of bytes and
   walltime come from different jobs). Tried and not kept: a bound on each job's smallest
   burst-buffer share in the trees (the largest share that a lane's fewest nodes may each get
-  from the free bytes per storage node now). In ``fcfs-easy`` 100k it would prune 325k of
-  the 432k jobs that ``fits_now`` refused (``--count``: 520k jobs tried -> 195k), yet the run
-  was 6 % slower at 100k and 3 % faster at 400k: computing the bound cost what the walk saved.
-  Its cheap form (the most free bytes of one storage node) was +5 % / +3 %, and +14 % on
-  10,000 nodes. Also tried: searching first the lane of the last answer, and starting a
-  lane's walk at its first occupied slot (no change); lanes split further by walltime (within
-  4x), so that a subtree's walltimes agree: ``fcfs-bb`` 100k 26.7 -> 27.8, 400k 122.1 -> 122.9. 10,000 nodes ``fcfs-bb`` 100k, side by
-  side with 8e4f23f: 127.9 / 105.1 -> 106.6 / 85.9, identical; alone, one after the other,
-  96 nodes 27.4 / 18.3 and 10,000 nodes 113.3 / 91.8: 4.1x per job (3.75x at 5ff0864, measured
-  the same way in an earlier session; the machine's speed drifts by ~10 %).
+  from the free bytes per storage node now). In ``fcfs-easy`` 100k, ``--count``: 520k jobs
+  tried -> 195k (of the 432k that ``fits_now`` refused, 325k exceed that bound taken on the
+  fewest free bytes over the job's window), yet the run was 6 % slower at 100k and 3 % faster
+  at 400k: computing the bound cost what the walk saved. Its cheap form (the most free bytes
+  of one storage node) was +5 % / +3 %, and +14 % on 10,000 nodes. Also tried: searching
+  first the lane of the last answer, and starting a lane's walk at its first occupied slot
+  (no change); lanes split further by walltime (within 4x), so that a subtree's walltimes
+  agree: ``fcfs-bb`` 100k 26.7 -> 27.8, 400k 122.1 -> 122.9. 10,000 nodes ``fcfs-bb`` 100k,
+  side by side with 8e4f23f: 127.9 / 105.1 -> 106.6 / 85.9, identical; alone, one after the
+  other, 96 nodes 27.4 / 18.3 and 10,000 nodes 113.3 / 91.8: 4.1x per job (3.75x at 5ff0864,
+  measured the same way in an earlier session; the machine's speed drifts by ~10 %).
 """
 
 from __future__ import annotations
