@@ -16,7 +16,8 @@ on average instead of 120 s (its jobs, log-uniform up to the machine, are ~50x w
 ``simulate`` call in its own child process (peak memory is the child's maximum resident set).
 Printed per run: CPU seconds of the whole run and of the scheduler alone, jobs/s (jobs / whole
 CPU), peak memory, and time(N)/time(previous N) for the same policy and machine (the growth:
-at most 10 for a 10x step means cost linear in the jobs).
+at most 10 for a 10x step means cost linear in the jobs). Last, for a policy run on both
+machines at one size: time per job on 10,000 nodes / time per job on 96 nodes (target 2).
 
 ``--check REV`` runs the same workloads with revision REV's ``mrsched`` (exported with ``git
 archive`` as ``bench_plan.py`` does) and prints whether every ``_jobs.csv`` is byte-identical:
@@ -325,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'machine':>12} | {'policy':>15} | {'jobs':>9} | {'cpu s':>8} | {'sched s':>8} | {'jobs/s':>8} | "
           f"{'peak MB':>8} | {'x prev':>6}" + (f" | baseline cpu s | identical _jobs.csv" if args.check else ""))
     all_same = True
+    cpu: dict[tuple[str, str, int], float] = {}     # (machine, policy, jobs) -> CPU s
     for label, platform, sizes, interarrival in machines:
         for policy in args.policies:
             prev = None
@@ -338,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
                 growth = f"{got['cpu'] / prev:6.1f}" if prev else f"{'':>6}"
                 line = (f"{label:>12} | {policy:>15} | {n:>9} | {got['cpu']:8.1f} | {got['sched']:8.1f} | "
                         f"{n / got['cpu']:8.0f} | {got['peak_mb']:8.0f} | {growth}")
-                prev = got["cpu"]
+                prev = cpu[label, policy, n] = got["cpu"]
                 if args.check:
                     base_prefix = args.out / f"{label}-{policy}-{n}-baseline"
                     base = run_child("mrsched_baseline", base_dir, policy, platform, workload, base_prefix,
@@ -352,6 +354,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(line, flush=True)
                 if got.get("counts"):
                     print(f"{'':>12}   counts: {count_text(got['counts'])}", flush=True)
+    for (label, policy, n), big in cpu.items():   # the "within 2x per job" on the large machine
+        small = cpu.get(("dragonfly96", policy, n))
+        if label == "dragonfly10k" and small:
+            print(f"{policy}, {n} jobs: time per job on 10,000 nodes / on 96 nodes = {big / small:.2f} (target 2)")
     return 0 if all_same else 1
 
 
