@@ -412,27 +412,13 @@ class OrderedQueue:
     def next_job(self, after: tuple | None = None, room: Room = _ANY) -> tuple[Job | None, tuple | None]:
         """The first job after position ``after`` (None: from the front) asking no more than
         ``room`` (default: any job), and its position; ``(None, None)`` when there is none."""
-        runs, keys, top = self._runs, self._keys, self._top
         if room is _ANY:
             return self._next_live(after)
-        if after is not None:
-            k, s = after
-            r = self._rank[k]
-            s = runs[k].first(s, room)
-            if s >= 0:
-                return runs[k].items[s], (k, s)
-            r += 1
-        else:
-            r = 0
-        while True:
-            r = top.first(r, room)      # the next run whose minima pass
-            if r < 0:
-                return None, None
-            k = keys[r]
-            s = runs[k].first(-1, room)
-            if s >= 0:
-                return runs[k].items[s], (k, s)
-            r += 1
+        found = self._find(after, room, True)
+        if found is None:
+            return None, None
+        k, s = found
+        return self._runs[k].items[s], found
 
     def skip(self, after: tuple | None, room: Room) -> tuple | None:
         """A position from which to look for the first job after ``after`` that asks no more
@@ -440,11 +426,21 @@ class OrderedQueue:
         without finding the earliest, so the first node-count lane of the first run that
         holds one ends the search (EASY's "may any later job start?", asked every round:
         finding the earliest cost a walk of every lane to its own first job)."""
+        found = self._find(after, room, False)
+        if found is None:
+            return None
+        k = found[0]
+        return after if after is not None and after[0] == k else (k, -1)
+
+    def _find(self, after: tuple | None, room: Room, earliest: bool) -> tuple | None:
+        """``(key, slot)`` of a job after ``after`` passing ``room`` in the first run that
+        holds one: the first such job (``earliest``), or the first any lane finds; or None."""
         runs, keys, top = self._runs, self._keys, self._top
         if after is not None:
             k, s = after
-            if runs[k].first(s, room, earliest=False) >= 0:
-                return after
+            s = runs[k].first(s, room, earliest)
+            if s >= 0:
+                return k, s
             r = self._rank[k] + 1
         else:
             r = 0
@@ -453,8 +449,9 @@ class OrderedQueue:
             if r < 0:
                 return None
             k = keys[r]
-            if runs[k].first(-1, room, earliest=False) >= 0:
-                return k, -1
+            s = runs[k].first(-1, room, earliest)
+            if s >= 0:
+                return k, s
             r += 1
 
     def _next_live(self, after: tuple | None) -> tuple[Job | None, tuple | None]:
