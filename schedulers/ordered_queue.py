@@ -306,14 +306,16 @@ class _Run:
         best = -1
         most = room[0.0][0]                     # the most nodes any walltime gets
         admits = getattr(room, "admits", None)  # a test of single jobs (the leaves)
+        roots = self.roots                      # leaf k: lane k's minima
+        mn, mb, mw, cap = roots.mn, roots.mb, roots.mw, roots.cap
         for k in self.ks:
             if k and 1 << (k - 1) > most:
                 break                           # this lane and the next ones ask more
+            r = room[mw[cap + k]]
+            if mn[cap + k] > r[0] or mb[cap + k] > r[1]:
+                continue                        # no job of this lane passes
             lane = self.lanes[k]
             tree = lane.tree
-            r = room[tree.mw[1]]
-            if tree.mn[1] > r[0] or tree.mb[1] > r[1]:
-                continue                        # no job of this lane passes
             pos = lane.pos
             lo = bisect_right(pos, after) if after >= 0 else 0
             s = tree.first(lo, room, bisect_left(pos, best, lo) if best >= 0 else -1, admits)
