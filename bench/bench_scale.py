@@ -143,6 +143,39 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   other, 96 nodes 27.4 / 18.3 and 10,000 nodes 113.3 / 91.8: 4.1x per job (3.75x at 5ff0864,
   measured the same way in an earlier session); an hour later, with the ratio printed by this
   script, 27.4 / 18.3 and 124.7 / 101.9: 4.55x (the large machine's runs vary by ~10 %).
+- Why the walk still grows with the queue: the front of an overloaded queue keeps the jobs that
+  every pass has passed over, those asking many bytes for a short time or few bytes for long.
+  A subtree holding both kinds passes a room by its minima though none of its jobs does, and
+  the longer the queue, the more such subtrees lie between the blocked job and the next one
+  that fits. An instrumented walk (not kept) that also replays each ``fcfs-bb`` search with
+  other tests counted subtrees visited a search at 20k / 100k / 400k jobs: 9.8 / 18.8 / 30.9
+  as the walk is; 5.6 / 7.9 / 10.1 with an exact test (a subtree of up to 128 jobs entered only
+  when one of its jobs passes); 6.2 / 9.3 / 13.1 with minima per walltime class (powers of 2);
+  6.7 / 11.0 / 16.6 per class of bytes. Tried, side by side, identical ``_jobs.csv``, not kept:
+  walltime classes as lanes (node count x walltime power of 2), ``fcfs-bb`` 100k 26.9 -> 29.9
+  (every lane searched pays its own walk); reading the jobs of a subtree of 8 (or 4) slots in
+  turn instead of descending into it, 100k +2.6 % (+1.6 %), 400k +1.3 %. A 10,000-node
+  platform naming its hosts by chassis (``node_07_700``), so that Batsim's ids follow chassis
+  and a wide job's nodes form few runs of one storage order: ``fcfs-bb`` 30k jobs 25.9 -> 24.1
+  (-7 %; other decisions, as the ids change): not done.
+- 67a080c: in ``sjf`` order (177 walltimes, a run each) a ``sjf-bb`` search at 100k jobs tried
+  4.4 runs a query; 1.87M of its 2.15M run searches found nothing, 1.64M of them because no
+  lane's minima passed (the minima of the run mix its lanes). A run's search now reads each
+  lane's minima from the leaves of its tree over lanes instead of from the lane. Side by side
+  with ed99b56, identical ``_jobs.csv``: ``sjf-bb`` 100k 33.0 / 23.3 -> 30.9 / 21.5, 400k
+  149.8 / 111.6 -> 139.8 / 102.2, 1M 441.9 / 343.4 -> 412.2 / 314.4 (1,522 MB; x13.3 of its
+  100k); ``fcfs-bb`` and ``fcfs-easy`` 100k within 0.5 %. Also tried: the tree over runs with a
+  leaf per lane of each run, so that it points only at runs where some lane's minima pass
+  (100k unchanged, 400k -0.7 %: its walk pays what the run searches saved).
+- Where ``fcfs-easy`` grows (a sampling profile of 100k and 400k at 67a080c: 28.5 and 158.5
+  CPU s, ``_MinTree.first`` 3.4 -> 42.8 s, x12.5 for 4x the jobs), ``--count``: 189,841 /
+  761,037 backfilling passes trying 2.74 / 5.23 jobs each, of which 2.27 / 4.76 are refused by
+  ``fits_now`` (0.43M / 3.62M refusals: x8.4). Its reservation holds nodes only, so the
+  room's bytes are the free bytes in total, and a job whose per-node shares do not pack onto
+  what each storage node has free passes it (at 100k, 325k of the 432k refusals, see above);
+  such jobs stay at the front and every pass walks over each of them again. That is the term
+  that grows faster than the jobs; the bound on the smallest share tried before (above)
+  targets it, but cost more per room than it saved at 100k.
 """
 
 from __future__ import annotations
