@@ -175,7 +175,14 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   what each storage node has free passes it (at 100k, 325k of the 432k refusals, see above);
   such jobs stay at the front and every pass walks over each of them again. That is the term
   that grows faster than the jobs; the bound on the smallest share tried before (above)
-  targets it, but cost more per room than it saved at 100k.
+  targets it, but cost more per room than it saved at 100k. Tried again in a cheaper form
+  (each lane's largest share from the storage nodes' free bytes now, O(storage nodes) once a
+  lane and room, the trees holding each subtree's smallest share): it halved the refusals at
+  100k (0.43M -> 0.22M; 0.52M -> 0.31M jobs tried), yet 100k took 28.9 -> 29.4 s and 400k
+  156.0 -> 153.9 s, side by side, identical. A bound on bytes per lane instead (no fourth
+  minimum): 0.52M -> 0.38M tried, 100k +4 %, 400k -1.3 %. Refusals cost less than the walk
+  they sit in: the hits a query finds per job returned (3.0 -> 3.5) and the subtrees a hit
+  visits (9.4 -> 13.0) grow with the queue too.
 """
 
 from __future__ import annotations
