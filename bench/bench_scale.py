@@ -231,6 +231,8 @@ def install_counters(pkg: str) -> dict[str, int]:
     runs) and those that find one. The wrappers cost time: such a run is not for timing."""
     import importlib
     oq = importlib.import_module(pkg + ".schedulers.ordered_queue")
+    if hasattr(oq, "use"):
+        oq.use(False)   # the pure-Python tree, whose searches are Python calls to count (same answers)
     ordered = importlib.import_module(pkg + ".schedulers.policies.ordered").OrderedPolicy
     counts = dict.fromkeys(("passes", "tried", "started", "queries", "answers", "searches", "hits"), 0)
     in_pass = [False]

@@ -11,17 +11,26 @@ Order: jobs with the same order key (``fcfs``: all of them; ``sjf``: same wallti
 each other by key. Equal keys keep submission order, as the stable sort of ``order_queue``
 does, so the iteration order is ``order_queue``'s. Within a run the trees are per *lane* of
 node counts (see ``_Run``), so that a subtree's minima mostly belong to one job.
+
+The trees are compiled (``_mintree.c``, the same walk on C arrays: the walk is what grows
+faster than the jobs on long queues) where the install could build it, else ``_PyMinTree``.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from mrsched.schedulers.job import Job
 from mrsched.schedulers.policies.base import WaitingQueue
+
+try:
+    from mrsched.schedulers import _mintree     # the compiled tree (optional extension)
+except ImportError:                             # not built (no compiler at install)
+    _mintree = None
 
 INF = math.inf
 
@@ -49,16 +58,17 @@ _HUGE = (1e300, 1e300)
 _ANY = _Anything()
 
 
-class _MinTree:
-    """A segment tree over slots 0..cap-1 of the minimum nodes / bytes / walltime of every
-    subtree (INF for empty slots); ``head``: every slot below it is empty (the front of a
-    queue is found without a walk from the root)."""
+class _PyMinTree:
+    """A segment tree over slots 0..cap-1 (at least ``cap``) of the minimum nodes / bytes /
+    walltime of every subtree (INF for empty slots); ``head``: every slot below it is empty
+    (the front of a queue is found without a walk from the root). The compiled ``_mintree``
+    is this class line for line on C arrays; this one serves where it was not built."""
 
     __slots__ = ("cap", "mn", "mb", "mw", "head")
 
-    def __init__(self, leaves: list[tuple[float, float, float]]):
-        cap = 8
-        while cap < 2 * len(leaves):
+    def __init__(self, leaves: list[tuple[float, float, float]], cap: int = 0):
+        least, cap = cap, 8
+        while cap < 2 * len(leaves) or cap < least:
             cap *= 2
         self.cap = cap
         mn, mb, mw = [INF] * (2 * cap), [INF] * (2 * cap), [INF] * (2 * cap)
@@ -74,6 +84,10 @@ class _MinTree:
 
     def root(self) -> tuple[float, float, float]:
         return self.mn[1], self.mb[1], self.mw[1]
+
+    def leaf(self, s: int) -> tuple[float, float, float]:
+        s += self.cap
+        return self.mn[s], self.mb[s], self.mw[s]
 
     def set(self, s: int, n: float, b: float, w: float) -> bool:
         """Put a slot's values; whether the root's minima changed (the tree above needs them)."""
@@ -170,38 +184,68 @@ class _MinTree:
             if hi < cap and i << (depth - i.bit_length()) >= end:
                 return -1           # the next subtree starts past the range
 
+    def first_in_lanes(self, ks: list[int], lanes: dict, after: int, room: Room, earliest: bool) -> int:
+        """``_Run.first``, where leaf k of this tree holds the minima of ``lanes[k]`` (a
+        ``_Lane``: ``tree`` and ``pos``) and ``ks`` lists the lanes, smallest jobs first: each
+        lane whose minima pass is searched before the best answer so far."""
+        best = -1
+        most = room[0.0][0]                     # the most nodes any walltime gets
+        admits = getattr(room, "admits", None)  # a test of single jobs (the leaves)
+        mn, mb, mw, cap = self.mn, self.mb, self.mw, self.cap
+        for k in ks:
+            if k and 1 << (k - 1) > most:
+                break                           # this lane and the next ones ask more
+            r = room[mw[cap + k]]
+            if mn[cap + k] > r[0] or mb[cap + k] > r[1]:
+                continue                        # no job of this lane passes
+            lane = lanes[k]
+            pos = lane.pos
+            lo = bisect_right(pos, after) if after >= 0 else 0
+            s = lane.tree.first(lo, room, bisect_left(pos, best, lo) if best >= 0 else -1, admits)
+            if s >= 0:
+                best = pos[s]
+                if not earliest:
+                    break
+        return best
 
-class _Occupied:
-    """Which slots 0..cap-1 hold a job (0; INF when empty) and the minimum of every subtree,
-    so that ``live`` finds the next occupied slot in O(log cap) however many were emptied:
-    the run's order whatever its lanes."""
 
-    __slots__ = ("cap", "mn", "head")
+def _occupied(tree: type) -> type:
+    class Occupied(tree):
+        """Which slots 0..cap-1 hold a job (nodes, bytes and walltime 0; INF when empty), so
+        that ``live`` finds the next occupied slot in O(log cap) however many were emptied:
+        the run's order whatever its lanes."""
 
-    def __init__(self, used: int, cap: int):
-        self.cap = cap
-        self.head = 0   # no occupied slot below it: ``live``'s starting hint, as _MinTree's
-        mn = [INF] * (2 * cap)
-        mn[cap:cap + used] = [0] * used
-        for i in range(cap - 1, 0, -1):
-            mn[i] = mn[2 * i] if mn[2 * i] < mn[2 * i + 1] else mn[2 * i + 1]
-        self.mn = mn
+        __slots__ = ()
 
-    def set(self, s: int, used: bool) -> None:
-        mn = self.mn
-        if used and s < self.head:
-            self.head = s
-        i = s + self.cap
-        mn[i] = 0 if used else INF
-        i >>= 1
-        while i:
-            m = mn[2 * i] if mn[2 * i] < mn[2 * i + 1] else mn[2 * i + 1]
-            if mn[i] == m:
-                return
-            mn[i] = m
-            i >>= 1
+        def __init__(self, used: int, cap: int):
+            tree.__init__(self, [(0, 0, 0.0)] * used, cap)
 
-    live = _MinTree.live      # reads only ``mn``, ``cap`` and ``head``
+        def mark(self, s: int, used: bool) -> None:
+            if used:
+                self.set(s, 0, 0, 0.0)
+            else:
+                self.set(s, INF, INF, INF)
+
+    return Occupied
+
+
+_PyOccupied = _occupied(_PyMinTree)
+if _mintree is not None:
+    _CMinTree = _mintree.MinTree
+    _COccupied = _occupied(_CMinTree)
+
+
+def use(compiled: bool) -> bool:
+    """Use the compiled tree (when built) or the pure-Python one; whether the compiled one is
+    now in use. Queues built before keep their trees. ``MRSCHED_PURE_PYTHON=1`` in the
+    environment starts with the pure-Python one."""
+    global _MinTree, _Occupied
+    compiled = compiled and _mintree is not None
+    _MinTree, _Occupied = (_CMinTree, _COccupied) if compiled else (_PyMinTree, _PyOccupied)
+    return compiled
+
+
+use(not os.environ.get("MRSCHED_PURE_PYTHON"))
 
 
 def _lane(job: Job) -> int:
@@ -224,8 +268,8 @@ class _Lane:
 
     def live(self) -> list[int]:
         """Run slots of the jobs still here."""
-        mn, cap = self.tree.mn, self.tree.cap
-        return [p for s, p in enumerate(self.pos) if mn[cap + s] != INF]
+        leaf = self.tree.leaf
+        return [p for s, p in enumerate(self.pos) if leaf(s)[0] != INF]
 
 
 class _Run:
@@ -276,7 +320,7 @@ class _Run:
         self.end = s + 1
         self.items[s] = job
         self.slot[job.id] = s
-        self.occupied.set(s, True)
+        self.occupied.mark(s, True)
         k = _lane(job)
         lane = self.lanes.get(k)
         if lane is None or len(lane.pos) == lane.tree.cap:
@@ -294,7 +338,7 @@ class _Run:
         s = self.slot.pop(job_id)
         job = self.items[s]
         self.items[s] = None
-        self.occupied.set(s, False)
+        self.occupied.mark(s, False)
         k = _lane(job)
         lane = self.lanes[k]
         return lane.tree.set(bisect_left(lane.pos, s), INF, INF, INF) \
@@ -303,27 +347,7 @@ class _Run:
     def first(self, after: int, room: Room, earliest: bool = True) -> int:
         """The first run slot > ``after`` holding a job that passes ``room``, or -1;
         ``earliest=False``: the first found in any lane (whether there is one)."""
-        best = -1
-        most = room[0.0][0]                     # the most nodes any walltime gets
-        admits = getattr(room, "admits", None)  # a test of single jobs (the leaves)
-        roots = self.roots                      # leaf k: lane k's minima
-        mn, mb, mw, cap = roots.mn, roots.mb, roots.mw, roots.cap
-        for k in self.ks:
-            if k and 1 << (k - 1) > most:
-                break                           # this lane and the next ones ask more
-            r = room[mw[cap + k]]
-            if mn[cap + k] > r[0] or mb[cap + k] > r[1]:
-                continue                        # no job of this lane passes
-            lane = self.lanes[k]
-            tree = lane.tree
-            pos = lane.pos
-            lo = bisect_right(pos, after) if after >= 0 else 0
-            s = tree.first(lo, room, bisect_left(pos, best, lo) if best >= 0 else -1, admits)
-            if s >= 0:
-                best = pos[s]
-                if not earliest:
-                    break
-        return best
+        return self.roots.first_in_lanes(self.ks, self.lanes, after, room, earliest)
 
 
 class OrderedQueue:

@@ -85,3 +85,19 @@ def pybatsim() -> None:
     if absent:
         missing(f"pybatsim 3.2.1 is not installed (no module {', '.join(absent)}; "
                 f"{PYBATSIM_INSTALL})")
+
+
+@pytest.fixture(params=["compiled", "python"])
+def queue_tree(request):
+    """Run a test with the ordered queue's compiled tree (``schedulers/_mintree.c``), then with
+    its pure-Python twin: both must give the same answers. The compiled one is an optional
+    extension; where it was not built (no C compiler at install) its run is :func:`missing`."""
+    from mrsched.schedulers import ordered_queue as oq
+
+    compiled = request.param == "compiled"
+    if compiled and oq._mintree is None:
+        missing("the compiled queue tree (schedulers/_mintree.c) was not built: no C compiler at install")
+    was = oq._MinTree is not oq._PyMinTree
+    oq.use(compiled)
+    yield request.param
+    oq.use(was)

@@ -14,6 +14,9 @@ from mrsched.schedulers.registry import make_policy
 
 from test_fast_paths import dragonfly, next_instant, submit_feasible
 
+# every test twice: with the compiled queue tree and with the pure-Python one (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("queue_tree")
+
 
 def scan_easy(profile: AvailabilityProfile, waiting, order: str, depth: int, with_bb: bool,
               now: float) -> list[tuple[str, object]]:

@@ -15,6 +15,9 @@ from mrsched.schedulers.policies.base import ORDERS, SchedulingContext, WaitingQ
 
 from test_fast_paths import dragonfly, next_instant, random_request
 
+# every test twice: with the compiled queue tree and with the pure-Python one (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("queue_tree")
+
 
 def random_job(rng, k: int, now: float = 0.0) -> Job:
     req = random_request(rng)
@@ -271,10 +274,10 @@ def test_the_run_order_head_hint_follows_slots_used_again():
 
     occ = _Occupied(10, 16)
     for s in range(6):
-        occ.set(s, False)
+        occ.mark(s, False)
     assert occ.live(0) == 6 and occ.live(8) == 8
-    occ.set(2, True)
+    occ.mark(2, True)
     assert occ.live(0) == 2 and occ.live(3) == 6
     for s in range(10):
-        occ.set(s, False)
+        occ.mark(s, False)
     assert occ.live(0) == -1

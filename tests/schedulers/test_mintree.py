@@ -1,0 +1,171 @@
+"""The compiled tree of the ordered queue (``schedulers/_mintree.c``) against its pure-Python
+twin (``_PyMinTree``): the same answers to every call on random trees and rooms (plain dicts,
+a profile's lazy room with its packing test, rooms that count their reads), and clear errors
+on values it cannot hold."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from mrsched.schedulers import ordered_queue as oq
+from mrsched.schedulers.availability import AvailabilityProfile
+from mrsched.schedulers.availability import Room
+from mrsched.schedulers.job import Job, Request
+
+from test_fast_paths import dragonfly, random_request
+
+INF = math.inf
+
+
+@pytest.fixture
+def compiled(require):
+    require(oq._mintree is not None,
+            "the compiled queue tree (schedulers/_mintree.c) was not built: no C compiler at install")
+    return oq._mintree.MinTree
+
+
+def random_leaves(rng, n: int) -> list[tuple]:
+    out = []
+    for _ in range(n):
+        if rng.random() < 0.3:
+            out.append((INF, INF, INF))                     # an empty slot
+        else:
+            wall = INF if rng.random() < 0.1 else float(rng.integers(1, 50))
+            out.append((int(rng.integers(1, 40)), int(rng.choice([0, 0, 10, 500, 10**12])), wall))
+    return out
+
+
+class StepRoom(dict):
+    """A room from a step function of walltime (non-increasing), computed on a miss."""
+
+    def __init__(self, steps):
+        super().__init__()
+        self.steps = steps
+
+    def __missing__(self, w):
+        for until, nodes, bb in self.steps:
+            if w <= until:
+                return nodes, bb
+        return 0, 0
+
+
+def random_room(rng) -> StepRoom:
+    steps, nodes, bb = [], int(rng.integers(0, 45)), int(rng.choice([0, 100, 1000, 10**13]))
+    for until in sorted(rng.choice(60, size=3, replace=False)):
+        steps.append((float(until), nodes, bb))
+        nodes, bb = int(rng.integers(0, nodes + 1)), int(rng.integers(0, bb + 1))
+    return StepRoom(steps)
+
+
+def test_random_trees_answer_as_the_python_tree(compiled):
+    """``first`` over random ranges (with and without an upper end and a test of single jobs),
+    ``live``, ``root``, ``leaf`` and ``set`` after random changes: the same answers."""
+    rng = np.random.default_rng(7)
+    for _ in range(150):
+        leaves = random_leaves(rng, int(rng.integers(0, 70)))
+        c, p = compiled(leaves), oq._PyMinTree(leaves)
+        assert c.cap == p.cap and c.root() == p.root()
+        for _ in range(25):
+            if rng.random() < 0.5:
+                s = int(rng.integers(0, c.cap))
+                leaf = random_leaves(rng, 1)[0]
+                assert c.set(s, *leaf) == p.set(s, *leaf)
+            room = random_room(rng)
+            lo = int(rng.integers(0, c.cap + 1))
+            hi = int(rng.integers(-1, c.cap + 2))
+            picky = (lambda n, b, w: (n + b + int(w if w != INF else 0)) % 3 != 0) if rng.random() < 0.5 else None
+            assert c.first(lo, room, hi, picky) == p.first(lo, room, hi, picky), (leaves, lo, hi)
+            assert c.first(lo, room) == p.first(lo, room)
+            assert c.live(lo) == p.live(lo) and c.head == p.head
+            assert c.root() == p.root()
+            assert [c.leaf(s) for s in range(c.cap)] == [p.leaf(s) for s in range(p.cap)]
+
+
+def test_a_profiles_room_and_its_packing_test_read_alike(compiled):
+    """A real profile's room (read lazily, slice by slice) with its packing test: the compiled
+    walk reads the same values, and fills the room as the Python walk does."""
+    rng = np.random.default_rng(3)
+    for trial in range(40):
+        profile = AvailabilityProfile(dragonfly(12))
+        now = 0.0
+        for _ in range(int(rng.integers(0, 8))):
+            req = random_request(rng)
+            alloc = profile.fits_now(req)
+            if alloc is not None:
+                profile.reserve(now, now + req.walltime * float(rng.integers(1, 4)), alloc)
+        reqs = [random_request(rng) for _ in range(int(rng.integers(1, 60)))]
+        leaves = [(r.nodes, r.bb_total, r.walltime) for r in reqs]
+        c, p = compiled(leaves), oq._PyMinTree(leaves)
+        rc, rp = profile.room(), profile.room()
+        packing = Room(rp.times, rp.nodes, rp.bbsum, profile._prefix, profile.placer.capacity_fits)
+        packing_c = Room(rp.times, rp.nodes, rp.bbsum, profile._prefix, profile.placer.capacity_fits)
+        for lo in range(0, len(leaves), 3):
+            assert c.first(lo, rc) == p.first(lo, rp)
+            assert c.first(lo, packing_c, -1, packing_c.admits) == p.first(lo, packing, -1, packing.admits)
+        assert dict(rc) == dict(rp) and rc.slices == rp.slices
+
+
+def test_lanes_search_as_the_python_run_search(compiled):
+    """``first_in_lanes`` (a run's search over its node-count lanes) on random queues."""
+    rng = np.random.default_rng(11)
+    for _ in range(60):
+        jobs = []
+        for k in range(int(rng.integers(1, 120))):
+            req = random_request(rng)
+            if rng.random() < 0.3:
+                req = Request(nodes=req.nodes * int(rng.integers(1, 21)), walltime=req.walltime,
+                              bb_total=req.bb_total, bb_per_node=req.bb_per_node)
+            jobs.append(Job(f"w!{k}", 0.0, req))
+        was = oq._MinTree is not oq._PyMinTree
+        try:
+            oq.use(False)
+            py_run = oq._Run(jobs)
+            oq.use(True)
+            c_run = oq._Run(jobs)
+        finally:
+            oq.use(was)
+        for job in jobs:
+            if rng.random() < 0.4:
+                py_run.remove(job.id)
+                c_run.remove(job.id)
+        for _ in range(10):
+            room = random_room(rng)
+            after = int(rng.integers(-1, len(jobs)))
+            for earliest in (True, False):
+                assert c_run.first(after, room, earliest) == py_run.first(after, room, earliest)
+
+
+def test_counting_rooms_are_read_through_their_own_get(compiled):
+    """A room whose ``get`` is its own (it counts, say) is read through it, never around it."""
+    reads = []
+
+    class Counting(dict):
+        def get(self, w, default=None):
+            reads.append(w)
+            return (5, 5)
+
+        def __missing__(self, w):
+            return (5, 5)
+
+    tree = compiled([(3, 1, 2.0), (9, 1, 4.0), (4, 1, 8.0)])
+    assert tree.first(0, Counting()) == 0 and reads
+
+
+def test_values_it_cannot_hold_are_refused_clearly(compiled):
+    with pytest.raises(ValueError, match="integers"):
+        compiled([(1.5, 0, 1.0)])
+    with pytest.raises(OverflowError, match="beyond 2\\*\\*63"):
+        compiled([(1, 2**63, 1.0)])
+    tree = compiled([(1, 0, 1.0)])
+    with pytest.raises(IndexError, match="slot 8"):
+        tree.set(8, 1, 0, 1.0)
+    with pytest.raises(TypeError, match="leaf is a tuple"):
+        compiled([[1, 0, 1.0]])
+    with pytest.raises(TypeError, match="non-empty list"):
+        tree.first(0, type("R", (dict,), {"times": [], "__missing__": lambda s, w: (1, 1)})())
+    # a room of huge floats ("anything") lets every job through, never an empty slot
+    assert tree.first(0, {1.0: (1e300, 1e300), INF: (1e300, 1e300)}) == 0
+    assert compiled([(INF, INF, INF)]).first(0, {INF: (1e300, 1e300)}) == -1
