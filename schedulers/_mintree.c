@@ -15,6 +15,7 @@
 #include <Python.h>
 #include <math.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <string.h>
 
 #define EMPTY INT64_MAX
@@ -122,7 +123,7 @@ pair(PyObject *r, int64_t *rn, int64_t *rb)
 typedef struct {
     PyObject *room, *times, *slices, *get;
     double t0;
-    int fast;
+    int fast, loaded;
     uint64_t key[CACHE];
     int64_t rn[CACHE], rb[CACHE];
     unsigned char used[CACHE];
@@ -131,12 +132,12 @@ typedef struct {
 static int
 reader_init(Reader *rd, PyObject *room)
 {
-    memset(rd, 0, sizeof(*rd));
+    memset(rd, 0, offsetof(Reader, key));
+    memset(rd->used, 0, sizeof rd->used);
     rd->room = room;
     PyObject *get = PyObject_GetAttr((PyObject *)Py_TYPE(room), s_get);
-    if (!get) {
+    if (!get)
         PyErr_Clear();
-    }
     rd->fast = PyDict_Check(room) && get == dict_get;
     Py_XDECREF(get);
     if (!rd->fast) {
@@ -144,7 +145,15 @@ reader_init(Reader *rd, PyObject *room)
         if (!rd->get)
             return -1;
     }
-    rd->times = PyObject_GetAttr(room, s_times);
+    return 0;
+}
+
+/* A profile's room: its ``times`` and ``slices``, read on the first miss of a walk. */
+static int
+reader_load(Reader *rd)
+{
+    rd->loaded = 1;
+    rd->times = PyObject_GetAttr(rd->room, s_times);
     if (!rd->times) {
         if (!PyErr_ExceptionMatches(PyExc_AttributeError))
             return -1;
@@ -161,7 +170,7 @@ reader_init(Reader *rd, PyObject *room)
         rd->t0 = PyFloat_AsDouble(PyList_GET_ITEM(rd->times, 0));
         if (rd->t0 == -1.0 && PyErr_Occurred())
             return -1;
-        rd->slices = PyObject_GetAttr(room, s_slices);
+        rd->slices = PyObject_GetAttr(rd->room, s_slices);
         if (!rd->slices)
             return -1;
     }
@@ -213,6 +222,8 @@ reader_lookup(Reader *rd, PyObject *key, double w)
             return r;
         Py_DECREF(r);
     }
+    if (!rd->loaded && reader_load(rd))
+        return NULL;
     if (rd->times) {
         Py_ssize_t j = bisect_left(rd->times, rd->t0 + w);
         if (j < 0 && PyErr_Occurred())
