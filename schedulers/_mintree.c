@@ -115,6 +115,11 @@ pair(PyObject *r, int64_t *rn, int64_t *rb)
 /* -- reading a room ----------------------------------------------------------------------- */
 
 #define CACHE 32
+#define ROWS 8
+
+static PyObject *packs_func;    /* ``availability.Room._packs``, done natively by ``packs`` */
+static PyObject *fits_func;     /* ``placement.BurstBufferPlacer.capacity_fits``, its ``_fits`` */
+static PyObject *s_prefix, *s_fits;
 
 /* One walk's reads of a room, as ``_PyMinTree.first`` makes them: ``room.get(w)``; failing
    that, for a profile's room, the slice ``w`` ends in (``times``, ``slices``, stored back
@@ -124,6 +129,12 @@ typedef struct {
     PyObject *room, *times, *slices, *get;
     double t0;
     int fast, loaded;
+    /* the room's own packing test, done here (``Room._packs``; see ``native_packing``) */
+    PyObject *prefix;
+    int native;
+    Py_ssize_t nstorage;
+    int64_t *rows;
+    Py_ssize_t row_j[ROWS];
     uint64_t key[CACHE];
     int64_t rn[CACHE], rb[CACHE];
     unsigned char used[CACHE];
@@ -183,6 +194,9 @@ reader_done(Reader *rd)
     Py_CLEAR(rd->times);
     Py_CLEAR(rd->slices);
     Py_CLEAR(rd->get);
+    Py_CLEAR(rd->prefix);
+    PyMem_Free(rd->rows);
+    rd->rows = NULL;
 }
 
 /* bisect_left(times, x) */
@@ -286,6 +300,134 @@ reader_get(Reader *rd, double w, int64_t *rn, int64_t *rb)
         rd->rb[h] = *rb;
     }
     return 0;
+}
+
+/* -- the room's packing test ------------------------------------------------------------ */
+
+/* Whether ``admits`` is ``room``'s own ``Room._packs`` over ``capacity_fits``, then done by
+   ``packs``: 1 yes, 0 no. */
+static int
+reader_admits(Reader *rd, PyObject *admits)
+{
+    if (!packs_func || !PyMethod_Check(admits) || PyMethod_GET_FUNCTION(admits) != packs_func
+            || PyMethod_GET_SELF(admits) != rd->room)
+        return 0;
+    PyObject *fits = PyObject_GetAttr(rd->room, s_fits);
+    int same = fits && PyMethod_Check(fits) && PyMethod_GET_FUNCTION(fits) == fits_func;
+    Py_XDECREF(fits);
+    rd->prefix = same ? PyObject_GetAttr(rd->room, s_prefix) : NULL;
+    if (!rd->prefix) {
+        PyErr_Clear();
+        return 0;
+    }
+    for (int k = 0; k < ROWS; k++)
+        rd->row_j[k] = -1;
+    rd->native = 1;
+    return 1;
+}
+
+static int64_t
+floordiv(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/* The per-storage free bytes of ``room._prefix(j)[1]`` (the fewest over slices 0..j), kept
+   for the walk: a row of ``nstorage`` values, or NULL with an error set. */
+static int64_t *
+packing_row(Reader *rd, Py_ssize_t j)
+{
+    int k = (int)(j % ROWS);
+    if (rd->rows && rd->row_j[k] == j)
+        return rd->rows + k * rd->nstorage;
+    PyObject *jo = PyLong_FromSsize_t(j);
+    PyObject *pre = jo ? PyObject_CallOneArg(rd->prefix, jo) : NULL;
+    Py_XDECREF(jo);
+    if (!pre)
+        return NULL;
+    PyObject *row = PySequence_GetItem(pre, 1);
+    Py_DECREF(pre);
+    if (!row)
+        return NULL;
+    PyObject *seq = PySequence_Fast(row, "a prefix's free bytes must be a sequence");
+    Py_DECREF(row);
+    if (!seq)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (!rd->rows) {
+        rd->nstorage = n;
+        rd->rows = PyMem_New(int64_t, ROWS * (n ? n : 1));
+        if (!rd->rows) {
+            Py_DECREF(seq);
+            PyErr_NoMemory();
+            return NULL;
+        }
+    }
+    else if (n != rd->nstorage) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "a room's rows of free bytes differ in length");
+        return NULL;
+    }
+    int64_t *out = rd->rows + k * n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        out[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (out[i] == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            rd->row_j[k] = -1;
+            return NULL;
+        }
+    }
+    Py_DECREF(seq);
+    rd->row_j[k] = j;
+    return out;
+}
+
+/* ``Room._packs(n, total, w)`` with ``placement._holds`` as its ``_fits``: whether ``n`` shares
+   of ``total // n`` bytes fit in the storage nodes' fewest free bytes over the job's window
+   (``sum(free // share) >= n``). 1 yes, 0 no, -1 on an error. */
+static int
+packs(Reader *rd, int64_t n, int64_t total, double w)
+{
+    if (!total || !n)
+        return 1;
+    if (!rd->loaded && reader_load(rd))
+        return -1;
+    if (!rd->times) {
+        PyErr_SetString(PyExc_TypeError, "a room with a packing test has no times");
+        return -1;
+    }
+    Py_ssize_t j = bisect_left(rd->times, rd->t0 + w);
+    if (j < 0 && PyErr_Occurred())
+        return -1;
+    j -= 1;
+    int64_t *row = packing_row(rd, j > 0 ? j : 0);
+    if (!row)
+        return -1;
+    int64_t share = floordiv(total, n), held = 0;
+    if (share <= 0)
+        return 1;
+    for (Py_ssize_t i = 0; i < rd->nstorage; i++) {
+        held += floordiv(row[i], share);
+        if (held >= n)
+            return 1;
+    }
+    return 0;
+}
+
+/* native_packing(packs, capacity_fits): ``packs`` (``availability.Room._packs``) is the test
+   above when the room's ``_fits`` is ``capacity_fits`` (``placement._holds``): a walk given a
+   room's own bound ``packs`` as ``admits`` then does it in C. */
+static PyObject *
+native_packing(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyFunction_Check(args[0]) || !PyFunction_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "native_packing(packs, capacity_fits): two functions");
+        return NULL;
+    }
+    Py_XSETREF(packs_func, Py_NewRef(args[0]));
+    Py_XSETREF(fits_func, Py_NewRef(args[1]));
+    Py_RETURN_NONE;
 }
 
 /* -- the tree ----------------------------------------------------------------------------- */
@@ -516,6 +658,14 @@ walk(MinTree *self, Py_ssize_t lo, Py_ssize_t hi, Reader *rd, PyObject *admits)
             }
             if (admits == Py_None)
                 return i - cap;
+            if (rd->native) {
+                int yes = packs(rd, mn[i], mb[i], w);
+                if (yes < 0)
+                    return -2;
+                if (yes)
+                    return i - cap;
+                goto next;
+            }
             PyObject *r = PyObject_CallFunction(admits, "NNd", PyLong_FromLongLong(mn[i]),
                                                 PyLong_FromLongLong(mb[i]), w);
             if (!r)
@@ -527,6 +677,7 @@ walk(MinTree *self, Py_ssize_t lo, Py_ssize_t hi, Reader *rd, PyObject *admits)
             if (yes)
                 return i - cap;
         }
+    next:
         while (i & 1)           /* the next subtree in order: up while a right child */
             i >>= 1;
         if (!i)
@@ -559,7 +710,7 @@ MinTree_first(MinTree *self, PyObject *const *args, Py_ssize_t nargs)
     }
     if (nargs > 3)
         admits = args[3];
-    found = reader_init(&rd, args[1]) ? -2 : walk(self, lo, hi, &rd, admits);
+    found = reader_init(&rd, args[1]) ? -2 : (reader_admits(&rd, admits), walk(self, lo, hi, &rd, admits));
     reader_done(&rd);
     return found == -2 ? NULL : PyLong_FromSsize_t(found);
 }
@@ -618,6 +769,7 @@ MinTree_first_in_lanes(MinTree *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_Clear();
         admits = Py_NewRef(Py_None);
     }
+    reader_admits(&rd, admits);
     for (Py_ssize_t x = 0; x < PyList_GET_SIZE(ks); x++) {
         PyObject *ko = PyList_GET_ITEM(ks, x);
         Py_ssize_t k = PyLong_AsSsize_t(ko), i;
@@ -739,8 +891,14 @@ static PyTypeObject MinTreeType = {
     .tp_new = PyType_GenericNew,
 };
 
+static PyMethodDef module_methods[] = {
+    {"native_packing", (PyCFunction)(void (*)(void))native_packing, METH_FASTCALL,
+     "native_packing(packs, capacity_fits): a room's own bound packs as admits is done in C"},
+    {NULL},
+};
+
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_mintree", "The ordered queue's tree of minima, compiled.", -1, NULL,
+    PyModuleDef_HEAD_INIT, "_mintree", "The ordered queue's tree of minima, compiled.", -1, module_methods,
 };
 
 PyMODINIT_FUNC
@@ -749,7 +907,9 @@ PyInit__mintree(void)
     s_times = PyUnicode_InternFromString("times");
     s_slices = PyUnicode_InternFromString("slices");
     s_get = PyUnicode_InternFromString("get");
-    if (!s_times || !s_slices || !s_get)
+    s_prefix = PyUnicode_InternFromString("_prefix");
+    s_fits = PyUnicode_InternFromString("_fits");
+    if (!s_times || !s_slices || !s_get || !s_prefix || !s_fits)
         return NULL;
     dict_get = PyObject_GetAttr((PyObject *)&PyDict_Type, s_get);
     if (!dict_get || PyType_Ready(&MinTreeType) < 0)

@@ -31,6 +31,10 @@ try:
     from mrsched.schedulers import _mintree     # the compiled tree (optional extension)
 except ImportError:                             # not built (no compiler at install)
     _mintree = None
+else:   # a profile's room tests burst-buffer packing in C (the same test)
+    from mrsched.schedulers.availability import Room as _ProfileRoom
+    from mrsched.schedulers.placement import BurstBufferPlacer
+    _mintree.native_packing(_ProfileRoom._packs, BurstBufferPlacer.capacity_fits)
 
 INF = math.inf
 
