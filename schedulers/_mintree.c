@@ -733,58 +733,57 @@ bisect_int(PyObject *list, Py_ssize_t x, Py_ssize_t lo, int right)
     return lo;
 }
 
-/* first_in_lanes(ks, lanes, after, room, earliest) -> ``_PyMinTree.first_in_lanes``: this
-   tree's leaf k holds the minima of ``lanes[k]`` (``.tree``, ``.pos``: its run slots). */
-static PyObject *
-MinTree_first_in_lanes(MinTree *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *s_tree, *s_pos, *s_admits, *s_roots, *s_ks, *s_lanes;
+
+/* A search's reads of ``room`` and its test of single jobs (``room.admits``, or None):
+   ``*admits`` is a new reference. 0, or -1 with an error set (``reader_done`` in any case). */
+static int
+reader_start(Reader *rd, PyObject *room, PyObject **admits)
 {
-    static PyObject *s_tree, *s_pos, *s_admits;
-    PyObject *ks, *lanes, *room, *admits = NULL, *tree = NULL, *pos = NULL;
-    Py_ssize_t after, best = -1;
-    int64_t most, rb, rn;
-    int earliest;
-    Reader rd;
-    if (!s_tree && (!(s_tree = PyUnicode_InternFromString("tree")) || !(s_pos = PyUnicode_InternFromString("pos"))
-                    || !(s_admits = PyUnicode_InternFromString("admits"))))
-        return NULL;
-    if (nargs != 5 || !PyList_Check(args[0]) || !PyDict_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "first_in_lanes(ks: list, lanes: dict, after, room, earliest)");
-        return NULL;
-    }
-    ks = args[0];
-    lanes = args[1];
-    after = PyLong_AsSsize_t(args[2]);
-    if (after == -1 && PyErr_Occurred())
-        return NULL;
-    room = args[3];
-    earliest = PyObject_IsTrue(args[4]);
-    if (earliest < 0)
-        return NULL;
-    if (reader_init(&rd, room) || reader_get(&rd, 0.0, &most, &rb))  /* the most nodes any walltime gets */
-        goto error;
-    admits = PyObject_GetAttr(room, s_admits);  /* a test of single jobs (the leaves) */
-    if (!admits) {
+    *admits = NULL;
+    if (reader_init(rd, room))
+        return -1;
+    *admits = PyObject_GetAttr(room, s_admits);
+    if (!*admits) {
         if (!PyErr_ExceptionMatches(PyExc_AttributeError))
-            goto error;
+            return -1;
         PyErr_Clear();
-        admits = Py_NewRef(Py_None);
+        *admits = Py_NewRef(Py_None);
     }
-    reader_admits(&rd, admits);
+    reader_admits(rd, *admits);
+    return 0;
+}
+
+/* ``_PyMinTree.first_in_lanes`` on ``roots`` (leaf k: the minima of ``lanes[k]``, whose
+   ``tree`` and ``pos`` are its jobs and their run slots): the run slot, -1, or -2 on an error. */
+static Py_ssize_t
+lanes_search(MinTree *roots, PyObject *ks, PyObject *lanes, Py_ssize_t after, Reader *rd,
+             PyObject *admits, int earliest)
+{
+    PyObject *tree = NULL, *pos = NULL;
+    Py_ssize_t best = -1;
+    int64_t most, rn, rb;
+    if (!PyList_Check(ks) || !PyDict_Check(lanes)) {
+        PyErr_SetString(PyExc_TypeError, "a run's lanes: ks a list, lanes a dict");
+        return -2;
+    }
+    if (reader_get(rd, 0.0, &most, &rb))   /* the most nodes any walltime gets */
+        return -2;
     for (Py_ssize_t x = 0; x < PyList_GET_SIZE(ks); x++) {
         PyObject *ko = PyList_GET_ITEM(ks, x);
         Py_ssize_t k = PyLong_AsSsize_t(ko), i;
         if (k == -1 && PyErr_Occurred())
             goto error;
-        if (k < 0 || k >= self->cap || k > 63) {
+        if (k < 0 || k >= roots->cap || k > 63) {
             PyErr_Format(PyExc_IndexError, "lane %zd outside the tree", k);
             goto error;
         }
         if (k && ((int64_t)1 << (k - 1)) > most)
             break;              /* this lane and the next ones ask more */
-        i = self->cap + k;
-        if (reader_get(&rd, self->mw[i], &rn, &rb))
+        i = roots->cap + k;
+        if (reader_get(rd, roots->mw[i], &rn, &rb))
             goto error;
-        if (self->mn[i] > rn || self->mb[i] > rb)
+        if (roots->mn[i] > rn || roots->mb[i] > rb)
             continue;           /* no job of this lane passes */
         PyObject *lane = PyDict_GetItemWithError(lanes, ko);
         if (!lane) {
@@ -809,7 +808,7 @@ MinTree_first_in_lanes(MinTree *self, PyObject *const *args, Py_ssize_t nargs)
             goto error;
         if (best >= 0 && (hi = bisect_int(pos, best, lo, 0)) < 0)
             goto error;
-        s = walk((MinTree *)tree, lo, hi, &rd, admits);
+        s = walk((MinTree *)tree, lo, hi, rd, admits);
         if (s == -2)
             goto error;
         if (s >= 0) {
@@ -822,15 +821,111 @@ MinTree_first_in_lanes(MinTree *self, PyObject *const *args, Py_ssize_t nargs)
         if (s >= 0 && !earliest)
             break;
     }
-    Py_DECREF(admits);
-    reader_done(&rd);
-    return PyLong_FromSsize_t(best);
+    return best;
 error:
-    Py_XDECREF(admits);
     Py_XDECREF(tree);
     Py_XDECREF(pos);
+    return -2;
+}
+
+/* first_in_lanes(ks, lanes, after, room, earliest) -> ``_PyMinTree.first_in_lanes`` */
+static PyObject *
+MinTree_first_in_lanes(MinTree *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *admits;
+    Py_ssize_t after, best;
+    int earliest;
+    Reader rd;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "first_in_lanes(ks, lanes, after, room, earliest)");
+        return NULL;
+    }
+    after = PyLong_AsSsize_t(args[2]);
+    if (after == -1 && PyErr_Occurred())
+        return NULL;
+    earliest = PyObject_IsTrue(args[4]);
+    if (earliest < 0)
+        return NULL;
+    best = reader_start(&rd, args[3], &admits) ? -2
+         : lanes_search(self, args[0], args[1], after, &rd, admits, earliest);
+    Py_XDECREF(admits);
     reader_done(&rd);
-    return NULL;
+    return best == -2 ? NULL : PyLong_FromSsize_t(best);
+}
+
+/* find_in_runs(r, keys, runs, room, earliest) -> ``_PyMinTree.find_in_runs``: this tree's
+   leaf r holds the minima of run ``runs[keys[r]]`` (``roots``, ``ks``, ``lanes``); one read of
+   the room serves every run searched. */
+static PyObject *
+MinTree_find_in_runs(MinTree *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *admits = NULL, *keys, *runs, *found = NULL, *roots = NULL, *ks = NULL, *lanes = NULL;
+    PyObject *key = NULL;
+    Py_ssize_t r;
+    int earliest;
+    Reader rd;
+    if (nargs != 5 || !PyList_Check(args[1]) || !PyDict_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "find_in_runs(r, keys: list, runs: dict, room, earliest)");
+        return NULL;
+    }
+    r = PyLong_AsSsize_t(args[0]);
+    if (r == -1 && PyErr_Occurred())
+        return NULL;
+    keys = args[1];
+    runs = args[2];
+    earliest = PyObject_IsTrue(args[4]);
+    if (earliest < 0)
+        return NULL;
+    if (reader_start(&rd, args[3], &admits))
+        goto done;
+    for (;;) {
+        r = walk(self, r, -1, &rd, Py_None);    /* the next run whose minima pass */
+        if (r == -2)
+            goto done;
+        if (r < 0) {
+            found = Py_NewRef(Py_None);
+            goto done;
+        }
+        if (r >= PyList_GET_SIZE(keys)) {
+            PyErr_SetString(PyExc_IndexError, "a run's slot past its keys");
+            goto done;
+        }
+        Py_XSETREF(key, Py_NewRef(PyList_GET_ITEM(keys, r)));
+        PyObject *run = PyDict_GetItemWithError(runs, key);
+        if (!run) {
+            if (!PyErr_Occurred())
+                PyErr_SetObject(PyExc_KeyError, key);
+            goto done;
+        }
+        roots = PyObject_GetAttr(run, s_roots);
+        ks = roots ? PyObject_GetAttr(run, s_ks) : NULL;
+        lanes = ks ? PyObject_GetAttr(run, s_lanes) : NULL;
+        if (!lanes)
+            goto done;
+        if (!PyObject_TypeCheck(roots, &MinTreeType)) {
+            PyErr_SetString(PyExc_TypeError, "a run's roots is not a compiled MinTree");
+            goto done;
+        }
+        Py_ssize_t s = lanes_search((MinTree *)roots, ks, lanes, -1, &rd, admits, earliest);
+        Py_CLEAR(roots);
+        Py_CLEAR(ks);
+        Py_CLEAR(lanes);
+        if (s == -2)
+            goto done;
+        if (s >= 0) {
+            found = Py_BuildValue("(On)", key, s);
+            goto done;
+        }
+        r += 1;
+    }
+done:
+    Py_XDECREF(key);
+    Py_XDECREF(roots);
+    Py_XDECREF(ks);
+    Py_XDECREF(lanes);
+    Py_XDECREF(admits);
+    reader_done(&rd);
+    return found;
 }
 
 static PyObject *
@@ -875,6 +970,8 @@ static PyMethodDef MinTree_methods[] = {
      "first(lo, room, hi=-1, admits=None): the first slot in lo..hi-1 that passes room, or -1"},
     {"first_in_lanes", (PyCFunction)(void (*)(void))MinTree_first_in_lanes, METH_FASTCALL,
      "first_in_lanes(ks, lanes, after, room, earliest): the first run slot > after passing room"},
+    {"find_in_runs", (PyCFunction)(void (*)(void))MinTree_find_in_runs, METH_FASTCALL,
+     "find_in_runs(r, keys, runs, room, earliest): (key, slot) in the first run from r holding a job passing room"},
     {NULL},
 };
 
@@ -909,7 +1006,14 @@ PyInit__mintree(void)
     s_get = PyUnicode_InternFromString("get");
     s_prefix = PyUnicode_InternFromString("_prefix");
     s_fits = PyUnicode_InternFromString("_fits");
-    if (!s_times || !s_slices || !s_get || !s_prefix || !s_fits)
+    s_tree = PyUnicode_InternFromString("tree");
+    s_pos = PyUnicode_InternFromString("pos");
+    s_admits = PyUnicode_InternFromString("admits");
+    s_roots = PyUnicode_InternFromString("roots");
+    s_ks = PyUnicode_InternFromString("ks");
+    s_lanes = PyUnicode_InternFromString("lanes");
+    if (!s_times || !s_slices || !s_get || !s_prefix || !s_fits || !s_tree || !s_pos || !s_admits
+            || !s_roots || !s_ks || !s_lanes)
         return NULL;
     dict_get = PyObject_GetAttr((PyObject *)&PyDict_Type, s_get);
     if (!dict_get || PyType_Ready(&MinTreeType) < 0)

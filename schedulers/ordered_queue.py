@@ -212,6 +212,19 @@ class _PyMinTree:
                     break
         return best
 
+    def find_in_runs(self, r: int, keys: list, runs: dict, room: Room, earliest: bool) -> tuple | None:
+        """``(key, slot)`` of a job passing ``room`` in the first run from rank ``r`` that holds
+        one, where leaf r of this tree holds the minima of run ``runs[keys[r]]``; or None."""
+        while True:
+            r = self.first(r, room)     # the next run whose minima pass
+            if r < 0:
+                return None
+            k = keys[r]
+            s = runs[k].first(-1, room, earliest)
+            if s >= 0:
+                return k, s
+            r += 1
+
 
 def _occupied(tree: type) -> type:
     class Occupied(tree):
@@ -474,15 +487,7 @@ class OrderedQueue:
             r = self._rank[k] + 1
         else:
             r = 0
-        while True:
-            r = top.first(r, room)      # the next run whose minima pass
-            if r < 0:
-                return None
-            k = keys[r]
-            s = runs[k].first(-1, room, earliest)
-            if s >= 0:
-                return k, s
-            r += 1
+        return top.find_in_runs(r, keys, runs, room, earliest)
 
     def _next_live(self, after: tuple | None) -> tuple[Job | None, tuple | None]:
         """``next_job`` without a room: the next job in order, whatever it asks."""
