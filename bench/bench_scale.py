@@ -20,8 +20,9 @@ at most 10 for a 10x step means cost linear in the jobs). Last, for a policy run
 machines at one size: time per job on 10,000 nodes / time per job on 96 nodes (target 2).
 
 ``--check REV`` runs the same workloads with revision REV's ``mrsched`` (exported with ``git
-archive`` as ``bench_plan.py`` does) and prints whether every ``_jobs.csv`` is byte-identical:
-the scale work must not change any decision.
+archive`` as ``bench_plan.py`` does, its compiled queue tree built where it has one) and
+prints whether every ``_jobs.csv`` is byte-identical: the scale work must not change any
+decision.
 
 Measured on the development machine (2 cores shared by several sessions, CPU seconds whole run
 / scheduler; before = 32102da, the revision before the ordered queue):
@@ -183,6 +184,28 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   minimum): 0.52M -> 0.38M tried, 100k +4 %, 400k -1.3 %. Refusals cost less than the walk
   they sit in: the hits a query finds per job returned (3.0 -> 3.5) and the subtrees a hit
   visits (9.4 -> 13.0) grow with the queue too.
+- 5395068..1cbbf25: the queue's trees compiled (``schedulers/_mintree.c``, an optional C
+  extension; ``_PyMinTree`` stays for installs without a compiler and is tested alike): the
+  walk, a run's search over its lanes, the search over runs and, on machines of many storage
+  nodes, the room's packing test. Every pure-Python pruning tried above cost about what it
+  saved a subtree; in C a subtree costs a few ns and the room's reads are most of a walk.
+  Side by side (this day's machine was ~1.45x slower than the earlier rounds': 461820f's
+  ``fcfs-bb`` 100k took 36.5-41.0 CPU s against 25-27 before), identical ``_jobs.csv``:
+  ``fcfs-bb`` 100k 41.0 / 27.6 -> 32.7 / 20.0, 400k 191.7 / 136.0 -> 140.4 / 88.4, 1M 571.9 /
+  425.0 -> 395.5 / 253.2; ``fcfs-easy`` 100k 42.2 / 29.3 -> 35.6 / 23.0; 10,000 nodes
+  ``fcfs-bb`` 100k 163.5 / 133.0 -> 117.0 / 86.2, then 112.3 -> 106.2 with the packing test in
+  C; ``sjf-bb`` 400k 156.1 -> 149.0 with the search over runs in C (100k unchanged). Tried, not
+  kept: a room's values remembered across walks (~1 %); the packing test on 96 nodes too
+  (``fcfs-bb`` / ``fcfs-easy`` 100k +7 %, ``fcfs-easy`` 400k -3.6 %). ``--check 461820f --sizes
+  2000 10000 --big-sizes 1000 10000`` (``fcfs-bb``, ``sjf-bb``, ``fcfs-easy``, ``filler``,
+  ``fcfs``; the baseline runs its pure-Python tree): every ``_jobs.csv`` identical.
+  ``--sizes 100000 1000000 --policies fcfs-bb sjf-bb fcfs-easy --big-sizes 100000``, one run at
+  a time (fcfs-bb 100k at 1661e55, the rest at 1cbbf25): ``fcfs-bb`` 31.8 / 19.6, 1M 331.3 /
+  213.5 (1,643 MB, x10.4); ``sjf-bb`` 33.0 / 21.3, 1M 363.0 / 242.6 (1,517 MB, x11.0);
+  ``fcfs-easy`` 31.2 / 19.2, 1M 348.0 / 232.0 (1,672 MB, x11.2): the growth is within x12 for
+  all three, the time still over 5 minutes on this machine. 10,000 nodes, 100k: ``fcfs-bb``
+  128.6 / 92.4 (4.05x per job), ``sjf-bb`` 112.8 / 77.6 (3.42x), ``fcfs-easy`` 97.4 / 64.4
+  (3.12x): still over 2x.
 """
 
 from __future__ import annotations
