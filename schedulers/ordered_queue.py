@@ -262,7 +262,7 @@ def use(compiled: bool) -> bool:
     return compiled
 
 
-use(not os.environ.get("MRSCHED_PURE_PYTHON"))
+use(os.environ.get("MRSCHED_PURE_PYTHON", "").strip().lower() not in ("1", "true", "yes"))
 
 
 def _lane(job: Job) -> int:

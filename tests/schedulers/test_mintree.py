@@ -169,3 +169,17 @@ def test_values_it_cannot_hold_are_refused_clearly(compiled):
     # a room of huge floats ("anything") lets every job through, never an empty slot
     assert tree.first(0, {1.0: (1e300, 1e300), INF: (1e300, 1e300)}) == 0
     assert compiled([(INF, INF, INF)]).first(0, {INF: (1e300, 1e300)}) == -1
+
+
+@pytest.mark.parametrize("value, compiled_used", [("1", False), ("true", False), ("0", True), ("", True)])
+def test_the_environment_selects_the_pure_python_tree(compiled, value, compiled_used):
+    """``MRSCHED_PURE_PYTHON=1`` starts a process with the pure-Python tree; 0 or empty does not."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from mrsched.schedulers import ordered_queue as oq; "
+            "print(oq._MinTree is not oq._PyMinTree)")
+    env = dict(os.environ, MRSCHED_PURE_PYTHON=value)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(compiled_used)
