@@ -183,3 +183,23 @@ def test_the_environment_selects_the_pure_python_tree(compiled, value, compiled_
     env = dict(os.environ, MRSCHED_PURE_PYTHON=value)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == str(compiled_used)
+
+
+def test_a_room_that_fails_fails_the_search_with_its_own_error(compiled):
+    """An error raised while reading a room or testing a job comes out of the search as it is
+    (never a crash, never a silent answer), from either tree."""
+    class Broken(dict):
+        def __missing__(self, w):
+            if w > 5:
+                raise ValueError(f"no room for walltime {w}")
+            return (10, 10)
+
+    def refusing(n, b, w):
+        raise RuntimeError("packing test failed")
+
+    leaves = [(1, 1, 2.0), (1, 1, 9.0)]
+    for tree in (compiled(leaves), oq._PyMinTree(leaves)):
+        with pytest.raises(ValueError, match="no room for walltime 9"):
+            tree.first(1, Broken())
+        with pytest.raises(RuntimeError, match="packing test failed"):
+            tree.first(0, Broken(), -1, refusing)
