@@ -253,9 +253,9 @@ if _mintree is not None:
 
 
 def use(compiled: bool) -> bool:
-    """Use the compiled tree (when built) or the pure-Python one; whether the compiled one is
-    now in use. Queues built before keep their trees. ``MRSCHED_PURE_PYTHON=1`` in the
-    environment starts with the pure-Python one."""
+    """Use the compiled tree (when built) or the pure-Python one in the queues made from now
+    on; whether the compiled one is now in use. A queue keeps the kind it was made with.
+    ``MRSCHED_PURE_PYTHON=1`` in the environment starts with the pure-Python one."""
     global _MinTree, _Occupied
     compiled = compiled and _mintree is not None
     _MinTree, _Occupied = (_CMinTree, _COccupied) if compiled else (_PyMinTree, _PyOccupied)
@@ -279,8 +279,8 @@ class _Lane:
 
     __slots__ = ("tree", "pos")
 
-    def __init__(self, entries: list[tuple[int, Job]]):
-        self.tree = _MinTree([(j.request.nodes, j.request.bb_total, j.request.walltime) for _, j in entries])
+    def __init__(self, entries: list[tuple[int, Job]], tree: type):
+        self.tree = tree([(j.request.nodes, j.request.bb_total, j.request.walltime) for _, j in entries])
         self.pos = [p for p, _ in entries]
 
     def live(self) -> list[int]:
@@ -302,23 +302,24 @@ class _Run:
     walltime (``sjf``) are split too, their node counts and bytes still disagreeing (sjf-bb on
     300k overloaded jobs: 16 % less scheduler CPU than one lane; the same at 100k)."""
 
-    __slots__ = ("items", "occupied", "end", "slot", "lanes", "ks", "roots")
+    __slots__ = ("items", "occupied", "end", "slot", "lanes", "ks", "roots", "trees")
 
-    def __init__(self, jobs: Iterable[Job] = ()):
+    def __init__(self, jobs: Iterable[Job], trees: tuple[type, type]):
+        self.trees = trees      # (tree, occupancy tree): the kind its queue was built with
         jobs = list(jobs)
         cap = 8
         while cap < 2 * len(jobs):
             cap *= 2
         self.items: list[Job | None] = jobs + [None] * (cap - len(jobs))
-        self.occupied = _Occupied(len(jobs), cap)
+        self.occupied = trees[1](len(jobs), cap)
         self.end = len(jobs)
         self.slot = {j.id: s for s, j in enumerate(jobs)}
         by_lane: dict[int, list[tuple[int, Job]]] = {}
         for s, j in enumerate(jobs):
             by_lane.setdefault(_lane(j), []).append((s, j))
-        self.lanes = {k: _Lane(entries) for k, entries in by_lane.items()}
+        self.lanes = {k: _Lane(entries, trees[0]) for k, entries in by_lane.items()}
         self.ks = sorted(self.lanes)            # the lanes, smallest jobs first
-        self.roots = _MinTree([self.lanes[k].tree.root() if k in self.lanes else (INF, INF, INF)
+        self.roots = trees[0]([self.lanes[k].tree.root() if k in self.lanes else (INF, INF, INF)
                                for k in range(_LANES)])
 
     def live(self) -> list[Job]:
@@ -343,7 +344,7 @@ class _Run:
         if lane is None or len(lane.pos) == lane.tree.cap:
             # a new lane, or a full one compacted (or doubled when half full)
             keep = [] if lane is None else [(p, self.items[p]) for p in lane.live()]
-            lane = self.lanes[k] = _Lane(keep)
+            lane = self.lanes[k] = _Lane(keep, self.trees[0])
             self.ks = sorted(self.lanes)
         lane.pos.append(s)
         r = job.request
@@ -382,7 +383,8 @@ class OrderedQueue:
         self._runs: dict[Any, _Run] = {}
         self._keys: list = []           # the runs' keys, ascending (empty runs are kept)
         self._rank: dict[Any, int] = {}  # key -> index in _keys
-        self._top = _MinTree([])        # over the runs, in key order: each run's minima
+        self._trees = (_MinTree, _Occupied)     # compiled or not: as ``use`` says now, for good
+        self._top = self._trees[0]([])  # over the runs, in key order: each run's minima
         self._key_of: dict[str, Any] = {}
         self._mirror: Mapping[str, Job] | None = None
 
@@ -423,7 +425,7 @@ class OrderedQueue:
         groups: dict[Any, list[Job]] = {}
         for job in queue:
             groups.setdefault(key(job), []).append(job)
-        self._runs = {k: _Run(js) for k, js in groups.items()}
+        self._runs = {k: _Run(js, self._trees) for k, js in groups.items()}
         self._key_of = {j.id: k for k, js in groups.items() for j in js}
         self._rerank()
 
@@ -431,16 +433,16 @@ class OrderedQueue:
         """Rebuild the tree over the runs (a new order key appeared)."""
         self._keys = sorted(self._runs)
         self._rank = {k: i for i, k in enumerate(self._keys)}
-        self._top = _MinTree([self._runs[k].root() for k in self._keys])
+        self._top = self._trees[0]([self._runs[k].root() for k in self._keys])
 
     def _add(self, job: Job) -> None:
         k = self._key(job)
         run = self._runs.get(k)
         if run is None:
-            run = self._runs[k] = _Run(())
+            run = self._runs[k] = _Run((), self._trees)
             self._rerank()
         elif run.full():
-            run = self._runs[k] = _Run(run.live())   # compact, or double when half full
+            run = self._runs[k] = _Run(run.live(), self._trees)   # compact, or double when half full
         self._key_of[job.id] = k
         if run.append(job):
             self._top.set(self._rank[k], *run.root())

@@ -14,6 +14,7 @@ from mrsched.schedulers import ordered_queue as oq
 from mrsched.schedulers.availability import AvailabilityProfile
 from mrsched.schedulers.availability import Room
 from mrsched.schedulers.job import Job, Request
+from mrsched.schedulers.policies.base import WaitingQueue, order_queue
 
 from test_fast_paths import dragonfly, random_request
 
@@ -119,14 +120,8 @@ def test_lanes_search_as_the_python_run_search(compiled):
                 req = Request(nodes=req.nodes * int(rng.integers(1, 21)), walltime=req.walltime,
                               bb_total=req.bb_total, bb_per_node=req.bb_per_node)
             jobs.append(Job(f"w!{k}", 0.0, req))
-        was = oq._MinTree is not oq._PyMinTree
-        try:
-            oq.use(False)
-            py_run = oq._Run(jobs)
-            oq.use(True)
-            c_run = oq._Run(jobs)
-        finally:
-            oq.use(was)
+        py_run = oq._Run(jobs, (oq._PyMinTree, oq._PyOccupied))
+        c_run = oq._Run(jobs, (oq._CMinTree, oq._COccupied))
         for job in jobs:
             if rng.random() < 0.4:
                 py_run.remove(job.id)
@@ -203,3 +198,31 @@ def test_a_room_that_fails_fails_the_search_with_its_own_error(compiled):
             tree.first(1, Broken())
         with pytest.raises(RuntimeError, match="packing test failed"):
             tree.first(0, Broken(), -1, refusing)
+
+
+def test_a_queue_keeps_the_kind_of_tree_it_was_made_with(compiled):
+    """Switching the kind (``use``) changes the queues made afterwards only: a queue made
+    before grows new runs and lanes of its own kind and answers as before."""
+    rng = np.random.default_rng(5)
+    was = oq._MinTree is not oq._PyMinTree
+    try:
+        for first, then in ((True, False), (False, True)):
+            oq.use(first)
+            queue = oq.OrderedQueue("sjf")
+            waiting = {}
+            for k in range(200):
+                if k == 100:
+                    oq.use(then)
+                req = random_request(rng)
+                if rng.random() < 0.3:
+                    req = Request(nodes=req.nodes * int(rng.integers(1, 21)), walltime=req.walltime,
+                                  bb_total=req.bb_total, bb_per_node=req.bb_per_node)
+                waiting[f"w!{k}"] = Job(f"w!{k}", 0.0, req)
+                queue.update(WaitingQueue(waiting))     # the new tail is appended
+                room = random_room(rng)
+                want = next((j for j in order_queue(list(waiting.values()), "sjf")
+                             if j.request.nodes <= room[j.request.walltime][0]
+                             and j.request.bb_total <= room[j.request.walltime][1]), None)
+                assert queue.next_job(None, room)[0] is want
+    finally:
+        oq.use(was)
