@@ -234,6 +234,10 @@ def _read_xml(path: str) -> _Elem:
     except xml.parsers.expat.ExpatError as exc:
         raise PlatformError(f"malformed XML: {xml.parsers.expat.ErrorString(exc.code)}", file=path,
                             line=exc.lineno + skipped) from None
+    finally:
+        # the handlers read ``parser``: a reference cycle that would keep the whole element
+        # tree for the cyclic collector (and a run freezes what exists when it starts)
+        parser.StartElementHandler = parser.EndElementHandler = None
     if not root:
         raise PlatformError("empty platform file", file=path)
     return root[0]
