@@ -54,22 +54,25 @@ def export_revision(rev: str, dest: Path, name: str = BASE_PKG) -> None:
 
 
 def build_compiled(root: Path) -> bool:
-    """Compile an exported revision's queue tree (``schedulers/_mintree.c``, an optional
-    extension) in place, with this Python's compiler and flags, so that the baseline runs as
-    ``pip install`` would have built it; whether it was built (False: none in that revision,
-    or no compiler, and the revision runs its pure-Python tree)."""
-    src = root / "schedulers" / "_mintree.c"
-    if not src.exists():
-        return False
+    """Compile an exported revision's C extensions (``schedulers/_mintree.c``, ``_shares.c``;
+    optional) in place, with this Python's compiler and flags, so that the baseline runs as
+    ``pip install`` would have built it; whether all it has were built (False: none in that
+    revision, or no compiler, and the revision runs its pure-Python twins)."""
     cfg = sysconfig.get_config_vars()
-    out = src.with_name("_mintree" + cfg["EXT_SUFFIX"])
-    cmd = [*(cfg.get("CC") or "cc").split(), *(cfg.get("CFLAGS") or "").split(), "-O2", "-fPIC", "-shared",
-           f"-I{sysconfig.get_paths()['include']}", str(src), "-o", str(out)]
-    built = subprocess.run(cmd, capture_output=True, text=True)
-    if built.returncode != 0:
-        print(f"bench: {src} not compiled, the baseline runs its pure-Python tree:\n{built.stderr[-500:]}",
-              file=sys.stderr)
-    return built.returncode == 0
+    results = []
+    for name in ("_mintree", "_shares"):
+        src = root / "schedulers" / f"{name}.c"
+        if not src.exists():
+            continue
+        out = src.with_name(name + cfg["EXT_SUFFIX"])
+        cmd = [*(cfg.get("CC") or "cc").split(), *(cfg.get("CFLAGS") or "").split(), "-O2", "-fPIC", "-shared",
+               f"-I{sysconfig.get_paths()['include']}", str(src), "-o", str(out)]
+        built = subprocess.run(cmd, capture_output=True, text=True)
+        if built.returncode != 0:
+            print(f"bench: {src} not compiled, the baseline runs its pure-Python twin:\n{built.stderr[-500:]}",
+                  file=sys.stderr)
+        results.append(built.returncode == 0)
+    return bool(results) and all(results)
 
 
 def run(pkg: str, policy: str, workload: Path, prefix: Path) -> float:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import os
 from collections.abc import Mapping
 from operator import floordiv
 
@@ -18,8 +19,23 @@ import numpy as np
 
 from mrsched.schedulers.cluster import Cluster
 
+try:
+    from mrsched.schedulers import _shares     # the compiled count of shares (optional extension)
+except ImportError:                             # built without a C compiler
+    _shares = None
+
 #: jobs of fewer nodes are placed without numpy (its per-call cost is larger than theirs)
 _NUMPY_MIN = 48
+#: placers made from now on count shares in C (``_shares.c``) when it was built; see ``use``
+_COMPILED = _shares is not None and os.environ.get("MRSCHED_PURE_PYTHON", "").strip().lower() not in ("1", "true", "yes")
+
+
+def use(compiled: bool) -> bool:
+    """Count burst-buffer shares in C (when built) or in Python in the placers made from now
+    on; whether C is now in use. ``MRSCHED_PURE_PYTHON=1`` starts with Python."""
+    global _COMPILED
+    _COMPILED = compiled and _shares is not None
+    return _COMPILED
 
 
 def storage_order(cluster: Cluster) -> list[tuple[int, ...]]:
@@ -65,6 +81,9 @@ class BurstBufferPlacer:
         #: per order group, its storage order and the first storage node of it
         self._group_orders = list(ids)
         self._first_storage = [o[0] if o else -1 for o in ids]
+        #: the compiled count of ``place_mask`` (None: Python, ``_take``)
+        self._taker = (_shares.ShareTaker(self.order_groups, self._group_orders, len(cluster.storage))
+                       if _COMPILED else None)
 
     def capacity_fits(self, share: int, nodes: int, free: list[int] | tuple[int, ...]) -> bool:
         """Whether ``nodes`` shares of ``share`` bytes fit in the free bytes at all (a quick
@@ -113,6 +132,24 @@ class BurstBufferPlacer:
         10,000-node machine, whose chassis Batsim's name order interleaves, a wide job has
         hundreds of runs: building its placement was most of a start."""
         base, extra = divmod(total, n)
+        given = self._given(chosen, n, base, extra, free)
+        if given is None:
+            return None
+        free = tuple(free)
+        size = n if base > 0 else extra         # nodes given a share (a zero share is no entry)
+        return given, Placement.deferred(size, lambda: self._chunks(chosen, total, n, free))
+
+    def _given(self, chosen: int, n: int, base: int, extra: int,
+               free: list[int] | tuple[int, ...]) -> tuple[int, ...] | None:
+        """The bytes each storage node gives when the first ``extra`` nodes of ``chosen`` get
+        ``base + 1`` bytes and the others ``base``, or None when they do not fit: in C node by
+        node (``_shares.c``) when built and the values fit in int64, else run by run."""
+        if self._taker is not None:
+            try:
+                return self._taker.take(chosen.to_bytes((chosen.bit_length() + 7) // 8, "little"),
+                                        base, extra, free)
+            except OverflowError:
+                pass
         _, values, starts = self._order_runs(chosen, n)
         # the first ``extra`` nodes get one byte more: the runs are cut there
         k = bisect.bisect_left(starts, extra)   # runs 0..k-1 start before the cut
@@ -121,10 +158,7 @@ class BurstBufferPlacer:
         if not (self._take(values[:k], starts[:k] + [extra], base + 1, left)
                 and self._take(values[j:], [extra] + starts[j + 1:] + [n], base, left)):
             return None
-        free = tuple(free)
-        size = n if base > 0 else extra         # nodes given a share (a zero share is no entry)
-        return (tuple(map(int.__sub__, free, left)),
-                Placement.deferred(size, lambda: self._chunks(chosen, total, n, free)))
+        return tuple(map(int.__sub__, free, left))
 
     def _take(self, groups: list[int], bounds: list[int], share: int, left: list[int]) -> bool:
         """Take ``share`` bytes for each node of the runs of order group ``groups[r]`` over

@@ -88,6 +88,21 @@ def pybatsim() -> None:
 
 
 @pytest.fixture(params=["compiled", "python"])
+def share_count(request):
+    """Run a test with placers counting burst-buffer shares in C (``schedulers/_shares.c``),
+    then in Python: both must give the same answers (missing build: :func:`missing`)."""
+    from mrsched.schedulers import placement
+
+    compiled = request.param == "compiled"
+    if compiled and placement._shares is None:
+        missing("the compiled share count (schedulers/_shares.c) was not built: no C compiler at install")
+    was = placement._COMPILED
+    placement.use(compiled)
+    yield request.param
+    placement.use(was)
+
+
+@pytest.fixture(params=["compiled", "python"])
 def queue_tree(request):
     """Run a test with the ordered queue's compiled tree (``schedulers/_mintree.c``), then with
     its pure-Python twin: both must give the same answers. The compiled one is an optional

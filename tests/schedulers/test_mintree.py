@@ -167,17 +167,25 @@ def test_values_it_cannot_hold_are_refused_clearly(compiled):
 
 
 @pytest.mark.parametrize("value, compiled_used", [("1", False), ("true", False), ("0", True), ("", True)])
-def test_the_environment_selects_the_pure_python_tree(compiled, value, compiled_used):
-    """``MRSCHED_PURE_PYTHON=1`` starts a process with the pure-Python tree; 0 or empty does not."""
+def test_the_environment_selects_the_pure_python_tree(compiled, require, value, compiled_used):
+    """``MRSCHED_PURE_PYTHON=1`` starts a process with the pure-Python tree, and placers that
+    count burst-buffer shares in Python; 0 or empty does not."""
     import os
     import subprocess
     import sys
 
+    from mrsched.schedulers import placement
+
+    require(placement._shares is not None,
+            "the compiled share count (schedulers/_shares.c) was not built: no C compiler at install")
     code = ("from mrsched.schedulers import ordered_queue as oq; "
-            "print(oq._MinTree is not oq._PyMinTree)")
+            "from mrsched.schedulers.cluster import Cluster; "
+            "from mrsched.schedulers.placement import BurstBufferPlacer; "
+            "print(oq._MinTree is not oq._PyMinTree, "
+            "BurstBufferPlacer(Cluster.simple(4, bb_capacity=[8]))._taker is not None)")
     env = dict(os.environ, MRSCHED_PURE_PYTHON=value)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == str(compiled_used)
+    assert out.stdout.strip() == f"{compiled_used} {compiled_used}"
 
 
 def test_a_room_that_fails_fails_the_search_with_its_own_error(compiled):

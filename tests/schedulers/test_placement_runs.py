@@ -5,7 +5,9 @@ order included."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from mrsched.schedulers import placement
 from mrsched.schedulers.cluster import Cluster, StorageNode
 from mrsched.schedulers.placement import BurstBufferPlacer, split_shares
 
@@ -100,11 +102,11 @@ def test_capacity_fits_counts_whole_shares_on_many_storage_nodes():
     assert placer.capacity_fits(0, 10**9, edge)
 
 
-def test_place_mask_is_the_per_node_greedy_with_bytes_per_storage():
+def test_place_mask_is_the_per_node_greedy_with_bytes_per_storage(share_count):
     """``place_mask`` (a node mask, runs found in numpy when wide, a chunked placement) gives the
     per-node greedy's placement, node order included, and the bytes it puts on each storage
     node; narrow and wide jobs, chassis in index order or interleaved as Batsim's name order
-    interleaves them."""
+    interleaves them; the bytes counted in C or in Python."""
     rng = np.random.default_rng(7)
     placed = refused = wide = 0
     for trial in range(600):
@@ -117,6 +119,7 @@ def test_place_mask_is_the_per_node_greedy_with_bytes_per_storage():
                           storage=storage, group=tuple(c % 3 for c in chassis), chassis=tuple(chassis),
                           storage_ids=tuple(s.id for s in storage))
         placer = BurstBufferPlacer(cluster)
+        assert (placer._taker is not None) == (share_count == "compiled")
         nodes = sorted(int(x) for x in rng.choice(n, int(rng.integers(1, n + 1)), replace=False))
         mask = sum(1 << k for k in nodes)
         total = int(rng.integers(0, 40 * len(nodes)))
@@ -137,3 +140,52 @@ def test_place_mask_is_the_per_node_greedy_with_bytes_per_storage():
         placed += 1
         wide += len(nodes) >= 48
     assert placed > 200 and refused > 50 and wide > 100
+
+
+@pytest.mark.parametrize("share_count", ["compiled"], indirect=True)
+def test_compiled_share_count_is_the_python_one_and_falls_back_beyond_int64(share_count):
+    """The C count (``_shares.ShareTaker``) and the Python one (``_take``, run by run) give the
+    same bytes per storage node, or both refuse, on random machines with storage nodes of
+    shared orders (chassis without storage, groups that fall back on the same ones), shares
+    that drop by one byte after the first nodes, and free bytes near the edge; values beyond
+    int64 are counted in Python; a mask naming a node beyond the machine is an error."""
+    rng = np.random.default_rng(11)
+    agree = refused = 0
+    for trial in range(800):
+        n, ns = int(rng.integers(1, 300)), int(rng.integers(0, 10))
+        storage = tuple(StorageNode(id=n + s, name=f"bb{s}", capacity=1000, group=s % 3, chassis=2 * s)
+                        for s in range(ns))
+        chassis = [int(x) for x in rng.integers(0, 12, n)]       # odd chassis have no storage
+        if trial % 3 == 0:
+            chassis.sort()
+        cluster = Cluster(compute_ids=tuple(range(n)), compute_names=tuple(f"n{k}" for k in range(n)),
+                          storage=storage, group=tuple(c % 3 for c in chassis), chassis=tuple(chassis),
+                          storage_ids=tuple(s.id for s in storage))
+        compiled = BurstBufferPlacer(cluster)
+        placement.use(False)
+        python = BurstBufferPlacer(cluster)
+        placement.use(True)
+        assert compiled._taker is not None and python._taker is None
+        nodes = sorted(int(x) for x in rng.choice(n, int(rng.integers(1, n + 1)), replace=False))
+        mask = sum(1 << k for k in nodes)
+        total = int(rng.integers(0, 30 * len(nodes)))
+        base, extra = divmod(total, len(nodes))
+        free = [int(x) for x in rng.integers(0, 6 * len(nodes) + 1, ns)]
+        got = compiled._given(mask, len(nodes), base, extra, free)
+        assert got == python._given(mask, len(nodes), base, extra, free), trial
+        assert got == compiled._taker.take(mask.to_bytes((mask.bit_length() + 7) // 8, "little"),
+                                           base, extra, free), trial
+        agree += got is not None
+        refused += got is None
+    assert agree > 250 and refused > 150
+
+    cluster = Cluster.simple(4, bb_capacity=[10, 10])
+    compiled = BurstBufferPlacer(cluster)
+    huge = [2**70, 5]
+    assert compiled._given(0b0111, 3, 2**66, 0, huge) == (3 * 2**66, 0)      # Python, exactly
+    with pytest.raises(OverflowError):
+        compiled._taker.take(b"\x07", 2**66, 0, huge)
+    with pytest.raises(ValueError, match="node 4 is beyond the machine's 4 compute nodes"):
+        compiled._taker.take(b"\x17", 1, 0, [10, 10])
+    with pytest.raises(ValueError, match="free has 1 storage nodes, the machine 2"):
+        compiled._taker.take(b"\x01", 1, 0, [10])
