@@ -32,11 +32,12 @@ from functools import reduce
 from operator import attrgetter, itemgetter, lt as _lt, ne, sub
 import os
 import time as _time
-from collections import deque
 from dataclasses import dataclass, field
-from itertools import accumulate, compress
+from itertools import compress
 from pathlib import Path
 from typing import Any, Callable
+
+import numpy as np
 
 from mrsched.errors import MrschedError, PlatformError, ProtocolError, SimulationError, suggest
 from mrsched.simulator import outputs as out
@@ -52,6 +53,7 @@ SURF_PRECISION = 1e-9
 TIME_PRECISION = SURF_PRECISION
 REMAINS_PRECISION = 1e-5 * SURF_PRECISION
 RUN_GC_THRESHOLD = (20_000, 20, 20)  # gc thresholds during a run (see Engine.run)
+_NUMPY_RUN = 64  # machines in a run from which a start sums their idle times in numpy
 ZERO_RUNTIME = 1e-5  # the runtime Batsim records for a job that took no time (jobs_execution.cpp)
 WAITER_MIN_SLEEP = 1e-5  # a CALL_ME_LATER waiter sleeps at least this long (waiter_process, ditto)
 _UNIFORM = ("parallel_homogeneous", "parallel_homogeneous_total")   # profiles of one flop count per host
@@ -117,9 +119,18 @@ def parse_alloc(text: Any, *, job: str | None, field_name: str = "alloc") -> lis
     return sorted(ids)
 
 
-def _last_of(values) -> Any:
-    """The last item of an iterable, consumed in C."""
-    return deque(values, maxlen=1)[0]
+def _idle_sum(idle: float, now: float, last: np.ndarray) -> float:
+    """``idle`` plus ``now - t`` for each ``t`` of ``last``, added one by one in order (so
+    time_idle in _schedule.csv is bit for bit the node-by-node sum): a Python loop for a few
+    machines; for many, numpy's accumulate, which adds in sequence (``idle + d[0]`` is
+    ``d[0] + idle``), ~15x faster on a thousand machines."""
+    if len(last) < _NUMPY_RUN:
+        for t in last.tolist():
+            idle += now - t
+        return idle
+    d = now - last
+    d[0] += idle
+    return np.add.accumulate(d, out=d)[-1].item()
 
 
 def _runs(ids: list[int]) -> list[tuple[int, int]]:
@@ -520,7 +531,9 @@ class Engine:
         self.time_computing = 0.0
         # Batsim accumulates a machine's idle time at its state changes (no tail after the last)
         self.time_idle = 0.0
-        self._last_change = [0.0] * self.nb_compute
+        #: per compute machine, the time of its last state change (an array: wide jobs sum
+        #: their machines' idle times in numpy, ~15x faster on a thousand machines)
+        self._last_change = np.zeros(self.nb_compute)
         self.sched_time = 0.0
         self.nb_messages = 0
         self.makespan = 0.0
@@ -1388,12 +1401,8 @@ class Engine:
             idle = 0.0
             for lo, hi in comp_runs:   # ascending ids: the same sum as node by node
                 hi += 1
-                if hi - lo < 16:
-                    for t in last[lo:hi]:
-                        idle += now - t
-                else:   # wide run: the very same additions, in order, without a Python loop
-                    idle = _last_of(accumulate(map(now.__sub__, last[lo:hi]), initial=idle))
-                last[lo:hi] = [now] * (hi - lo)
+                idle = _idle_sum(idle, now, last[lo:hi])
+                last[lo:hi] = now
                 busy[lo:hi] = [jid] * (hi - lo)
             self.time_idle += idle
             if comp:
@@ -1419,9 +1428,9 @@ class Engine:
         changed = 0
         for r in comp:
             if users[r]:
-                self.time_computing += now - last[r]
+                self.time_computing += now - last.item(r)
             else:
-                self.time_idle += now - last[r]
+                self.time_idle += now - last.item(r)
             last[r] = now
             users[r] += delta
             if users[r] == (1 if delta > 0 else 0):
@@ -1447,7 +1456,7 @@ class Engine:
             for lo, hi in js.comp_runs:
                 hi += 1
                 busy[lo:hi] = [None] * (hi - lo)
-                last[lo:hi] = [now] * (hi - lo)
+                last[lo:hi] = now
             if ncomp:
                 self.time_computing += (self.now - js.start) * ncomp
                 self.tracker.change(self.now, -ncomp)

@@ -622,18 +622,25 @@ def test_a_failed_run_leaves_the_old_outputs(platform_file, make_workload, fcfs,
 
 
 def test_wide_run_idle_sum_is_the_node_by_node_sum():
-    """A wide allocation's idle time is summed in C with the very additions, in order, of the
-    node-by-node loop (time_idle in _schedule.csv stays bit for bit)."""
+    """A start's idle time, summed in numpy for many machines, is the node-by-node loop's sum
+    bit for bit (time_idle in _schedule.csv stays byte-identical), on both sides of the size
+    where numpy takes over."""
     import random
-    from itertools import accumulate
 
-    from mrsched.simulator.engine import _last_of
+    import numpy as np
+
+    from mrsched.simulator.engine import _NUMPY_RUN, _idle_sum
 
     rng = random.Random(3)
-    for _ in range(500):
+    wide = 0
+    for _ in range(800):
         now = rng.uniform(0, 1e7)
-        last = [rng.uniform(0, now) for _ in range(rng.randint(16, 300))]
-        idle = expected = rng.uniform(0, 1e9)
+        last = [rng.choice([rng.uniform(0, now), now, 0.0, rng.uniform(0, 1e-3)])
+                for _ in range(rng.randint(1, 300))]
+        idle = expected = rng.choice([0.0, rng.uniform(0, 1e9)])
         for t in last:
             expected += now - t
-        assert _last_of(accumulate(map(now.__sub__, last), initial=idle)) == expected
+        got = _idle_sum(idle, now, np.array(last))
+        assert type(got) is float and got == expected, (idle, now, last)
+        wide += len(last) >= _NUMPY_RUN
+    assert 200 < wide < 700
