@@ -569,7 +569,7 @@ class Engine:
         self.nb_compute = len(self.compute)
         self.names = [r.name for r in self.resources]   # by resource id (hot: one per host run)
         self.storage_names = {r.id: r.name for r in self.storage}
-        self.busy: list[str | None] = [None] * len(self.resources)
+        self.busy = 0       # bit r: machine r runs a job (no compute sharing)
         self._nusers = [0] * len(self.resources)   # jobs per machine (compute sharing)
         self._comm_cache: dict[tuple[str, str], float] = {}
         self._spec_cache: dict[str, tuple[float, float, float]] = {}
@@ -1351,7 +1351,6 @@ class Engine:
                 raise SimulationError(f"alloc {data['alloc']!r} has {len(alloc)} resources, the "
                                       f"job requests {js.job.res}", event=etype, job=jid,
                                       field="alloc")
-        busy = self.busy
         nc = self.nb_compute
         # hot path: compute ids are below nc, and alloc is sorted
         if alloc[-1] < nc:
@@ -1360,11 +1359,14 @@ class Engine:
             comp = [r for r in alloc if r < nc]
             comp_runs = [(lo, hi if hi < nc else nc - 1) for lo, hi in runs if lo < nc]
         if not self.compute_sharing:
+            busy = self.busy
             for lo, hi in comp_runs:
-                if any(busy[lo:hi + 1]):   # job ids
-                    r = next(r for r in comp if busy[r] is not None)
+                if busy >> lo & ((2 << (hi - lo)) - 1):
+                    r = next(r for r in comp if busy >> r & 1)
+                    holder = next(j for j, s in self.jobs.items() if type(s) is JobState
+                                  and s.state == RUNNING and r in s.alloc)
                     raise SimulationError(f"resource {r} ({self.resources[r].name}) is busy with "
-                                          f"job {busy[r]} (no compute sharing)", event=etype,
+                                          f"job {holder} (no compute sharing)", event=etype,
                                           job=jid, field="alloc")
         storage_mapping = None if plain else data.get("storage_mapping")
         if storage_mapping is not None and not isinstance(storage_mapping, dict):
@@ -1403,7 +1405,8 @@ class Engine:
                 hi += 1
                 idle = _idle_sum(idle, now, last[lo:hi])
                 last[lo:hi] = now
-                busy[lo:hi] = [jid] * (hi - lo)
+                busy |= (1 << hi) - (1 << lo)
+            self.busy = busy
             self.time_idle += idle
             if comp:
                 self.tracker.change(now, len(comp))
@@ -1446,17 +1449,18 @@ class Engine:
         js.executor = None
         ncomp = js.ncomp
         last = self._last_change
-        busy = self.busy
         now = self.now
         if self.compute_sharing:
             if ncomp:
                 comp = [r for lo, hi in js.comp_runs for r in range(lo, hi + 1)]
                 self.tracker.change(now, -self._share_machines(comp, -1))
         else:
+            busy = self.busy
             for lo, hi in js.comp_runs:
                 hi += 1
-                busy[lo:hi] = [None] * (hi - lo)
+                busy &= ~((1 << hi) - (1 << lo))
                 last[lo:hi] = now
+            self.busy = busy
             if ncomp:
                 self.time_computing += (self.now - js.start) * ncomp
                 self.tracker.change(self.now, -ncomp)
