@@ -210,7 +210,7 @@ class JobState:
 
     job: Job | None
     state: str = "PENDING"
-    alloc: list[int] = ()        # type: ignore[assignment]  (shared, read-only)
+    alloc: "list[int] | range" = ()   # type: ignore[assignment]  (shared, read-only)
     alloc_text: str = ""
     ncomp: int = 0               # how many of alloc's ids are compute resources
     comp_runs: list = ()         # type: ignore[assignment]  those ids as (first, last) ranges
@@ -1304,9 +1304,12 @@ class Engine:
         if cached is None:
             runs = _canonical_runs(text) if type(text) is str and "-" in text else None
             if runs is not None:
-                alloc = []
-                for lo, hi in runs:
-                    alloc.extend(range(lo, hi + 1))
+                if len(runs) == 1:      # one range of ids (most starts): no list of them all
+                    alloc = range(runs[0][0], runs[0][1] + 1)
+                else:
+                    alloc = []
+                    for lo, hi in runs:
+                        alloc.extend(range(lo, hi + 1))
                 canonical = text
             else:
                 alloc = parse_alloc(text, job=jid)
