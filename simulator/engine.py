@@ -1304,7 +1304,7 @@ class Engine:
         if cached is None:
             runs = _canonical_runs(text) if type(text) is str and "-" in text else None
             if runs is not None:
-                if len(runs) == 1:      # one range of ids (most starts): no list of them all
+                if len(runs) == 1:      # one range of ids: no list of every id
                     alloc = range(runs[0][0], runs[0][1] + 1)
                 else:
                     alloc = []
@@ -1366,8 +1366,8 @@ class Engine:
             for lo, hi in comp_runs:
                 if busy >> lo & ((2 << (hi - lo)) - 1):
                     r = next(r for r in comp if busy >> r & 1)
-                    holder = next(j for j, s in self.jobs.items() if type(s) is JobState
-                                  and s.state == RUNNING and r in s.alloc)
+                    holder = next((j for j, s in self.jobs.items() if type(s) is JobState
+                                   and s.state == RUNNING and r in s.alloc), "?")
                     raise SimulationError(f"resource {r} ({self.resources[r].name}) is busy with "
                                           f"job {holder} (no compute sharing)", event=etype,
                                           job=jid, field="alloc")
