@@ -206,6 +206,24 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   all three, the time still over 5 minutes on this machine. 10,000 nodes, 100k: ``fcfs-bb``
   128.6 / 92.4 (4.05x per job), ``sjf-bb`` 112.8 / 77.6 (3.42x), ``fcfs-easy`` 97.4 / 64.4
   (3.12x): still over 2x.
+- 2caacfe..35268cb: a room on a machine of many storage nodes held its own bound packing test
+  (a reference cycle: the cyclic collector took ~5 % of a 10,000-node run collecting rooms
+  and their slice lists; now a property); the bytes a job's burst-buffer shares take from each
+  storage node are counted in C node by node (``schedulers/_shares.c``, optional as
+  ``_mintree``; the run-by-run Python count stays and is tested alike); a start's per-machine
+  work in the engine: idle time summed with numpy's sequential accumulate (bit for bit the
+  node-by-node sum), busy machines as a bit mask, an allocation of one range of ids kept as a
+  ``range`` (the engine's alloc cache held a thousand-id list per entry). Side by side with
+  each parent, identical ``_jobs.csv`` (``_schedule.csv`` but for its timings and
+  ``_machine_states.csv`` too): 10,000 nodes ``fcfs-bb`` 30k 28.7 -> 25.7 (rooms), 29.6 ->
+  24.7 (C count), 23.6 -> 21.1 (idle sum and bit mask), 17.6 -> 16.9 and peak 549 -> 205 MB
+  (ranges); 96 nodes ``fcfs-bb`` 100k 31.7 -> 28.9 (C count). ``--sizes 100000 1000000
+  --policies fcfs-bb sjf-bb fcfs-easy --big-sizes 100000`` at 927b93c, one run at a time:
+  ``fcfs-bb`` 100k 25.0 / 14.4, 1M 273.6 / 166.5 (1,605 MB, x11.0); ``sjf-bb`` 27.0 / 16.4,
+  1M 293.7 / 186.8 (1,500 MB, x10.9); ``fcfs-easy`` 25.6 / 15.1, 1M 321.0 / 208.0 (1,634 MB,
+  x12.5). 10,000 nodes, 100k: ``fcfs-bb`` 66.5 / 47.8 (2.67x per job), ``sjf-bb`` 61.6 / 42.5
+  (2.29x), ``fcfs-easy`` 61.9 / 41.0 (2.41x), peak 338-419 MB (was 730-858). Earlier the same
+  day, at 5921b20 (before the ranges), with the 96-node runs slower: 2.42x / 2.13x / 2.00x.
 """
 
 from __future__ import annotations
