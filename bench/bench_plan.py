@@ -54,17 +54,14 @@ def export_revision(rev: str, dest: Path, name: str = BASE_PKG) -> None:
 
 
 def build_compiled(root: Path) -> bool:
-    """Compile an exported revision's C extensions (``schedulers/_mintree.c``, ``_shares.c``;
+    """Compile an exported revision's C extensions (every ``schedulers/*.c``, each one
     optional) in place, with this Python's compiler and flags, so that the baseline runs as
     ``pip install`` would have built it; whether all it has were built (False: none in that
     revision, or no compiler, and the revision runs its pure-Python twins)."""
     cfg = sysconfig.get_config_vars()
     results = []
-    for name in ("_mintree", "_shares"):
-        src = root / "schedulers" / f"{name}.c"
-        if not src.exists():
-            continue
-        out = src.with_name(name + cfg["EXT_SUFFIX"])
+    for src in sorted((root / "schedulers").glob("*.c")):
+        out = src.with_name(src.stem + cfg["EXT_SUFFIX"])
         cmd = [*(cfg.get("CC") or "cc").split(), *(cfg.get("CFLAGS") or "").split(), "-O2", "-fPIC", "-shared",
                f"-I{sysconfig.get_paths()['include']}", str(src), "-o", str(out)]
         built = subprocess.run(cmd, capture_output=True, text=True)

@@ -19,11 +19,11 @@ faster than the jobs on long queues) where the install could build it, else ``_P
 from __future__ import annotations
 
 import math
-import os
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from mrsched.schedulers import native
 from mrsched.schedulers.job import Job
 from mrsched.schedulers.policies.base import WaitingQueue
 
@@ -262,7 +262,7 @@ def use(compiled: bool) -> bool:
     return compiled
 
 
-use(os.environ.get("MRSCHED_PURE_PYTHON", "").strip().lower() not in ("1", "true", "yes"))
+use(native.wanted())
 
 
 def _lane(job: Job) -> int:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import os
 from collections.abc import Mapping
 from operator import floordiv
 
 import numpy as np
 
+from mrsched.schedulers import native
 from mrsched.schedulers.cluster import Cluster
 
 try:
@@ -27,7 +27,7 @@ except ImportError:                             # built without a C compiler
 #: jobs of fewer nodes are placed without numpy (its per-call cost is larger than theirs)
 _NUMPY_MIN = 48
 #: placers made from now on count shares in C (``_shares.c``) when it was built; see ``use``
-_COMPILED = _shares is not None and os.environ.get("MRSCHED_PURE_PYTHON", "").strip().lower() not in ("1", "true", "yes")
+_COMPILED = _shares is not None and native.wanted()
 
 
 def use(compiled: bool) -> bool:

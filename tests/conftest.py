@@ -87,32 +87,33 @@ def pybatsim() -> None:
                 f"{PYBATSIM_INSTALL})")
 
 
+def _compiled_then_python(request, built: bool, in_use: bool, use, what: str):
+    """Set an optional C extension (``use(True)``) or its pure-Python twin (``use(False)``)
+    for one parametrised run, and restore it after; a compiled run where ``what`` was not
+    built (no C compiler at install) is :func:`missing`."""
+    compiled = request.param == "compiled"
+    if compiled and not built:
+        missing(f"{what} was not built: no C compiler at install")
+    use(compiled)
+    yield request.param
+    use(in_use)
+
+
 @pytest.fixture(params=["compiled", "python"])
 def share_count(request):
-    """Run a test with placers counting burst-buffer shares in C (``schedulers/_shares.c``),
-    then in Python: both must give the same answers (missing build: :func:`missing`)."""
+    """Run a test with placers counting burst-buffer shares in C, then in Python: both must
+    give the same answers."""
     from mrsched.schedulers import placement
 
-    compiled = request.param == "compiled"
-    if compiled and placement._shares is None:
-        missing("the compiled share count (schedulers/_shares.c) was not built: no C compiler at install")
-    was = placement._COMPILED
-    placement.use(compiled)
-    yield request.param
-    placement.use(was)
+    yield from _compiled_then_python(request, placement._shares is not None, placement._COMPILED,
+                                     placement.use, "the compiled share count (schedulers/_shares.c)")
 
 
 @pytest.fixture(params=["compiled", "python"])
 def queue_tree(request):
-    """Run a test with the ordered queue's compiled tree (``schedulers/_mintree.c``), then with
-    its pure-Python twin: both must give the same answers. The compiled one is an optional
-    extension; where it was not built (no C compiler at install) its run is :func:`missing`."""
+    """Run a test with the ordered queue's compiled tree, then with its pure-Python twin: both
+    must give the same answers."""
     from mrsched.schedulers import ordered_queue as oq
 
-    compiled = request.param == "compiled"
-    if compiled and oq._mintree is None:
-        missing("the compiled queue tree (schedulers/_mintree.c) was not built: no C compiler at install")
-    was = oq._MinTree is not oq._PyMinTree
-    oq.use(compiled)
-    yield request.param
-    oq.use(was)
+    yield from _compiled_then_python(request, oq._mintree is not None, oq._MinTree is not oq._PyMinTree,
+                                     oq.use, "the compiled queue tree (schedulers/_mintree.c)")
