@@ -119,10 +119,10 @@ def test_room_is_necessary_for_fits_now():
 
 
 def test_room_packing_test_is_necessary_and_passes_over_jobs_that_do_not_pack():
-    """On more than 16 storage nodes the room also tests one job's burst-buffer packing
-    (``Room.admits``): the queue passes over a job whose bytes fit in total but whose shares
-    pack on no storage node, and the test never refuses a job that ``fits_now`` starts;
-    ``room(packing=False)``, and machines of few storage nodes, keep the bounds alone."""
+    """The room also tests one job's burst-buffer packing (``Room.admits``): the queue passes
+    over a job whose bytes fit in total but whose shares pack on no storage node, and the
+    test never refuses a job that ``fits_now`` starts; ``room(packing=False)``, and machines
+    without burst buffer, keep the bounds alone."""
     profile = AvailabilityProfile(Cluster.simple(8, bb_capacity=[10] * 20), 0.0)
     wide = Job("w!1", 0.0, Request(nodes=2, walltime=10.0, bb_per_node=11, bb_total=22))
     small = Job("w!2", 0.0, Request(nodes=1, walltime=10.0, bb_per_node=5, bb_total=5))
@@ -134,8 +134,9 @@ def test_room_packing_test_is_necessary_and_passes_over_jobs_that_do_not_pack():
     assert profile.fits_now(exact.request) is not None          # a storage node's all, each
     assert OrderedQueue("fcfs").update(WaitingQueue({"w!1": wide, "w!3": exact})).next_job(
         None, profile.room())[0] is exact
-    few = AvailabilityProfile(Cluster.simple(8, bb_capacity=[10] * 16), 0.0)
-    assert few.room().admits is None and queue.next_job(None, few.room())[0] is wide
+    few = AvailabilityProfile(Cluster.simple(8, bb_capacity=[10, 10]), 0.0)
+    assert few.room().admits is not None and queue.next_job(None, few.room())[0] is small
+    assert AvailabilityProfile(Cluster.simple(8), 0.0).room().admits is None
 
     rng = np.random.default_rng(21)
     profile = AvailabilityProfile(Cluster.simple(16, bb_capacity=[int(c) for c in rng.integers(200, 900, 24)]), 0.0)
