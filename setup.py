@@ -1,6 +1,7 @@
 """The compiled parts of mrsched: optional, so that an install without a C compiler still
 works (``schedulers/ordered_queue.py`` then uses its pure-Python tree, ``schedulers/placement.py``
-its pure-Python count of burst-buffer shares). Everything else is in pyproject.toml."""
+its pure-Python count of burst-buffer shares, ``schedulers/availability.py`` its pure-Python
+row operations). Everything else is in pyproject.toml."""
 
 from setuptools import Extension, setup
 
@@ -8,5 +9,7 @@ setup(ext_modules=[
     Extension("mrsched.schedulers._mintree", ["schedulers/_mintree.c"], optional=True,
               extra_compile_args=["-O2"]),
     Extension("mrsched.schedulers._shares", ["schedulers/_shares.c"], optional=True,
+              extra_compile_args=["-O2"]),
+    Extension("mrsched.schedulers._rows", ["schedulers/_rows.c"], optional=True,
               extra_compile_args=["-O2"]),
 ])

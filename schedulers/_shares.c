@@ -264,9 +264,57 @@ static PyTypeObject ShareTakerType = {
     .tp_new = PyType_GenericNew,
 };
 
+/* holds(share, nodes, free): whether ``sum(f // share for f in free) >= nodes`` (``share`` > 0):
+   whether the free bytes of the storage nodes hold ``nodes`` shares at all. OverflowError
+   beyond int64 (the caller counts in Python). */
+static PyObject *
+holds(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "holds(share, nodes, free) takes 3 arguments");
+        return NULL;
+    }
+    long long share = PyLong_AsLongLong(args[0]), nodes = PyLong_AsLongLong(args[1]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (share <= 0) {
+        PyErr_SetString(PyExc_ValueError, "share must be positive");
+        return NULL;
+    }
+    PyObject *fs = PySequence_Fast(args[2], "free: a sequence of free bytes");
+    if (fs == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fs);
+    PyObject **items = PySequence_Fast_ITEMS(fs);
+    long long count = 0;
+    int ok = nodes <= 0;
+    for (Py_ssize_t s = 0; s < n && !ok; s++) {
+        long long f = PyLong_AsLongLong(items[s]);
+        if (f == -1 && PyErr_Occurred()) {
+            Py_DECREF(fs);
+            return NULL;
+        }
+        if (f >= share) {
+            long long q = f / share;
+            if (q >= nodes - count)     /* count < nodes: no overflow */
+                ok = 1;
+            else
+                count += q;
+        }
+    }
+    Py_DECREF(fs);
+    return PyBool_FromLong(ok);
+}
+
+static PyMethodDef module_methods[] = {
+    {"holds", (PyCFunction)(void (*)(void))holds, METH_FASTCALL,
+     "holds(share, nodes, free): whether sum(f // share for f in free) >= nodes"},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef shares_module = {
     PyModuleDef_HEAD_INIT, "mrsched.schedulers._shares",
-    "Burst-buffer shares taken from storage nodes by seed 001's greedy, compiled.", -1, NULL,
+    "Burst-buffer shares taken from storage nodes by seed 001's greedy, compiled.", -1, module_methods,
 };
 
 PyMODINIT_FUNC

@@ -17,9 +17,15 @@ from operator import le
 from typing import NamedTuple
 
 from mrsched.errors import SimulationError
+from mrsched.schedulers import native
 from mrsched.schedulers.cluster import Cluster
 from mrsched.schedulers.job import Request
 from mrsched.schedulers.placement import BurstBufferPlacer, Placement, split_shares
+
+try:
+    from mrsched.schedulers import _rows        # the row operations in C (optional extension)
+except ImportError:                             # built without a C compiler
+    _rows = None
 
 INF = math.inf
 
@@ -47,8 +53,6 @@ class Fit(NamedTuple):
     nodes: int
     bb: tuple[int, ...]
     counters: tuple[float, ...]
-    nz: tuple[tuple[int, int], ...]     # (storage index, bytes) of the storages used
-    bbtotal: int
     key: tuple                          # (chosen nodes, total bytes, nodes, window's free bytes)
 
 
@@ -59,7 +63,6 @@ _WEIGHT = ("nodes placed",)     # the placement memo's entry holding that count
 _LOG_MAX = 100_000          # releases kept in the log when nobody trims it
 _NO_ROOM = object()         # earliest_fit's memo: not enough burst buffer in the window
 _ROOM_MEMO: dict = {}       # _room: (id(row), share, nodes) -> (row, capacity_fits)
-_NZ_MEMO: dict = {}         # reserve_fitted: bytes per storage -> its non-zero entries and sum
 
 
 @dataclass(frozen=True)
@@ -274,9 +277,7 @@ class AvailabilityProfile:
         i = self._split(start)
         j = self._split(end)
         mask, bb, cn = allocation.nodes, allocation.bb, allocation.counters
-        # a job's burst buffer sits on a few storage nodes: touch only those (hot path)
-        nz = [(s, b) for s, b in enumerate(bb) if b] if bb else ()
-        bb_l = self.bb
+        short = _first_short(self.bb, i, j, bb) if bb else -1
         # check every slice before touching any, so a refused reservation leaves no trace
         for k in range(i, j):
             free = self.nodes[k]
@@ -285,29 +286,23 @@ class AvailabilityProfile:
                 self._merge_at(i)
                 raise SimulationError(f"nodes {self.cluster.ids_of(mask & ~free)} are not free at "
                                       f"t={self.times[k]} (reservation [{start}, {end}))", job=tag)
-            if nz:
-                row = bb_l[k]
-                for s, b in nz:
-                    if row[s] < b:
-                        self._merge_at(j)
-                        self._merge_at(i)
-                        raise SimulationError(f"burst buffer over-allocated at t={self.times[k]}", job=tag)
+            if k == short:
+                self._merge_at(j)
+                self._merge_at(i)
+                raise SimulationError(f"burst buffer over-allocated at t={self.times[k]}", job=tag)
             if cn and any(a < b - 1e-9 for a, b in zip(self.cnt[k], cn)):
                 self._merge_at(j)
                 self._merge_at(i)
                 raise SimulationError(f"counter over-allocated at t={self.times[k]}", job=tag)
         self._version += 1
         del self._pre[i:]
-        bbtotal = sum(bb)
+        keep, nodes_l = ~mask, self.nodes
         for k in range(i, j):
-            self.nodes[k] &= ~mask
-            if nz:
-                row = list(bb_l[k])
-                for s, b in nz:
-                    row[s] -= b
-                bb_l[k] = tuple(row)
-                self.bbsum[k] -= bbtotal
-            if cn:
+            nodes_l[k] &= keep
+        if bb:
+            _shift_rows(self.bb, self.bbsum, i, j, bb, -1)
+        if cn:
+            for k in range(i, j):
                 self.cnt[k] = tuple(a - b for a, b in zip(self.cnt[k], cn))
         return Reservation(start, end, allocation, tag, log_pos)
 
@@ -349,18 +344,13 @@ class AvailabilityProfile:
                                       "(released twice?)", job=reservation.tag)
         self._version += 1
         del self._pre[i:]
-        bbtotal = sum(a.bb)
-        nz = [(s, b) for s, b in enumerate(a.bb) if b] if a.bb else ()
-        bb_l = self.bb
+        nodes_l = self.nodes
         for k in range(i, j):
-            self.nodes[k] |= a.nodes
-            if nz:
-                row = list(bb_l[k])
-                for s, b in nz:
-                    row[s] += b
-                bb_l[k] = tuple(row)
-                self.bbsum[k] += bbtotal
-            if a.counters:
+            nodes_l[k] |= a.nodes
+        if a.bb:
+            _shift_rows(self.bb, self.bbsum, i, j, a.bb, 1)
+        if a.counters:
+            for k in range(i, j):
                 self.cnt[k] = tuple(x + y for x, y in zip(self.cnt[k], a.counters))
         log = self._log
         pos = self._log_base + len(log)
@@ -697,8 +687,7 @@ class AvailabilityProfile:
             if p >= n:
                 break                           # every chosen node placed: later runs are empty
         per_storage = tuple(map(int.__sub__, bbmin, left))
-        nz = tuple([(st, b) for st, b in enumerate(per_storage) if b])
-        return _tuple_new(Fit, (chosen, per_storage, (), nz, total, (chosen, total, n, bbmin)))
+        return _tuple_new(Fit, (chosen, per_storage, (), (chosen, total, n, bbmin)))
 
     def allocation(self, alloc: "Allocation | Fit") -> Allocation:
         """The full ``Allocation`` (per-node burst-buffer placement included) of an allocation
@@ -778,7 +767,8 @@ class AvailabilityProfile:
         return Allocation(chosen, placed[0], placed[1], cvec if use_c else ())
 
 
-def _least(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+# -- rows of free bytes (one tuple per slice): C in ``_rows.c`` when built, else these twins --
+def _py_least(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     """Elementwise minimum of two rows of free bytes (``tuple(map(min, a, b))`` at a third of
     its cost: a 100-storage machine's rows made it the profile's hottest line). ``a`` itself
     when no entry of ``b`` is smaller: a running minimum nearly always is already (96 %
@@ -786,6 +776,58 @@ def _least(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     if all(map(le, a, b)):
         return a
     return tuple([x if x < y else y for x, y in zip(a, b)])
+
+
+def _py_shift_rows(rows: list[tuple[int, ...]], sums: list[int], i: int, j: int,
+                   bb: tuple[int, ...], sign: int) -> None:
+    """Add ``sign * bb`` to the rows ``i..j-1`` entry by entry and ``sign * sum(bb)`` to their
+    sums (``sign`` 1 gives a job's bytes back, -1 takes them); consecutive slices sharing one
+    row object (split slices) share the new one. Nothing when ``bb`` is all zero."""
+    nz = [(s, sign * b) for s, b in enumerate(bb) if b]
+    if not nz:
+        return
+    total = sign * sum(bb)
+    old = new = None
+    for k in range(i, j):
+        row = rows[k]
+        if row is not old:
+            old = row
+            row = list(row)
+            for s, b in nz:
+                row[s] += b
+            new = tuple(row)
+        rows[k] = new
+        sums[k] += total
+
+
+def _py_first_short(rows: list[tuple[int, ...]], i: int, j: int, bb: tuple[int, ...]) -> int:
+    """The first slice in ``i..j-1`` whose row has fewer bytes than ``bb`` on some storage
+    node (``bb`` cannot be taken there), or -1."""
+    nz = [(s, b) for s, b in enumerate(bb) if b]
+    old = None
+    for k in range(i, j):
+        row = rows[k]
+        if row is not old:
+            old = row
+            for s, b in nz:
+                if row[s] < b:
+                    return k
+    return -1
+
+
+def use(compiled: bool) -> bool:
+    """Run the profiles' row operations in C (``_rows.c``, when built) or in Python from now
+    on; whether C is now in use. ``MRSCHED_PURE_PYTHON=1`` starts with Python."""
+    global _least, _shift_rows, _first_short
+    compiled = compiled and _rows is not None
+    if compiled:
+        _least, _shift_rows, _first_short = _rows.least, _rows.shift_rows, _rows.first_short
+    else:
+        _least, _shift_rows, _first_short = _py_least, _py_shift_rows, _py_first_short
+    return compiled
+
+
+use(native.wanted())
 
 
 def _room(row: tuple[int, ...], share: int, n: int, cap) -> bool:
@@ -808,31 +850,8 @@ def take_bytes(bb_l: list[tuple[int, ...]], bbsum: list[int], i: int, j: int,
     """Take ``allocation``'s burst-buffer bytes from the slice rows ``i..j-1`` (free bytes per
     storage node, ``bb_l``, and their sums, ``bbsum``): the burst-buffer part of
     ``reserve_fitted``, shared with the plan search's slice lists."""
-    if type(allocation) is Fit:
-        nz, bbtotal = allocation.nz, allocation.bbtotal
-    else:
-        bb = allocation.bb
-        if not bb:
-            return
-        got = _NZ_MEMO.get(bb)
-        if got is None:
-            if len(_NZ_MEMO) >= _PLACE_MEMO_SIZE:
-                _NZ_MEMO.clear()
-            got = _NZ_MEMO[bb] = (tuple((s, b) for s, b in enumerate(bb) if b), sum(bb))
-        nz, bbtotal = got
-    if not nz:
-        return
-    old = new = None
-    for k in range(i, j):
-        row = bb_l[k]
-        if row is not old:      # split slices share their row: computed once
-            old = row
-            row = list(row)
-            for s, b in nz:
-                row[s] -= b
-            new = tuple(row)
-        bb_l[k] = new
-        bbsum[k] -= bbtotal
+    if allocation.bb:
+        _shift_rows(bb_l, bbsum, i, j, allocation.bb, -1)
 
 
 def fit_in_slices(times: list[float], nodes_l: list[int], bb_l: list[tuple[int, ...]], bbsum: list[int],

@@ -31,8 +31,9 @@ _COMPILED = _shares is not None and native.wanted()
 
 
 def use(compiled: bool) -> bool:
-    """Count burst-buffer shares in C (when built) or in Python in the placers made from now
-    on; whether C is now in use. ``MRSCHED_PURE_PYTHON=1`` starts with Python."""
+    """Count burst-buffer shares in C (when built) or in Python: in the placers made from now
+    on, and in every capacity test from now on; whether C is now in use.
+    ``MRSCHED_PURE_PYTHON=1`` starts with Python."""
     global _COMPILED
     _COMPILED = compiled and _shares is not None
     return _COMPILED
@@ -364,12 +365,18 @@ def _fill(order: tuple[int, ...], i: int, share: int, count: int, left: list[int
 
 
 def _holds(share: int, nodes: int, free: list[int] | tuple[int, ...]) -> bool:
-    """Whether ``sum(f // share for f in free) >= nodes``. Many storage nodes (100 on a
+    """Whether ``sum(f // share for f in free) >= nodes``: one C loop (``_shares.holds``) when
+    built and the values fit in int64, else in Python. Many storage nodes (100 on a
     10,000-node machine, where most calls fail): the total bounds it from both sides
-    (``(f - share + 1) / share <= f // share <= f / share``), else one pass in C; a few: a loop
-    that stops as soon as it holds."""
+    (``(f - share + 1) / share <= f // share <= f / share``), else one pass of ``map``; a few:
+    a loop that stops as soon as it holds."""
     if share <= 0:
         return True
+    if _COMPILED:
+        try:
+            return _shares.holds(share, nodes, free)
+        except OverflowError:
+            pass                # beyond int64: counted below
     if len(free) > 16:
         total = sum(free)
         need = nodes * share

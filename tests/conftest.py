@@ -110,6 +110,17 @@ def share_count(request):
 
 
 @pytest.fixture(params=["compiled", "python"])
+def profile_rows(request):
+    """Run a test with the profiles' row operations in C, then in Python: both must leave the
+    same profiles."""
+    from mrsched.schedulers import availability
+
+    yield from _compiled_then_python(request, availability._rows is not None,
+                                     availability._least is not availability._py_least,
+                                     availability.use, "the compiled row operations (schedulers/_rows.c)")
+
+
+@pytest.fixture(params=["compiled", "python"])
 def queue_tree(request):
     """Run a test with the ordered queue's compiled tree, then with its pure-Python twin: both
     must give the same answers."""

@@ -168,24 +168,30 @@ def test_values_it_cannot_hold_are_refused_clearly(compiled):
 
 @pytest.mark.parametrize("value, compiled_used", [("1", False), ("true", False), ("0", True), ("", True)])
 def test_the_environment_selects_the_pure_python_tree(compiled, require, value, compiled_used):
-    """``MRSCHED_PURE_PYTHON=1`` starts a process with the pure-Python tree, and placers that
-    count burst-buffer shares in Python; 0 or empty does not."""
+    """``MRSCHED_PURE_PYTHON=1`` starts a process with the pure-Python tree, placers that
+    count burst-buffer shares in Python and profiles with Python row operations; 0 or empty
+    does not."""
     import os
     import subprocess
     import sys
 
     from mrsched.schedulers import placement
 
-    require(placement._shares is not None,
-            "the compiled share count (schedulers/_shares.c) was not built: no C compiler at install")
+    from mrsched.schedulers import availability
+
+    require(placement._shares is not None and availability._rows is not None,
+            "the compiled share count and row operations (schedulers/_shares.c, _rows.c) were not "
+            "built: no C compiler at install")
     code = ("from mrsched.schedulers import ordered_queue as oq; "
             "from mrsched.schedulers.cluster import Cluster; "
             "from mrsched.schedulers.placement import BurstBufferPlacer; "
+            "from mrsched.schedulers import availability as av, placement; "
             "print(oq._MinTree is not oq._PyMinTree, "
-            "BurstBufferPlacer(Cluster.simple(4, bb_capacity=[8]))._taker is not None)")
+            "BurstBufferPlacer(Cluster.simple(4, bb_capacity=[8]))._taker is not None, "
+            "placement._COMPILED, av._least is not av._py_least)")
     env = dict(os.environ, MRSCHED_PURE_PYTHON=value)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == f"{compiled_used} {compiled_used}"
+    assert out.stdout.strip() == " ".join([str(compiled_used)] * 4)
 
 
 def test_a_room_that_fails_fails_the_search_with_its_own_error(compiled):

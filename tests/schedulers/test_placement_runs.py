@@ -80,10 +80,11 @@ def test_surely_fits_is_sufficient_for_place():
     assert not BurstBufferPlacer.surely_fits(10, 4, [15, 15, 10])
 
 
-def test_capacity_fits_counts_whole_shares_on_many_storage_nodes():
+def test_capacity_fits_counts_whole_shares_on_many_storage_nodes(share_count):
     """``capacity_fits`` is ``sum(free // share) >= nodes`` whatever the number of storage
-    nodes: on more than 16 it decides from the total's bounds or one pass in C; the cases
-    right at the bounds' edges (a share one byte short on every storage node) included."""
+    nodes, in C (``_shares.holds``) or in Python (on more than 16, from the total's bounds or
+    one pass of ``map``); the cases right at the bounds' edges (a share one byte short on every
+    storage node) and values beyond int64 included."""
     rng = np.random.default_rng(11)
     placer = BurstBufferPlacer(Cluster.simple(4, bb_capacity=[1]))
     seen = set()
@@ -100,6 +101,9 @@ def test_capacity_fits_counts_whole_shares_on_many_storage_nodes():
     edge = [2 * 10 - 1] * 100           # each holds one share of 10, the total nearly two
     assert placer.capacity_fits(10, 100, edge) and not placer.capacity_fits(10, 101, edge)
     assert placer.capacity_fits(0, 10**9, edge)
+    huge = [2**70, 2**64, 5]            # beyond int64: counted in Python, exactly
+    assert placer.capacity_fits(2**62, 2**8 + 4, huge) and not placer.capacity_fits(2**62, 2**8 + 5, huge)
+    assert placer.capacity_fits(3, 2**62, [2**64 - 1]) and not placer.capacity_fits(3, 2**63, [2**64 - 1])
 
 
 def test_place_mask_is_the_per_node_greedy_with_bytes_per_storage(share_count):

@@ -1,0 +1,156 @@
+"""The profile's rows of free burst-buffer bytes: the compiled operations (``_rows.c``) and
+their pure-Python twins give the same rows, and a profile run with either is the same."""
+
+import numpy as np
+import pytest
+
+from mrsched.errors import SimulationError
+from mrsched.schedulers import availability as av
+from mrsched.schedulers.availability import Allocation, AvailabilityProfile
+from mrsched.schedulers.cluster import Cluster
+from mrsched.schedulers.job import Request
+
+
+@pytest.fixture
+def rows(require):
+    require(av._rows is not None, "the compiled row operations (schedulers/_rows.c) were not built: "
+                                  "no C compiler at install")
+    return av._rows
+
+
+def random_rows(rng, count, width, big):
+    """``count`` rows of ``width`` entries; consecutive rows often the same object (split
+    slices), entries beyond int64 when ``big``."""
+    out = []
+    for _ in range(count):
+        if out and rng.random() < 0.3:
+            out.append(out[-1])
+            continue
+        row = [int(x) for x in rng.integers(0, 50, width)]
+        if big and width:
+            row[int(rng.integers(0, width))] += 2**70
+        out.append(tuple(row))
+    return out
+
+
+def test_compiled_row_operations_are_the_python_ones(rows):
+    """least, shift_rows and first_short on random rows (ints within and beyond int64, equal
+    entries, all-zero bytes, shared row objects) give the same values as the twins, return
+    ``a`` itself when nothing is smaller, and keep split slices sharing one row."""
+    rng = np.random.default_rng(4)
+    smaller = same = 0
+    for trial in range(600):
+        width = int(rng.choice([1, 3, 12, 100]))
+        big = trial % 5 == 0
+        a, b = random_rows(rng, 2, width, big)
+        got = rows.least(a, b)
+        assert got == av._py_least(a, b) == tuple(map(min, a, b)), trial
+        assert type(got) is tuple
+        if got is a:
+            same += 1
+        else:
+            smaller += 1
+        assert rows.least(a, a) is a and tuple(rows.least(list(a), b)) == got
+
+        count = int(rng.integers(1, 8))
+        table = random_rows(rng, count + 2, width, big)
+        sums = [sum(r) + int(rng.integers(0, 3)) for r in table]
+        i = int(rng.integers(0, count + 1))
+        j = int(rng.integers(i, count + 3))
+        bb = tuple(int(x) if rng.random() < 0.2 else 0 for x in rng.integers(1, 30, width))
+        if big and any(bb):
+            bb = tuple(x + 2**65 if x else 0 for x in bb)
+        assert rows.first_short(table, i, j, bb) == av._py_first_short(table, i, j, bb), trial
+        for sign in (-1, 1):
+            c_rows, c_sums, p_rows, p_sums = list(table), list(sums), list(table), list(sums)
+            rows.shift_rows(c_rows, c_sums, i, j, bb, sign)
+            av._py_shift_rows(p_rows, p_sums, i, j, bb, sign)
+            assert c_rows == p_rows and c_sums == p_sums, trial
+            assert c_rows[:i] == table[:i] and c_rows[j:] == table[j:]
+            for k in range(i, j):
+                if any(bb):
+                    assert c_rows[k] == tuple(x + sign * y for x, y in zip(table[k], bb))
+                    assert c_sums[k] == sums[k] + sign * sum(bb)
+                if k > i and table[k] is table[k - 1]:
+                    assert c_rows[k] is c_rows[k - 1]
+            if not any(bb):
+                assert c_rows == table and c_sums == sums
+    assert smaller > 100 and same > 100
+
+
+def test_compiled_row_operations_refuse_bad_input(rows):
+    """Bad input is a Python error naming what is wrong, never a crash."""
+    with pytest.raises(ValueError, match="rows of 2 and 3 entries"):
+        rows.least((1, 2), (1, 2, 3))
+    with pytest.raises(TypeError, match="a row of free bytes"):
+        rows.least(5, (1,))
+    with pytest.raises(ValueError, match="row 1 has 2 entries, the bytes 3"):
+        rows.shift_rows([(1, 1, 1), (1, 1)], [3, 2], 0, 2, (1, 0, 0), -1)
+    with pytest.raises(IndexError, match="slices 1..4 of 2 rows"):
+        rows.first_short([(1,), (1,)], 1, 4, (1,))
+    with pytest.raises(ValueError, match="sign must be 1 or -1"):
+        rows.shift_rows([(1,)], [1], 0, 1, (1,), 2)
+    with pytest.raises(TypeError, match="rows must be a list"):
+        rows.first_short(((1,),), 0, 1, (1,))
+    with pytest.raises(TypeError):
+        rows.least(("a", 1), (2, 1))            # str < int: Python's own error
+
+
+def random_run(seed):
+    """Reservations and releases at random on a 100-storage machine: the answers of
+    ``earliest_start`` and the final slices, each slice's sum of bytes checked on the way."""
+    rng = np.random.default_rng(seed)
+    cluster = Cluster.simple(64, bb_capacity=[int(c) for c in rng.integers(50, 200, 100)])
+    profile = AvailabilityProfile(cluster, 0.0)
+    held, now, answers = [], 0.0, []
+    for step in range(400):
+        now += float(rng.integers(0, 3))
+        profile.advance(now)
+        held = [r for r in held if r.end > now]
+        req = Request(nodes=int(rng.integers(1, 9)), walltime=float(rng.integers(1, 30)),
+                      bb_total=int(rng.integers(0, 400)), bb_per_node=0)
+        found = profile.earliest_start(req, None, now + float(rng.integers(0, 10)))
+        answers.append(None if found is None else (found[0], found[1].nodes, found[1].bb))
+        if found is not None:
+            held.append(profile.reserve(found[0], found[0] + req.walltime, found[1], tag=f"j{step}"))
+        if held and rng.random() < 0.4:
+            r = held.pop(int(rng.integers(0, len(held))))
+            profile.release(r, max(now, r.start + float(rng.integers(0, 5))))
+        for k in range(len(profile)):
+            assert profile.bbsum[k] == sum(profile.bb[k])
+    assert sum(a is not None for a in answers) > 200
+    return profile, answers
+
+
+def test_profiles_are_the_same_with_either_row_operations(rows):
+    """A random run of reservations and releases leaves identical slices (times, nodes, bytes
+    per storage node, their sums) and gives the same ``earliest_start`` answers with C or
+    Python rows."""
+    was = av._least is not av._py_least
+    try:
+        runs = []
+        for compiled in (True, False):
+            assert av.use(compiled) == compiled
+            profile, answers = random_run(8)
+            runs.append((answers, profile.times, profile.nodes, profile.bb, profile.bbsum))
+    finally:
+        av.use(was)
+    assert runs[0] == runs[1]
+
+
+def test_a_reservation_short_of_bytes_is_refused_and_leaves_no_trace(profile_rows):
+    """A reservation taking more bytes than a storage node has is refused with the time, and
+    the profile is left as it was; nodes that are not free are named first."""
+    profile, _ = random_run(3)
+    now = profile.times[0]
+    before = (list(profile.times), list(profile.nodes), list(profile.bb), list(profile.bbsum))
+    row = profile.bb[0]
+    greedy = Allocation(nodes=0, bb=tuple(x + 1 if s == 7 else 0 for s, x in enumerate(row)))
+    with pytest.raises(SimulationError, match=f"burst buffer over-allocated at t={now}"):
+        profile.reserve(now, now + 5.0, greedy, tag="greedy")
+    assert (list(profile.times), list(profile.nodes), list(profile.bb), list(profile.bbsum)) == before
+    busy = Allocation(nodes=~profile.nodes[0] & profile.cluster.all_nodes, bb=greedy.bb)
+    if busy.nodes:
+        with pytest.raises(SimulationError, match="are not free"):
+            profile.reserve(now, now + 5.0, busy, tag="busy")
+        assert (list(profile.times), list(profile.nodes), list(profile.bb), list(profile.bbsum)) == before
