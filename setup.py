@@ -10,6 +10,6 @@ setup(ext_modules=[
               extra_compile_args=["-O2"]),
     Extension("mrsched.schedulers._shares", ["schedulers/_shares.c"], optional=True,
               extra_compile_args=["-O2"]),
-    Extension("mrsched.schedulers._rows", ["schedulers/_rows.c"], optional=True,
+    Extension("mrsched.schedulers._profile", ["schedulers/_profile.c"], optional=True,
               extra_compile_args=["-O2"]),
 ])

@@ -23,9 +23,9 @@ from mrsched.schedulers.job import Request
 from mrsched.schedulers.placement import BurstBufferPlacer, Placement, split_shares
 
 try:
-    from mrsched.schedulers import _rows        # the row operations in C (optional extension)
+    from mrsched.schedulers import _profile     # the row and mask operations in C (optional extension)
 except ImportError:                             # built without a C compiler
-    _rows = None
+    _profile = None
 
 INF = math.inf
 
@@ -141,7 +141,13 @@ class Room(dict):
 
 
 def lowest_bits(mask: int, n: int) -> int:
-    """The ``n`` lowest set bits of ``mask`` (batsched's 'basic' selector: first free ids)."""
+    """The ``n`` lowest set bits of ``mask`` (batsched's 'basic' selector: first free ids):
+    in C (``_profile.c``) when built, else ``_py_lowest_bits``."""
+    return _lowest_bits(mask, n)
+
+
+def _py_lowest_bits(mask: int, n: int) -> int:
+    """``lowest_bits`` in Python."""
     extra = mask.bit_count() - n
     if extra > 16 and n > 16:
         # large machines: bisect on the cut below which exactly n bits are set (a few
@@ -572,7 +578,7 @@ class AvailabilityProfile:
                     return None     # fits_now: no later candidate allowed, skip the diagnosis
                 i = i + 1 if fail_at is None or fail_at < i else fail_at + 1
                 continue
-            chosen = mask if mask.bit_count() == n else lowest_bits(mask, n)
+            chosen = mask if mask.bit_count() == n else _lowest_bits(mask, n)
             if total:
                 placed = self._placed(chosen, total, n, bbmin)
                 if placed is None:   # shares one byte apart did not pack: try later
@@ -758,7 +764,7 @@ class AvailabilityProfile:
         placer = self.placer
         if total and not placer.capacity_fits(total // n, n, bbmin):
             return None
-        chosen = lowest_bits(mask, n)
+        chosen = _lowest_bits(mask, n)
         if not total:
             return Allocation(chosen, (), {}, cvec if use_c else ())
         placed = _place(placer, chosen, total, n, bbmin)
@@ -767,7 +773,8 @@ class AvailabilityProfile:
         return Allocation(chosen, placed[0], placed[1], cvec if use_c else ())
 
 
-# -- rows of free bytes (one tuple per slice): C in ``_rows.c`` when built, else these twins --
+# -- rows of free bytes (one tuple per slice) and node masks: C in ``_profile.c`` when built,
+#    else these twins (and ``_py_lowest_bits``) --
 def _py_least(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     """Elementwise minimum of two rows of free bytes (``tuple(map(min, a, b))`` at a third of
     its cost: a 100-storage machine's rows made it the profile's hottest line). ``a`` itself
@@ -816,14 +823,15 @@ def _py_first_short(rows: list[tuple[int, ...]], i: int, j: int, bb: tuple[int, 
 
 
 def use(compiled: bool) -> bool:
-    """Run the profiles' row operations in C (``_rows.c``, when built) or in Python from now
-    on; whether C is now in use. ``MRSCHED_PURE_PYTHON=1`` starts with Python."""
-    global _least, _shift_rows, _first_short
-    compiled = compiled and _rows is not None
-    if compiled:
-        _least, _shift_rows, _first_short = _rows.least, _rows.shift_rows, _rows.first_short
-    else:
-        _least, _shift_rows, _first_short = _py_least, _py_shift_rows, _py_first_short
+    """Run the profiles' row and mask operations in C (``_profile.c``, when built) or in Python
+    from now on; whether C is now in use. ``MRSCHED_PURE_PYTHON=1`` starts with Python."""
+    global _least, _shift_rows, _first_short, _lowest_bits
+    compiled = compiled and _profile is not None
+    kernels = _profile if compiled else None
+    _least = kernels.least if kernels else _py_least
+    _shift_rows = kernels.shift_rows if kernels else _py_shift_rows
+    _first_short = kernels.first_short if kernels else _py_first_short
+    _lowest_bits = kernels.lowest_bits if kernels else _py_lowest_bits
     return compiled
 
 
@@ -925,7 +933,7 @@ def fit_in_slices(times: list[float], nodes_l: list[int], bb_l: list[tuple[int, 
             if total and not cap(share, n, bbmin):
                 alloc = _NO_ROOM
             else:
-                chosen = mask if mask.bit_count() == n else lowest_bits(mask, n)
+                chosen = mask if mask.bit_count() == n else _lowest_bits(mask, n)
                 if total:
                     alloc = fit(chosen, total, n, bbmin)
                 else:

@@ -110,14 +110,14 @@ def share_count(request):
 
 
 @pytest.fixture(params=["compiled", "python"])
-def profile_rows(request):
-    """Run a test with the profiles' row operations in C, then in Python: both must leave the
-    same profiles."""
+def profile_kernels(request):
+    """Run a test with the profiles' row and mask operations in C, then in Python: both must
+    leave the same profiles."""
     from mrsched.schedulers import availability
 
-    yield from _compiled_then_python(request, availability._rows is not None,
+    yield from _compiled_then_python(request, availability._profile is not None,
                                      availability._least is not availability._py_least,
-                                     availability.use, "the compiled row operations (schedulers/_rows.c)")
+                                     availability.use, "the compiled profile kernels (schedulers/_profile.c)")
 
 
 @pytest.fixture(params=["compiled", "python"])

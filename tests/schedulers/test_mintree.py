@@ -179,8 +179,8 @@ def test_the_environment_selects_the_pure_python_tree(compiled, require, value, 
 
     from mrsched.schedulers import availability
 
-    require(placement._shares is not None and availability._rows is not None,
-            "the compiled share count and row operations (schedulers/_shares.c, _rows.c) were not "
+    require(placement._shares is not None and availability._profile is not None,
+            "the compiled share count and row operations (schedulers/_shares.c, _profile.c) were not "
             "built: no C compiler at install")
     code = ("from mrsched.schedulers import ordered_queue as oq; "
             "from mrsched.schedulers.cluster import Cluster; "

@@ -1,5 +1,6 @@
-"""The profile's rows of free burst-buffer bytes: the compiled operations (``_rows.c``) and
-their pure-Python twins give the same rows, and a profile run with either is the same."""
+"""The availability profile's kernels: the compiled operations on rows of free burst-buffer
+bytes and on node masks (``_profile.c``) and their pure-Python twins give the same values,
+and a profile run with either is the same."""
 
 import numpy as np
 import pytest
@@ -13,9 +14,9 @@ from mrsched.schedulers.job import Request
 
 @pytest.fixture
 def rows(require):
-    require(av._rows is not None, "the compiled row operations (schedulers/_rows.c) were not built: "
-                                  "no C compiler at install")
-    return av._rows
+    require(av._profile is not None, "the compiled profile kernels (schedulers/_profile.c) were not built: "
+                                     "no C compiler at install")
+    return av._profile
 
 
 def random_rows(rng, count, width, big):
@@ -78,6 +79,30 @@ def test_compiled_row_operations_are_the_python_ones(rows):
     assert smaller > 100 and same > 100
 
 
+def test_compiled_lowest_bits_is_the_python_one(rows):
+    """The n lowest set bits of masks from empty to 10,000 bits, dense and sparse, n from 0
+    to beyond the bits set (then the whole mask), at word edges too."""
+    rng = np.random.default_rng(6)
+    for trial in range(1500):
+        width = int(rng.choice([0, 1, 63, 64, 65, 128, 1000, 9900]))
+        density = float(rng.choice([0.02, 0.5, 0.98]))
+        mask = sum(1 << k for k in range(width) if rng.random() < density)
+        count = mask.bit_count()
+        n = int(rng.integers(0, count + 3))
+        got = rows.lowest_bits(mask, n)
+        assert got == av._py_lowest_bits(mask, n), (trial, width, n)
+        assert got.bit_count() == min(n, count) and got & ~mask == 0
+        if got:
+            assert mask & ((1 << got.bit_length()) - 1) == got     # no set bit skipped below
+    assert rows.lowest_bits((1 << 64) - 1, 64) == (1 << 64) - 1
+    assert rows.lowest_bits(1 << 64 | 1 << 63, 1) == 1 << 63
+    assert rows.lowest_bits(2**200 + 5, 2) == 5 and rows.lowest_bits(2**200 + 5, 3) == 2**200 + 5
+    with pytest.raises(ValueError, match="non-negative"):
+        rows.lowest_bits(-4, 1)
+    with pytest.raises(TypeError, match="mask must be an int"):
+        rows.lowest_bits(4.0, 1)
+
+
 def test_compiled_row_operations_refuse_bad_input(rows):
     """Bad input is a Python error naming what is wrong, never a crash."""
     with pytest.raises(ValueError, match="rows of 2 and 3 entries"):
@@ -138,7 +163,7 @@ def test_profiles_are_the_same_with_either_row_operations(rows):
     assert runs[0] == runs[1]
 
 
-def test_a_reservation_short_of_bytes_is_refused_and_leaves_no_trace(profile_rows):
+def test_a_reservation_short_of_bytes_is_refused_and_leaves_no_trace(profile_kernels):
     """A reservation taking more bytes than a storage node has is refused with the time, and
     the profile is left as it was; nodes that are not free are named first."""
     profile, _ = random_run(3)
