@@ -822,6 +822,18 @@ def _py_first_short(rows: list[tuple[int, ...]], i: int, j: int, bb: tuple[int, 
     return -1
 
 
+def shift_rows(rows: list[tuple[int, ...]], sums: list[int], i: int, j: int,
+               bb: tuple[int, ...], sign: int) -> None:
+    """``_py_shift_rows`` in C when built: for rows of free bytes outside a profile too (the
+    runtime's free bytes per storage node, one row)."""
+    _shift_rows(rows, sums, i, j, bb, sign)
+
+
+def first_short(rows: list[tuple[int, ...]], i: int, j: int, bb: tuple[int, ...]) -> int:
+    """``_py_first_short`` in C when built (see ``shift_rows``)."""
+    return _first_short(rows, i, j, bb)
+
+
 def use(compiled: bool) -> bool:
     """Run the profiles' row and mask operations in C (``_profile.c``, when built) or in Python
     from now on; whether C is now in use. ``MRSCHED_PURE_PYTHON=1`` starts with Python."""

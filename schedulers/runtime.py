@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from mrsched.errors import MrschedError, SimulationError
-from mrsched.schedulers.availability import Allocation, AvailabilityProfile, Reservation
+from mrsched.schedulers.availability import Allocation, AvailabilityProfile, Reservation, first_short, shift_rows
 from mrsched.schedulers.batsim.intervals import is_known_intervals, procset_of_ids, procset_of_runs, text_of_runs
 from mrsched.schedulers.batsim.messages import serialize_event
 from mrsched.schedulers.batsim.scheduler import BatsimScheduler
@@ -71,7 +71,10 @@ class PolicyRuntime:
         self.queue: dict[str, Job] = OrderedDict()
         self.running: dict[str, RunningJob] = {}
         self.busy = 0                                  # node mask, independent of the profile
-        self.bb_used = [0] * len(cluster.storage)
+        # free burst-buffer bytes per storage node, independent of the profile: one row (and
+        # its sum) in the profile's form, so that a start or an end touches it in one call
+        self.bb_free = [tuple(s.capacity for s in cluster.storage)]
+        self._bb_free_sum = [sum(self.bb_free[0])]
         self.submitted: list[str] = []
         self.ended: list[str] = []
         self.pending: list[Decision] = []              # rejections decided at submission
@@ -136,8 +139,8 @@ class PolicyRuntime:
         self.profile.release(run.reservation, from_time=now)
         self._overrun.pop(job_id, None)
         self.busy &= ~run.allocation.nodes
-        for s, b in enumerate(run.allocation.bb):
-            self.bb_used[s] -= b
+        if run.allocation.bb:
+            shift_rows(self.bb_free, self._bb_free_sum, 0, 1, run.allocation.bb, 1)
         self.ended.append(job_id)
 
     # -- rounds ------------------------------------------------------------------------------
@@ -258,16 +261,18 @@ class PolicyRuntime:
             given = sum(alloc.bb)
             if given < req.bb_total:
                 self._fail(d.job_id, f"gives {given} bytes of burst buffer to a job asking {req.bb_total}")
-        bb_used = self.bb_used
-        for s, b in enumerate(alloc.bb):
-            if bb_used[s] + b > self.cluster.storage[s].capacity:
-                self._fail(d.job_id, f"over-allocates burst buffer on storage {self.cluster.storage[s].name}")
+        if alloc.bb and len(alloc.bb) != len(self.bb_free[0]):
+            self._fail(d.job_id, f"gives burst buffer bytes for {len(alloc.bb)} storage nodes; the "
+                                 f"machine has {len(self.bb_free[0])}")
+        if alloc.bb and first_short(self.bb_free, 0, 1, alloc.bb) >= 0:
+            s = next(s for s, (f, b) in enumerate(zip(self.bb_free[0], alloc.bb)) if f < b)
+            self._fail(d.job_id, f"over-allocates burst buffer on storage {self.cluster.storage[s].name}")
         reservation = ctx.reservations.get(d.job_id)
         if reservation is None:   # a policy that did not go through ctx.start
             reservation = self.profile.reserve(now, now + req.walltime, alloc, tag=d.job_id)
         self.busy |= alloc.nodes
-        for s, b in enumerate(alloc.bb):
-            bb_used[s] += b
+        if alloc.bb:
+            shift_rows(self.bb_free, self._bb_free_sum, 0, 1, alloc.bb, -1)
         del self.queue[d.job_id]
         self.running[d.job_id] = RunningJob(job, now, alloc, reservation)
         if reservation.end != INF:

@@ -11,6 +11,7 @@ import pytest
 from engine_run import begins_data, simulate
 
 from mrsched.errors import SimulationError
+from mrsched.schedulers.availability import Allocation
 from mrsched.schedulers.cluster import Cluster
 from mrsched.schedulers.decisions import Reject, Start, WakeUp
 from mrsched.schedulers.policies.base import Policy
@@ -78,8 +79,28 @@ def test_start_before_submission_wrong_size_and_overfull_burst_buffer_are_refuse
     rt.submit(0, "w0!1", {"subtime": 0, "res": 1, "walltime": 10, "burst_buffer": 8})
     rt.submit(0, "w0!2", {"subtime": 0, "res": 1, "walltime": 10, "burst_buffer": 8})
     rt.policy.script_ = [Start("w0!1", (0,), {0: {4: 8}}), Start("w0!2", (1,), {1: {4: 8}})]
-    with pytest.raises(SimulationError, match="over-allocates burst buffer"):
+    with pytest.raises(SimulationError, match="over-allocates burst buffer on storage"):
         rt.step(0)
+
+
+def test_burst_buffer_bytes_come_back_when_a_job_ends_and_must_name_every_storage_node():
+    """The runtime's own count of free bytes per storage node: a job's bytes are taken at its
+    start and given back at its end (another job may then take them), and an allocation that
+    does not list every storage node is refused by name."""
+    rt = scripted_runtime(caps=(10, 6))
+    for k in (1, 2, 3):
+        rt.submit(0, f"w0!{k}", {"subtime": 0, "res": 1, "walltime": 10, "burst_buffer": 8})
+    rt.policy.script_ = [Start("w0!1", (0,), {0: {4: 8}})]
+    rt.step(0)
+    assert rt.bb_free == [(2, 6)]
+    rt.complete(3, "w0!1")
+    assert rt.bb_free == [(10, 6)]
+    rt.policy.script_ = [Start("w0!2", (1,), {1: {4: 8}})]
+    rt.step(3)
+    assert rt.bb_free == [(2, 6)]
+    rt.policy.script_ = [Start("w0!3", (2,), allocation=Allocation(1 << 2, (8,)))]
+    with pytest.raises(SimulationError, match="w0!3.*bytes for 1 storage nodes; the machine has 2"):
+        rt.step(3)
 
 
 def test_reject_needs_a_reason_and_a_waiting_job():
