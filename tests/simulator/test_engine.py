@@ -644,3 +644,27 @@ def test_wide_run_idle_sum_is_the_node_by_node_sum():
         assert type(got) is float and got == expected, (idle, now, last)
         wide += len(last) >= _NUMPY_RUN
     assert 200 < wide < 700
+
+
+def test_an_allocation_of_several_ranges_reads_as_its_list_of_ids():
+    """The ids of an allocation kept as its ranges (no list of every id) answer length, any
+    index (negative too), iteration and membership as the list would, and an index beyond
+    it is an IndexError."""
+    import random
+
+    from mrsched.simulator.engine import _canonical_runs, _RunIds
+
+    rng = random.Random(5)
+    for _ in range(300):
+        ids = sorted(rng.sample(range(400), rng.randint(1, 120)))
+        runs = _canonical_runs(format_alloc(ids))
+        got = _RunIds(runs)
+        assert len(got) == len(ids) and list(got) == ids and got == ids
+        for k in range(-len(ids), len(ids)):
+            assert got[k] == ids[k]
+        for rid in range(-2, 402):
+            assert (rid in got) == (rid in ids)
+        assert "3" not in got
+        for k in (len(ids), -len(ids) - 1):
+            with pytest.raises(IndexError, match=f"of an allocation of {len(ids)} resources"):
+                got[k]
