@@ -20,6 +20,8 @@
 static int
 less(PyObject *b, PyObject *a)
 {
+    if (a == b)
+        return 0;       /* rows share the entries a change did not touch */
     if (PyLong_CheckExact(a) && PyLong_CheckExact(b)) {
         int oa, ob;
         long long va = PyLong_AsLongLongAndOverflow(a, &oa);
