@@ -224,6 +224,32 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   x12.5). 10,000 nodes, 100k: ``fcfs-bb`` 66.5 / 47.8 (2.67x per job), ``sjf-bb`` 61.6 / 42.5
   (2.29x), ``fcfs-easy`` 61.9 / 41.0 (2.41x), peak 338-419 MB (was 730-858). Earlier the same
   day, at 5921b20 (before the ranges), with the 96-node runs slower: 2.42x / 2.13x / 2.00x.
+- 368b3d8..c051df9: rooms test a job's burst-buffer packing on every machine with burst
+  buffer, not only beyond 16 storage nodes (the test is compiled now; ``fcfs-easy``'s
+  nodes-only reservation leaves every free byte to the bounds, so jobs whose shares pack
+  nowhere came back in every round); the profile's rows of free bytes per storage node
+  (running minimum, taking and giving back a job's bytes, the over-allocation check) and the
+  choice of a job's nodes (``lowest_bits``) in C (``schedulers/_profile.c``, optional with
+  Python twins, as the other two), capacity tests in C (``_shares.holds``); the runtime's free
+  bytes per storage node as one such row (it looped over the storage nodes twice a start); the
+  engine keeps an allocation of several id ranges as its ranges (``_RunIds``) instead of a
+  list of every id. Measured (CPU s, identical ``_jobs.csv``; pairs side by side, and on this
+  machine a pair of equal revisions differs by up to ~10 %): ``fcfs-easy`` 400k 168.4 ->
+  148.9 (scheduler 108.8 -> 89.2), 100k 34.7 -> 33.8 (packing); 10,000 nodes ``fcfs-bb`` 30k
+  23.1 -> 20.7 and 96 nodes 100k 31.4 -> 29.6 (rows), 27.1 -> 22.6 with ``lowest_bits``,
+  18.0 -> 16.6 (runtime row), engine -6-8 % and peak 205 -> 158 MB (ranges); ``sjf-bb`` 400k
+  138.6 -> 127.0 against 64b1497 (this round's start). Tried, not kept (alternated solo runs,
+  least of three): node-count lanes of 4x instead of 2x (10,000 nodes ``fcfs-bb`` 30k +8.6 %,
+  96 nodes ``sjf-bb`` 100k +7 %); a room's node count computed once per run of slices with
+  the same AND (+6 %). ``--sizes 100000 1000000 --policies fcfs-bb sjf-bb fcfs-easy
+  --big-sizes 100000`` at c051df9, one run at a time, on a slower day than the last round's
+  (the 100k runs took 9-20 % longer than at 927b93c): ``fcfs-bb`` 100k 27.3 / 14.9, 1M 302.5
+  / 170.6 (1,606 MB, x11.1); ``sjf-bb`` 29.6 / 17.0, 1M 356.4 / 217.4 (1,509 MB, x12.0);
+  ``fcfs-easy`` 30.7 / 16.6, 1M 313.1 / 181.2 (1,627 MB, x10.2): growth within x12 for all
+  three, the time over 5 minutes on this day. 10,000 nodes, 100k: ``fcfs-bb`` 52.0 / 35.1
+  (1.91x per job), ``sjf-bb`` 46.8 / 29.8 (1.58x), ``fcfs-easy`` 44.7 / 26.9 (1.46x), peak
+  278-294 MB: within 2x (two earlier runs of the 100k part, same revision and morning:
+  1.78 / 1.54 / 1.78 and 2.09 / 1.79 / 1.87).
 """
 
 from __future__ import annotations
