@@ -249,7 +249,9 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   three, the time over 5 minutes on this day. 10,000 nodes, 100k: ``fcfs-bb`` 52.0 / 35.1
   (1.91x per job), ``sjf-bb`` 46.8 / 29.8 (1.58x), ``fcfs-easy`` 44.7 / 26.9 (1.46x), peak
   278-294 MB: within 2x (two earlier runs of the 100k part, same revision and morning:
-  1.78 / 1.54 / 1.78 and 2.09 / 1.79 / 1.87).
+  1.78 / 1.54 / 1.78 and 2.09 / 1.79 / 1.87). A re-run of the ``fcfs-bb`` / ``sjf-bb`` part
+  an hour later, the machine slower still: 100k 30.3 / 32.1, 1M 333.7 / 351.2 (x11.0 /
+  x10.9); side by side with 64b1497 at the same moment, ``fcfs-bb`` 1M 317.1 -> 289.9.
 """
 
 from __future__ import annotations

@@ -370,7 +370,7 @@ def _holds(share: int, nodes: int, free: list[int] | tuple[int, ...]) -> bool:
     10,000-node machine, where most calls fail): the total bounds it from both sides
     (``(f - share + 1) / share <= f // share <= f / share``), else one pass of ``map``; a few:
     a loop that stops as soon as it holds."""
-    if share <= 0:
+    if share <= 0 or nodes <= 0:
         return True
     if _COMPILED:
         try:

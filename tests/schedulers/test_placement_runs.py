@@ -101,6 +101,7 @@ def test_capacity_fits_counts_whole_shares_on_many_storage_nodes(share_count):
     edge = [2 * 10 - 1] * 100           # each holds one share of 10, the total nearly two
     assert placer.capacity_fits(10, 100, edge) and not placer.capacity_fits(10, 101, edge)
     assert placer.capacity_fits(0, 10**9, edge)
+    assert placer.capacity_fits(5, 0, []) and not placer.capacity_fits(5, 1, [])
     huge = [2**70, 2**64, 5]            # beyond int64: counted in Python, exactly
     assert placer.capacity_fits(2**62, 2**8 + 4, huge) and not placer.capacity_fits(2**62, 2**8 + 5, huge)
     assert placer.capacity_fits(3, 2**62, [2**64 - 1]) and not placer.capacity_fits(3, 2**63, [2**64 - 1])
