@@ -1,7 +1,7 @@
 """The compiled parts of mrsched: optional, so that an install without a C compiler still
 works (``schedulers/ordered_queue.py`` then uses its pure-Python tree, ``schedulers/placement.py``
 its pure-Python count of burst-buffer shares, ``schedulers/availability.py`` its pure-Python
-row operations). Everything else is in pyproject.toml."""
+row and node-mask operations). Everything else is in pyproject.toml."""
 
 from setuptools import Extension, setup
 

@@ -785,11 +785,12 @@ def _py_least(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     return tuple([x if x < y else y for x, y in zip(a, b)])
 
 
-def _py_shift_rows(rows: list[tuple[int, ...]], sums: list[int], i: int, j: int,
+def _py_shift_rows(rows: list[tuple[int, ...]], sums: list[int] | None, i: int, j: int,
                    bb: tuple[int, ...], sign: int) -> None:
     """Add ``sign * bb`` to the rows ``i..j-1`` entry by entry and ``sign * sum(bb)`` to their
-    sums (``sign`` 1 gives a job's bytes back, -1 takes them); consecutive slices sharing one
-    row object (split slices) share the new one. Nothing when ``bb`` is all zero."""
+    sums unless ``sums`` is None (``sign`` 1 gives a job's bytes back, -1 takes them);
+    consecutive slices sharing one row object (split slices) share the new one. Nothing when
+    ``bb`` is all zero."""
     nz = [(s, sign * b) for s, b in enumerate(bb) if b]
     if not nz:
         return
@@ -804,7 +805,8 @@ def _py_shift_rows(rows: list[tuple[int, ...]], sums: list[int], i: int, j: int,
                 row[s] += b
             new = tuple(row)
         rows[k] = new
-        sums[k] += total
+        if sums is not None:
+            sums[k] += total
 
 
 def _py_first_short(rows: list[tuple[int, ...]], i: int, j: int, bb: tuple[int, ...]) -> int:
@@ -822,7 +824,7 @@ def _py_first_short(rows: list[tuple[int, ...]], i: int, j: int, bb: tuple[int, 
     return -1
 
 
-def shift_rows(rows: list[tuple[int, ...]], sums: list[int], i: int, j: int,
+def shift_rows(rows: list[tuple[int, ...]], sums: list[int] | None, i: int, j: int,
                bb: tuple[int, ...], sign: int) -> None:
     """``_py_shift_rows`` in C when built: for rows of free bytes outside a profile too (the
     runtime's free bytes per storage node, one row)."""

@@ -71,10 +71,9 @@ class PolicyRuntime:
         self.queue: dict[str, Job] = OrderedDict()
         self.running: dict[str, RunningJob] = {}
         self.busy = 0                                  # node mask, independent of the profile
-        # free burst-buffer bytes per storage node, independent of the profile: one row (and
-        # its sum) in the profile's form, so that a start or an end touches it in one call
+        # free burst-buffer bytes per storage node, independent of the profile: one row in the
+        # profile's form, so that a start or an end touches it in one call
         self.bb_free = [tuple(s.capacity for s in cluster.storage)]
-        self._bb_free_sum = [sum(self.bb_free[0])]
         self.submitted: list[str] = []
         self.ended: list[str] = []
         self.pending: list[Decision] = []              # rejections decided at submission
@@ -140,7 +139,7 @@ class PolicyRuntime:
         self._overrun.pop(job_id, None)
         self.busy &= ~run.allocation.nodes
         if run.allocation.bb:
-            shift_rows(self.bb_free, self._bb_free_sum, 0, 1, run.allocation.bb, 1)
+            shift_rows(self.bb_free, None, 0, 1, run.allocation.bb, 1)
         self.ended.append(job_id)
 
     # -- rounds ------------------------------------------------------------------------------
@@ -272,7 +271,7 @@ class PolicyRuntime:
             reservation = self.profile.reserve(now, now + req.walltime, alloc, tag=d.job_id)
         self.busy |= alloc.nodes
         if alloc.bb:
-            shift_rows(self.bb_free, self._bb_free_sum, 0, 1, alloc.bb, -1)
+            shift_rows(self.bb_free, None, 0, 1, alloc.bb, -1)
         del self.queue[d.job_id]
         self.running[d.job_id] = RunningJob(job, now, alloc, reservation)
         if reservation.end != INF:
