@@ -135,7 +135,7 @@ class Room(dict):
                         b = bbsum[k]
                     ands.append(m)
                     least.append(b)
-            room = self.slices[j] = (ands[j].bit_count(), least[j])
+            room = self.slices[j] = (_bit_count(ands[j]), least[j])
         self[w] = room
         return room
 
@@ -509,20 +509,20 @@ class AvailabilityProfile:
             t = t0 if times[i] < t0 else times[i]
             if t > not_after:
                 return None
-            if (nodes_l[i] & elig).bit_count() < n:
+            if _bit_count(nodes_l[i] if elig is all_nodes else nodes_l[i] & elig) < n:
                 # skip the run of slices too small on their own in one tight loop (conservative
                 # re-inserts every queued job: this scan is its hot path); the loop top then
                 # re-checks not_after at the next candidate
                 i += 1
                 if elig == all_nodes:
                     if not_after == INF:
-                        while i < last and nodes_l[i].bit_count() < n:
+                        while i < last and _bit_count(nodes_l[i]) < n:
                             i += 1
                     else:
-                        while i < last and nodes_l[i].bit_count() < n and times[i] <= not_after:
+                        while i < last and _bit_count(nodes_l[i]) < n and times[i] <= not_after:
                             i += 1
                 else:
-                    while i < last and (nodes_l[i] & elig).bit_count() < n and times[i] <= not_after:
+                    while i < last and _bit_count(nodes_l[i] & elig) < n and times[i] <= not_after:
                         i += 1
                 continue
             end = t + duration
@@ -531,7 +531,7 @@ class AvailabilityProfile:
                 j = bisect_left(times, end) - 1
                 mask, bbmin, cmin = self._prefix(j)
                 mask &= elig
-                ok = mask.bit_count() >= n
+                ok = _bit_count(mask) >= n
                 fail_at = None
             else:
                 mask = nodes_l[i] & elig
@@ -544,9 +544,9 @@ class AvailabilityProfile:
                     # on its own is skipped past (every later candidate window contains it)
                     nj = nodes_l[j]
                     mask &= nj
-                    if mask.bit_count() < n:
+                    if _bit_count(mask) < n:
                         ok = False
-                        if (nj & elig).bit_count() < n:
+                        if _bit_count(nj & elig) < n:
                             fail_at = j
                         break
                     if total and bbsum[j] < total:
@@ -578,7 +578,7 @@ class AvailabilityProfile:
                     return None     # fits_now: no later candidate allowed, skip the diagnosis
                 i = i + 1 if fail_at is None or fail_at < i else fail_at + 1
                 continue
-            chosen = mask if mask.bit_count() == n else _lowest_bits(mask, n)
+            chosen = mask if _bit_count(mask) == n else _lowest_bits(mask, n)
             if total:
                 placed = self._placed(chosen, total, n, bbmin)
                 if placed is None:   # shares one byte apart did not pack: try later
@@ -621,14 +621,14 @@ class AvailabilityProfile:
         i = bisect_right(times, t0) - 1
         while i < last:
             mask = nodes_l[i] & elig
-            if mask.bit_count() >= n and not (total and bbsum[i] < total):
+            if _bit_count(mask) >= n and not (total and bbsum[i] < total):
                 ti = times[i]
                 t = t0 if ti < t0 else ti
                 end = t + duration
                 j = i + 1
                 while j < last and times[j] < end:
                     mask &= nodes_l[j]
-                    if mask.bit_count() < n or (total and bbsum[j] < total):
+                    if _bit_count(mask) < n or (total and bbsum[j] < total):
                         break
                     j += 1
                 else:
@@ -738,7 +738,7 @@ class AvailabilityProfile:
         now = times[0]
         n = request.nodes
         # cheap necessary tests first: most queued jobs of a busy machine fail here
-        if n > self.nodes[0].bit_count():
+        if n > _bit_count(self.nodes[0]):
             return None
         with_bb = kw.get("with_bb", True)
         total = request.bb_total if with_bb else 0
@@ -753,7 +753,7 @@ class AvailabilityProfile:
         # set-up (EASY asks every round for every queued job that passes the tests above)
         mask, bbmin, cmin = self._prefix(bisect_left(times, end) - 1)
         mask &= self._eligible(request.gpus_per_node)
-        if mask.bit_count() < n:
+        if _bit_count(mask) < n:
             return None
         if total and not self.bb[0]:
             return None  # burst buffer asked on a machine without any
@@ -839,9 +839,10 @@ def first_short(rows: list[tuple[int, ...]], i: int, j: int, bb: tuple[int, ...]
 def use(compiled: bool) -> bool:
     """Run the profiles' row and mask operations in C (``_profile.c``, when built) or in Python
     from now on; whether C is now in use. ``MRSCHED_PURE_PYTHON=1`` starts with Python."""
-    global _least, _shift_rows, _first_short, _lowest_bits
+    global _least, _shift_rows, _first_short, _lowest_bits, _bit_count
     compiled = compiled and _profile is not None
     kernels = _profile if compiled else None
+    _bit_count = kernels.bit_count if kernels else int.bit_count
     _least = kernels.least if kernels else _py_least
     _shift_rows = kernels.shift_rows if kernels else _py_shift_rows
     _first_short = kernels.first_short if kernels else _py_first_short
@@ -891,7 +892,7 @@ def fit_in_slices(times: list[float], nodes_l: list[int], bb_l: list[tuple[int, 
     i = bisect_right(times, t0) - 1
     while i < last:
         mask = nodes_l[i] & elig
-        if mask.bit_count() < n or (total and bbsum[i] < total):
+        if _bit_count(mask) < n or (total and bbsum[i] < total):
             i += 1       # too small on its own: no window through this slice fits
             continue
         ti = times[i]
@@ -902,9 +903,9 @@ def fit_in_slices(times: list[float], nodes_l: list[int], bb_l: list[tuple[int, 
         while j < last and times[j] < end:
             nj = nodes_l[j]
             mask &= nj
-            if mask.bit_count() < n:
+            if _bit_count(mask) < n:
                 nj &= elig
-                if nj.bit_count() < n:
+                if _bit_count(nj) < n:
                     fail = j
                 else:
                     # slices k..j together are too small, for the last such k counting
@@ -912,7 +913,7 @@ def fit_in_slices(times: list[float], nodes_l: list[int], bb_l: list[tuple[int, 
                     fail = j - 1
                     while fail > i:
                         nj &= nodes_l[fail]
-                        if nj.bit_count() < n:
+                        if _bit_count(nj) < n:
                             break
                         fail -= 1
                 break
@@ -947,7 +948,7 @@ def fit_in_slices(times: list[float], nodes_l: list[int], bb_l: list[tuple[int, 
             if total and not cap(share, n, bbmin):
                 alloc = _NO_ROOM
             else:
-                chosen = mask if mask.bit_count() == n else _lowest_bits(mask, n)
+                chosen = mask if _bit_count(mask) == n else _lowest_bits(mask, n)
                 if total:
                     alloc = fit(chosen, total, n, bbmin)
                 else:

@@ -199,6 +199,9 @@ class PtaskModel:
         self._ahead: _Sim | None = None
         self._iso_tasks: dict[int, Ptask] = {}  # isolated tasks by id
         self._users: list[int] = []  # running tasks per constraint
+        # 1 where ``_users`` is not 0: whether a range of CPUs is free is one C-level search
+        # (``add_uniform``: ten-thousand-node jobs), not a copy and a scan of the counts
+        self._busy = bytearray()
         self._owner: list[Ptask | None] = []  # per constraint: the isolated task using it
         self._iso_heap: list[tuple[float, int, Ptask]] = []  # (finish, id, task), lazy deletes
         self._cpus: dict[str, tuple[float, int]] = {}  # host name -> (speed, CPU constraint)
@@ -294,7 +297,7 @@ class PtaskModel:
             bound = min(bound, self._tcp_gamma / (2.0 * lat_current))  # TCP window limit
         if now != self.now:
             self._catch_up(now)
-        users = self._users
+        users, busy = self._users, self._busy
         fat = self._fat_list
         isolated = self._isolate and latency == 0 and used + n_links > 0
         for c in weights:
@@ -306,6 +309,7 @@ class PtaskModel:
             elif fat[c]:
                 isolated = False
             users[c] += 1
+            busy[c] = 1
         task = Ptask(next(self._ids), dict(flops), dict(bytes), now, latency, tag, self, 0)
         task._cnsts = tuple(weights)
         task._ws = tuple(weights.values())
@@ -337,11 +341,14 @@ class PtaskModel:
         rate ``_solo_rate`` of the least capacity, equal to the per-host call's as it ends in
         the first round (every capacity, ``cores * speed`` with ``cores >= 1``, offers at least
         the bound)."""
-        users = self._users
         if self._isolate and 0 < amount < math.inf and runs and max(hi for _, hi in runs) < len(self._hosts):
             if now != self.now:
                 self._catch_up(now)
-            if not any(any(users[lo:hi + 1]) for lo, hi in runs):
+            busy = self._busy
+            for lo, hi in runs:
+                if busy.find(1, lo, hi + 1) >= 0:
+                    break   # a CPU in use: ``add`` decides
+            else:
                 if self._same_cpus is not None:   # (one speed and one core count: no min to take)
                     speed, cap = self._same_cpus
                 else:
@@ -352,10 +359,11 @@ class PtaskModel:
                 task._runs = runs   # its constraints (``_cnsts``) are made if it joins the solver
                 task._ws = (amount,) * sum(hi + 1 - lo for lo, hi in runs)
                 task._bound = bound
-                owner = self._owner
+                users, owner = self._users, self._owner
                 for lo, hi in runs:
                     users[lo:hi + 1] = [1] * (hi + 1 - lo)
                     owner[lo:hi + 1] = [task] * (hi + 1 - lo)
+                    busy[lo:hi + 1] = b"\x01" * (hi + 1 - lo)
                 self._isolated(task, _solo_rate([cap], (amount,), bound))
                 return task
         flops: dict[str, float] = {}
@@ -601,17 +609,22 @@ class PtaskModel:
         they are freed in C-level passes."""
         users = self._users
         owner = self._owner
+        busy = self._busy
         if isolated:
             if task._runs is not None:
                 for lo, hi in task._runs:
                     users[lo:hi + 1] = [0] * (hi + 1 - lo)
                     owner[lo:hi + 1] = [None] * (hi + 1 - lo)
+                    busy[lo:hi + 1] = bytes(hi + 1 - lo)
             else:
                 _consume(map(users.__setitem__, task._cnsts, repeat(0)))
                 _consume(map(owner.__setitem__, task._cnsts, repeat(None)))
+                _consume(map(busy.__setitem__, task._cnsts, repeat(0)))
             return
         for c in task._cnsts:
             users[c] -= 1
+            if not users[c]:
+                busy[c] = 0
             if owner[c] is task:
                 owner[c] = None
 
@@ -639,6 +652,7 @@ class PtaskModel:
             self._cap_list.append(float(capacity))
             self._fat_list.append(bool(fatpipe))
             self._users.append(0)
+            self._busy.append(0)
             self._owner.append(None)
             self._speed.append(0.0)
         return c

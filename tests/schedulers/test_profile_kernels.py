@@ -107,6 +107,22 @@ def test_compiled_lowest_bits_is_the_python_one(rows):
         rows.lowest_bits(4.0, 1)
 
 
+def test_compiled_bit_count_is_int_bit_count(rows):
+    """Set bits counted in place (the CPU's count where it has one): every width from none to
+    beyond 10,000 bits, negative ints (their magnitude, as ``int.bit_count``), bools."""
+    rng = np.random.default_rng(7)
+    for trial in range(2000):
+        width = int(rng.choice([0, 1, 29, 30, 31, 60, 64, 65, 1000, 9900, 20000]))
+        x = int.from_bytes(rng.bytes((width + 7) // 8), "little") >> (-width % 8) if width else 0
+        if rng.random() < 0.2:
+            x = (1 << width) - 1
+        assert rows.bit_count(x) == x.bit_count(), (trial, width)
+        assert rows.bit_count(-x) == x.bit_count(), (trial, width)
+    assert rows.bit_count(True) == 1 and rows.bit_count(False) == 0
+    with pytest.raises(TypeError, match="needs an int"):
+        rows.bit_count(3.0)
+
+
 def test_compiled_row_operations_refuse_bad_input(rows):
     """Bad input is a Python error naming what is wrong, never a crash."""
     with pytest.raises(ValueError, match="rows of 2 and 3 entries"):

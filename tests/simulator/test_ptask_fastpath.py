@@ -399,16 +399,25 @@ def test_add_uniform_is_add_of_the_same_flops(star, seed):
 
 def test_add_uniform_isolates_by_ranges_and_gives_way_to_a_sharing_task(star):
     m = PtaskModel(star, stepped=True, hosts=HOSTS)
+
+    def busy_is_users():   # the byte per constraint that add_uniform searches follows the counts
+        assert list(m._busy) == [int(u > 0) for u in m._users]
+
     job = m.add_uniform([(0, 1), (3, 4)], 100.0, 0.0, tag="job")   # h0, h1, h3, h4
     assert job._iso and job.flops == dict.fromkeys(["h0", "h1", "h3", "h4"], 100.0)
     assert job.rate == 7.0 / 100.0            # the slowest core (h3, 7 flop/s)
+    busy_is_users()
     other = m.add_uniform([(1, 2)], 10.0, 0.0, tag="other")   # h1 in use: the general path
     assert not job._iso and not other._iso and m._n_solver == 2
+    busy_is_users()
     assert m.add_uniform([(5, 5)], 0.0, 0.0, tag="empty")._empty   # no work: add's empty task
     m.remove(other, 0.0)
+    busy_is_users()
     m.remove(job, 0.0)
+    busy_is_users()
     again = m.add_uniform([(0, 4)], 50.0, 0.0)        # every CPU free again
     assert again._iso and again.rate == 7.0 / 50.0
     m.remove(again, 0.0)
+    busy_is_users()
     cores = m.add_uniform([(2, 2), (4, 4)], 100.0, 0.0)   # h2: 4 x 20 flop/s, h4: 2 x 13
     assert cores.rate == 13.0 / 100.0 == cores._bound     # one core each, the slower one
