@@ -123,6 +123,18 @@ def test_compiled_bit_count_is_int_bit_count(rows):
         rows.bit_count(3.0)
 
 
+def test_compiled_least_at_the_edges_of_an_ints_digits(rows):
+    """The running minimum compares entries read in place up to two digits (below 2**60) and
+    as Python ints beyond, negative ones and bools too: the same minimum either way."""
+    edges = [0, 1, -1, 2**30 - 1, 2**30, 2**59, 2**60 - 1, 2**60, 2**63, 2**70, -2**61, True, False]
+    rng = np.random.default_rng(8)
+    for trial in range(3000):
+        width = int(rng.integers(0, 6))
+        a = tuple(edges[int(k)] for k in rng.integers(0, len(edges), width))
+        b = tuple(edges[int(k)] for k in rng.integers(0, len(edges), width))
+        assert rows.least(a, b) == av._py_least(a, b) == tuple(map(min, a, b)), (a, b)
+
+
 def test_compiled_row_operations_refuse_bad_input(rows):
     """Bad input is a Python error naming what is wrong, never a crash."""
     with pytest.raises(ValueError, match="rows of 2 and 3 entries"):
