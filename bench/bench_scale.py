@@ -252,6 +252,27 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   1.78 / 1.54 / 1.78 and 2.09 / 1.79 / 1.87). A re-run of the ``fcfs-bb`` / ``sjf-bb`` part
   an hour later, the machine slower still: 100k 30.3 / 32.1, 1M 333.7 / 351.2 (x11.0 /
   x10.9); side by side with 64b1497 at the same moment, ``fcfs-bb`` 1M 317.1 -> 289.9.
+- 80dc7a9..8549d56: node counts read in place (``_profile.bit_count``: the CPU's popcount where
+  it has one, while CPython's ``int.bit_count`` calls a software count per 30-bit digit: ~4 %
+  of a 10,000-node run by callgrind), ``lowest_bits`` on the mask's digits without a byte
+  copy, the ptask model's busy CPUs as one byte each (a free range is one ``bytearray.find``,
+  not a copy and a scan of the counts), free bytes read without 3.11's byte-array path of
+  ``PyLong_AsLongLong`` (``holds``, the queue's rows) and compared in place up to two digits
+  (the profile's running minimum). Instructions (callgrind, the per-job part, identical
+  ``_jobs.csv``): 10,000 nodes ``fcfs-bb`` 3k jobs -19 %, 96 nodes 5k jobs -0.3 %. CPU s,
+  alternated solo runs: 10,000 nodes ``fcfs-bb`` 30k 14.45 -> 13.30 (least of three), 96 nodes
+  ``fcfs-bb`` 100k 30.47 -> 25.71 (least of three, ABBA order; the machine drifted by ~20 %
+  within those six runs); ``--check``: ``conservative-bb`` 1k on 10,000 nodes 23.8 -> 17.1.
+  ``--check 80dc7a9 --sizes 2000 10000 --big-sizes 1000 10000``: identical ``_jobs.csv`` for
+  ``fcfs-bb``, ``sjf-bb``, ``fcfs-easy``, ``filler``, ``fcfs``, and ``conservative-bb`` at 2k /
+  1k. ``--sizes 100000 1000000 --policies fcfs-bb sjf-bb fcfs-easy --big-sizes 100000`` at
+  8549d56, one run at a time, in a slow stretch (the 96-node ``fcfs-bb`` 100k took 36.1 s
+  there, 24.0-25.7 s in solo runs of the same revision minutes later): ``fcfs-bb`` 100k 36.1 /
+  19.4, 1M 342.2 / 192.4 (1,600 MB, x9.5); ``sjf-bb`` 37.9 / 21.7, 1M 357.1 / 215.0 (1,489 MB,
+  x9.4); ``fcfs-easy`` 27.3 / 14.8, 1M 298.9 / 169.6 (1,633 MB, x10.9). 10,000 nodes, 100k:
+  ``fcfs-bb`` 45.6 / 30.0 (52.0 at c051df9), ``sjf-bb`` 40.2 / 24.7 (46.8), ``fcfs-easy``
+  43.1 / 25.0 (44.7), peak 278-294 MB; per job against this run's 96-node figures 1.26x /
+  1.06x / 1.58x, against c051df9's (faster) ones 1.67x / 1.36x / 1.40x.
 """
 
 from __future__ import annotations
