@@ -264,23 +264,9 @@ static PyTypeObject ShareTakerType = {
     .tp_new = PyType_GenericNew,
 };
 
-/* ``PyLong_AsLongLong``, without its slow path: 3.11 reads any int of two digits or more (free
-   bytes) through a byte array, ~10x the digit loop of ``PyLong_AsLongLongAndOverflow``. */
-static inline long long
-as_int64(PyObject *o)
-{
-    int overflow;
-    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow) {
-        PyErr_SetString(PyExc_OverflowError, "int too big to convert to int64");
-        return -1;
-    }
-    return v;
-}
-
 /* holds(share, nodes, free): whether ``sum(f // share for f in free) >= nodes`` (``share`` > 0):
    whether the free bytes of the storage nodes hold ``nodes`` shares at all. OverflowError
-   beyond int64 (the caller counts in Python). */
+   beyond 2**63 - 2 (the caller counts in Python). */
 static PyObject *
 holds(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -288,8 +274,10 @@ holds(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "holds(share, nodes, free) takes 3 arguments");
         return NULL;
     }
-    long long share = as_int64(args[0]), nodes = as_int64(args[1]);
-    if (PyErr_Occurred())
+    /* int64_of, not PyLong_AsLongLong: 3.11 reads an int of two digits or more (free bytes)
+       through a byte array there, ~10x the digit loop of PyLong_AsLongLongAndOverflow */
+    int64_t share, nodes;
+    if (int64_of(args[0], "share", &share) < 0 || int64_of(args[1], "nodes", &nodes) < 0)
         return NULL;
     if (share <= 0) {
         PyErr_SetString(PyExc_ValueError, "share must be positive");
@@ -303,8 +291,8 @@ holds(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     long long count = 0;
     int ok = nodes <= 0;
     for (Py_ssize_t s = 0; s < n && !ok; s++) {
-        long long f = as_int64(items[s]);
-        if (f == -1 && PyErr_Occurred()) {
+        int64_t f;
+        if (int64_of(items[s], "free bytes", &f) < 0) {
             Py_DECREF(fs);
             return NULL;
         }

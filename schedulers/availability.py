@@ -838,7 +838,9 @@ def first_short(rows: list[tuple[int, ...]], i: int, j: int, bb: tuple[int, ...]
 
 def use(compiled: bool) -> bool:
     """Run the profiles' row and mask operations in C (``_profile.c``, when built) or in Python
-    from now on; whether C is now in use. ``MRSCHED_PURE_PYTHON=1`` starts with Python."""
+    from now on; whether C is now in use. ``MRSCHED_PURE_PYTHON=1`` starts with Python.
+    ``_bit_count``, a mask's node count, is ``int.bit_count`` in Python: the C one reads the
+    digits in place with the CPU's popcount (CPython's counts each digit in software)."""
     global _least, _shift_rows, _first_short, _lowest_bits, _bit_count
     compiled = compiled and _profile is not None
     kernels = _profile if compiled else None
