@@ -9,9 +9,10 @@
    100k jobs, and ``lowest_bits``' bisection on big ints ~2.5 % (py-spy). Here they are the
    same operations, one C loop per row or mask.
 
-   Row entries are compared and added as Python objects (exact for any int); int64 values take
-   a shortcut. ``availability`` uses this module when it was built (an optional extension,
-   like ``_mintree`` and ``_shares``), else its pure-Python twins, which give the same values. */
+   Row entries are added as Python objects (exact for any int) and compared in place when both
+   are non-negative and below 2**60 (``small_value``), as Python objects beyond.
+   ``availability`` uses this module when it was built (an optional extension, like
+   ``_mintree`` and ``_shares``), else its pure-Python twins, which give the same values. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
