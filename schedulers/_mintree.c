@@ -137,6 +137,9 @@ pair(PyObject *r, int64_t *rn, int64_t *rb)
 static PyObject *packs_func;    /* ``availability.Room._packs``, done natively by ``packs`` */
 static PyObject *fits_func;     /* ``placement.BurstBufferPlacer.capacity_fits``, its ``_fits`` */
 static PyObject *s_prefix, *s_fits;
+static PyObject *missing_func;  /* ``availability.Room.__missing__``, done natively by ``room_slice`` */
+static PyObject *count_func;    /* a mask's node count (``availability._bit_count``) */
+static PyObject *s_missing, *s_and, *s_least, *s_nodes, *s_bbsum;
 
 /* One walk's reads of a room, as ``_PyMinTree.first`` makes them: ``room.get(w)``; failing
    that, for a profile's room, the slice ``w`` ends in (``times``, ``slices``, stored back
@@ -146,6 +149,9 @@ typedef struct {
     PyObject *room, *times, *slices, *get;
     double t0;
     int fast, loaded;
+    /* a profile's room: its running AND of the slices' free nodes and least free bytes
+       (``_and``, ``_least``, extended on a miss as ``Room.__missing__`` does) */
+    PyObject *ands, *least, *nodes, *bbsum;
     /* the room's own packing test, done here (``Room._packs``; see ``native_packing``) */
     PyObject *prefix;
     int native;
@@ -201,8 +207,79 @@ reader_load(Reader *rd)
         rd->slices = PyObject_GetAttr(rd->room, s_slices);
         if (!rd->slices)
             return -1;
+        if (missing_func && PyDict_Check(rd->slices)) {
+            PyObject *missing = PyObject_GetAttr((PyObject *)Py_TYPE(rd->room), s_missing);
+            if (!missing)
+                PyErr_Clear();
+            int same = missing == missing_func;
+            Py_XDECREF(missing);
+            if (same) {
+                rd->ands = PyObject_GetAttr(rd->room, s_and);
+                rd->least = rd->ands ? PyObject_GetAttr(rd->room, s_least) : NULL;
+                rd->nodes = rd->least ? PyObject_GetAttr(rd->room, s_nodes) : NULL;
+                rd->bbsum = rd->nodes ? PyObject_GetAttr(rd->room, s_bbsum) : NULL;
+                if (!rd->bbsum)
+                    return -1;
+                if (!PyList_Check(rd->ands) || !PyList_Check(rd->least) || !PyList_Check(rd->nodes)
+                        || !PyList_Check(rd->bbsum) || PyList_GET_SIZE(rd->ands) == 0
+                        || PyList_GET_SIZE(rd->least) != PyList_GET_SIZE(rd->ands)) {
+                    Py_CLEAR(rd->ands);   /* not the shape ``Room`` keeps: its own __missing__ */
+                    Py_CLEAR(rd->least);
+                    Py_CLEAR(rd->nodes);
+                    Py_CLEAR(rd->bbsum);
+                }
+            }
+        }
     }
     return 0;
+}
+
+/* ``Room.__missing__`` for slice ``j`` (>= 0) whose room is not in ``slices`` yet: the running
+   AND and least bytes extended to ``j`` (the same operations on the same objects), then
+   ``slices[j] = (node count of the AND, least bytes)``. A new reference; NULL with an error;
+   NULL without one when ``j`` is past the profile's slices (the Python method then decides). */
+static PyObject *
+room_slice(Reader *rd, Py_ssize_t j, PyObject *jo)
+{
+    PyObject *ands = rd->ands, *least = rd->least;
+    Py_ssize_t k = PyList_GET_SIZE(ands);
+    if (k <= j) {
+        if (j >= PyList_GET_SIZE(rd->nodes) || j >= PyList_GET_SIZE(rd->bbsum))
+            return NULL;
+        PyObject *m = Py_NewRef(PyList_GET_ITEM(ands, k - 1));
+        PyObject *b = Py_NewRef(PyList_GET_ITEM(least, k - 1));
+        for (; k <= j; k++) {
+            Py_SETREF(m, PyNumber_And(m, PyList_GET_ITEM(rd->nodes, k)));
+            if (!m)
+                goto fail;
+            PyObject *bk = PyList_GET_ITEM(rd->bbsum, k);
+            int lt = PyObject_RichCompareBool(bk, b, Py_LT);
+            if (lt < 0)
+                goto fail;
+            if (lt)
+                Py_SETREF(b, Py_NewRef(bk));
+            if (PyList_Append(ands, m) < 0 || PyList_Append(least, b) < 0)
+                goto fail;
+        }
+        Py_DECREF(m);
+        Py_DECREF(b);
+        goto done;
+    fail:
+        Py_XDECREF(m);
+        Py_DECREF(b);
+        return NULL;
+    }
+done:;
+    PyObject *count = PyObject_CallOneArg(count_func, PyList_GET_ITEM(ands, j));
+    if (!count)
+        return NULL;
+    PyObject *r = PyTuple_Pack(2, count, PyList_GET_ITEM(least, j));
+    Py_DECREF(count);
+    if (!r || PyDict_SetItem(rd->slices, jo, r) < 0) {
+        Py_XDECREF(r);
+        return NULL;
+    }
+    return r;
 }
 
 static void
@@ -212,6 +289,10 @@ reader_done(Reader *rd)
     Py_CLEAR(rd->slices);
     Py_CLEAR(rd->get);
     Py_CLEAR(rd->prefix);
+    Py_CLEAR(rd->ands);
+    Py_CLEAR(rd->least);
+    Py_CLEAR(rd->nodes);
+    Py_CLEAR(rd->bbsum);
     PyMem_Free(rd->rows);
     rd->rows = NULL;
 }
@@ -259,7 +340,9 @@ reader_lookup(Reader *rd, PyObject *key, double w)
         Py_ssize_t j = bisect_left(rd->times, rd->t0 + w);
         if (j < 0 && PyErr_Occurred())
             return NULL;
-        PyObject *jo = PyLong_FromSsize_t(j - 1);
+        if (--j < 0 && rd->ands)
+            j = 0;      /* as ``Room.__missing__``: a walltime ending before the second slice */
+        PyObject *jo = PyLong_FromSsize_t(j);
         if (!jo)
             return NULL;
         if (PyDict_Check(rd->slices)) {
@@ -271,6 +354,8 @@ reader_lookup(Reader *rd, PyObject *key, double w)
             if (r == Py_None)
                 Py_CLEAR(r);
         }
+        if (!r && rd->ands && !PyErr_Occurred())
+            r = room_slice(rd, j, jo);
         Py_DECREF(jo);
         if (r) {
             if (PyObject_SetItem(rd->room, key, r) < 0) {
@@ -444,6 +529,22 @@ native_packing(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     Py_XSETREF(packs_func, Py_NewRef(args[0]));
     Py_XSETREF(fits_func, Py_NewRef(args[1]));
+    Py_RETURN_NONE;
+}
+
+/* native_room(missing, count): a room whose type's ``__missing__`` is ``missing``
+   (``availability.Room.__missing__``) has its slices' rooms computed here on a walk's miss,
+   the same way, ``count`` counting a mask's nodes; ``native_room(None, None)``: never. */
+static PyObject *
+native_room(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || (args[0] == Py_None) != (args[1] == Py_None)
+            || (args[0] != Py_None && (!PyFunction_Check(args[0]) || !PyCallable_Check(args[1])))) {
+        PyErr_SetString(PyExc_TypeError, "native_room(missing, count): a function and a callable, or two Nones");
+        return NULL;
+    }
+    Py_XSETREF(missing_func, args[0] == Py_None ? NULL : Py_NewRef(args[0]));
+    Py_XSETREF(count_func, args[1] == Py_None ? NULL : Py_NewRef(args[1]));
     Py_RETURN_NONE;
 }
 
@@ -1008,6 +1109,8 @@ static PyTypeObject MinTreeType = {
 static PyMethodDef module_methods[] = {
     {"native_packing", (PyCFunction)(void (*)(void))native_packing, METH_FASTCALL,
      "native_packing(packs, capacity_fits): a room's own bound packs as admits is done in C"},
+    {"native_room", (PyCFunction)(void (*)(void))native_room, METH_FASTCALL,
+     "native_room(missing, count): a profile's room's slices are computed in C on a walk's miss"},
     {NULL},
 };
 
@@ -1029,6 +1132,13 @@ PyInit__mintree(void)
     s_roots = PyUnicode_InternFromString("roots");
     s_ks = PyUnicode_InternFromString("ks");
     s_lanes = PyUnicode_InternFromString("lanes");
+    s_missing = PyUnicode_InternFromString("__missing__");
+    s_and = PyUnicode_InternFromString("_and");
+    s_least = PyUnicode_InternFromString("_least");
+    s_nodes = PyUnicode_InternFromString("nodes");
+    s_bbsum = PyUnicode_InternFromString("bbsum");
+    if (!s_missing || !s_and || !s_least || !s_nodes || !s_bbsum)
+        return NULL;
     if (!s_times || !s_slices || !s_get || !s_prefix || !s_fits || !s_tree || !s_pos || !s_admits
             || !s_roots || !s_ks || !s_lanes)
         return NULL;

@@ -157,6 +157,47 @@ def test_room_packing_test_is_necessary_and_passes_over_jobs_that_do_not_pack():
     assert started > 100 and refused > 100    # both sides exercised
 
 
+def test_a_walk_fills_a_rooms_slices_as_its_missing_method_does():
+    """The compiled walk computes a profile's room on a miss itself (running AND and least
+    bytes extended, the slice's room stored): the same values, chains and slices as
+    ``Room.__missing__`` on a fresh room, and no call of that method from the walk; the
+    Python tree calls it."""
+    import sys
+
+    from mrsched.schedulers import ordered_queue as oq
+    from mrsched.schedulers.availability import Room
+
+    rng = np.random.default_rng(33)
+    profile = AvailabilityProfile(dragonfly(), 0.0)
+    jobs = [random_job(rng, k) for k in range(300)]
+    queue = OrderedQueue("sjf").update(WaitingQueue({j.id: j for j in jobs}))
+    missing = Room.__missing__.__code__
+    calls = [0]
+
+    def count(frame, event, arg):
+        if event == "call" and frame.f_code is missing:
+            calls[0] += 1
+
+    walked = 0
+    for step in busy_rounds(rng, profile, 150, keep=0.7):
+        walked_room, fresh = profile.room(), profile.room()
+        sys.setprofile(count)
+        try:
+            job, at = queue.next_job(None, walked_room)
+            while job is not None:
+                job, at = queue.next_job(at, walked_room)
+        finally:
+            sys.setprofile(None)
+        for w in list(walked_room):
+            assert fresh[w] == walked_room[w], (step, w)
+        assert walked_room.slices == fresh.slices, step
+        assert walked_room._and == fresh._and and walked_room._least == fresh._least, step
+        walked += len(walked_room.slices)
+    assert walked > 300
+    compiled = oq._MinTree is not oq._PyMinTree
+    assert (calls[0] == 0) if compiled else (calls[0] > 100), calls
+
+
 def test_a_room_with_its_packing_test_is_freed_without_the_garbage_collector():
     """A round makes a room or two: one that held its own bound packing test was a reference
     cycle, left for the cyclic collector with its slice lists (on 10,000 nodes the collector
