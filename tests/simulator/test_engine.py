@@ -7,7 +7,7 @@ import csv
 
 import pytest
 
-from mrsched.errors import ProtocolError, SimulationError
+from mrsched.errors import ProtocolError, SimulationError, WorkloadError
 from mrsched.simulator.engine import format_alloc, parse_alloc, simulate
 from test_engine_support import (fcfs, make_workload, platform_file,  # noqa: F401 (fixtures)
                                  scripted)
@@ -495,6 +495,18 @@ def test_run_leaves_the_garbage_collector_as_it_found_it(platform_file, make_wor
     with pytest.raises(SimulationError):
         simulate(platform_file, [wl], scripted(None), export_prefix=None)
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0 and gc.isenabled()
+    # loading pauses the collector (parsed containers hold no cycle); a bad file must not
+    # leave it off, and a caller who turned it off keeps it off
+    bad = make_workload([{"id": 1, "subtime": 0, "res": 2, "profile": "nope"}])
+    with pytest.raises(WorkloadError):
+        simulate(platform_file, [bad], fcfs(), export_prefix=None)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        simulate(platform_file, [wl], fcfs(), export_prefix=None)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_a_run_leaves_no_garbage_cycle_per_job(platform_file, make_workload, fcfs):
