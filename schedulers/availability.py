@@ -77,7 +77,7 @@ class Reservation:
     end: float
     allocation: Allocation
     tag: str | None = None
-    log_pos: int = 0          # the profile's release-log length when this was made
+    log_pos: int = 0          # the profile's release-log length when this was made (-1: none kept)
 
 
 class Room(dict):
@@ -180,7 +180,8 @@ def _py_lowest_bits(mask: int, n: int) -> int:
 class AvailabilityProfile:
     """Free nodes / burst buffer / counters over time for one cluster."""
 
-    def __init__(self, cluster: Cluster, now: float = 0.0, *, placer: BurstBufferPlacer | None = None):
+    def __init__(self, cluster: Cluster, now: float = 0.0, *, placer: BurstBufferPlacer | None = None,
+                 release_log: bool = False):
         self.cluster = cluster
         self.placer = placer or BurstBufferPlacer(cluster)
         self.counter_names = tuple(cluster.counters)
@@ -191,7 +192,10 @@ class AvailabilityProfile:
         self.bbsum: list[int] = [sum(self.bb[0])]     # total free burst buffer per slice (skips)
         self._gpu_masks: dict[int, int] = {}
         self._version = 0          # bumped on every change
-        # every release [start, end) in order; ``_log_base`` = absolute index of _log[0]
+        # every release [start, end) in order; ``_log_base`` = absolute index of _log[0]. Kept
+        # only for a reader of ``released_since`` / ``released_span`` (conservative
+        # backfilling): ``release_log`` off, a reservation's history is unknown (log_pos -1)
+        self.release_log = release_log
         self._log: list[tuple[float, float]] = []
         self._log_base = 0
         # monotonic stacks over the log for released_span's suffix queries: absolute positions
@@ -224,6 +228,7 @@ class AvailabilityProfile:
             amemo = self._alloc_memo = {}
         other._alloc_memo = amemo
         other._version, other._pre = 0, self._pre[:]   # same slices: the prefix cache holds
+        other.release_log = self.release_log
         other._log, other._log_base = [], self._log_base + len(self._log)   # older history unknown there
         other._lo_pos, other._lo_val, other._hi_pos, other._hi_val = [], [], [], []
         return other
@@ -283,7 +288,7 @@ class AvailabilityProfile:
     def reserve(self, start: float, end: float, allocation: Allocation, tag: str | None = None) -> Reservation:
         """Take ``allocation`` over ``[start, end)``; SimulationError if anything is over-allocated."""
         start = max(start, self.times[0])
-        log_pos = self._log_base + len(self._log)
+        log_pos = self._log_base + len(self._log) if self.release_log else -1
         if end <= start:
             return Reservation(start, end, allocation, tag, log_pos)
         i = self._split(start)
@@ -364,6 +369,10 @@ class AvailabilityProfile:
         if a.counters:
             for k in range(i, j):
                 self.cnt[k] = tuple(x + y for x, y in zip(self.cnt[k], a.counters))
+        if not self.release_log:
+            self._merge_at(j)
+            self._merge_at(i)
+            return
         log = self._log
         pos = self._log_base + len(log)
         log.append((start, end))
@@ -387,7 +396,8 @@ class AvailabilityProfile:
 
     # -- release log: what became free since a reservation was made ---------------------------
     def released_since(self, log_pos: int) -> list[tuple[float, float]] | None:
-        """Windows released after position ``log_pos`` (None when that history was trimmed)."""
+        """Windows released after position ``log_pos`` (None when that history was trimmed or
+        not kept: ``release_log`` off)."""
         if log_pos < self._log_base:
             return None
         return self._log[log_pos - self._log_base:]

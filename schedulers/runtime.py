@@ -64,7 +64,9 @@ class PolicyRuntime:
             cluster.counters = {**declared(), **cluster.counters}
         self.cluster = cluster
         self.profiles = dict(profiles or {})          # workload -> {profile name -> profile}
-        self.profile = AvailabilityProfile(cluster, now, placer=BurstBufferPlacer(cluster))
+        # the release log only for a policy that reads it (``release_log``, conservative)
+        self.profile = AvailabilityProfile(cluster, now, placer=BurstBufferPlacer(cluster),
+                                           release_log=getattr(self.policy, "release_log", False))
         # waiting, submission order. Not a plain dict: a dict keeps a hole per removed entry
         # until it grows again and iteration walks the holes, so reading the head of a long
         # FIFO queue (every round) cost O(jobs started so far); OrderedDict unlinks instead.

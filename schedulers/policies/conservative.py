@@ -53,6 +53,7 @@ class ConservativeBackfilling(Policy):
     """``conservative-bb``: every queued job holds a reservation on all resources; none is delayed."""
 
     name = "conservative-bb"
+    release_log = True   # the runtime's profile logs releases: _horizon reads released_span
     _parameter_constraints = {
         "order": Param(str, ORDERS, help="queue order used to insert and compress reservations"),
         "compression": Param(str, COMPRESSIONS, help="how reservations move when a job ends early"),

@@ -22,6 +22,7 @@ class ReferenceConservative(Policy):
     """``conservative-bb`` as of 3072e9d (``earliest_start`` for every re-insertion)."""
 
     name = "conservative-bb"
+    release_log = True   # the runtime's profile logs releases: _horizon reads released_span
     _parameter_constraints = {
         "order": Param(str, ORDERS, help="queue order used to insert and compress reservations"),
         "compression": Param(str, COMPRESSIONS, help="how reservations move when a job ends early"),

@@ -226,7 +226,7 @@ def test_release_log_stays_bounded_when_nobody_trims_it(monkeypatch):
 
     monkeypatch.setattr(availability, "_LOG_MAX", 10)
     cluster = Cluster.simple(4)
-    p = AvailabilityProfile(cluster, 0.0)
+    p = AvailabilityProfile(cluster, 0.0, release_log=True)
     first = None
     for k in range(50):
         r = p.reserve(float(k), float(k) + 5.0, Allocation(1))
@@ -239,6 +239,28 @@ def test_release_log_stays_bounded_when_nobody_trims_it(monkeypatch):
     assert p.released_since(recent.log_pos) == [(61.0, 62.0)]
 
 
+def test_the_release_log_is_kept_only_for_a_policy_that_reads_it():
+    """Only conservative backfilling asks what was freed since a reservation: other policies'
+    profiles keep no log (a reservation's history reads as unknown, so a reader would
+    re-examine, never trust a missing entry), and the runtime turns it on for conservative."""
+    from mrsched.schedulers.registry import make_policy
+    from mrsched.schedulers.runtime import PolicyRuntime
+
+    p = AvailabilityProfile(Cluster.simple(4), 0.0)
+    r = p.reserve(1.0, 5.0, Allocation(1))
+    p.release(p.reserve(2.0, 3.0, Allocation(2)))
+    assert r.log_pos == -1 and p._log == [] and p.released_span(r.log_pos) is None
+    assert p.copy().release_log is False
+    kept = AvailabilityProfile(Cluster.simple(4), 0.0, release_log=True)
+    r = kept.reserve(1.0, 5.0, Allocation(1))
+    kept.release(kept.reserve(2.0, 3.0, Allocation(2)))
+    assert kept.released_span(r.log_pos) == (2.0, 3.0) and kept.copy().release_log is True
+    for name, logged in (("conservative-bb", True), ("fcfs-bb", False), ("sjf-bb", False), ("filler", False)):
+        runtime = PolicyRuntime(make_policy(name))
+        runtime.begin(Cluster.simple(4))
+        assert runtime.profile.release_log is logged, name
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_released_span_is_the_extremes_of_released_since(seed):
     """``released_span`` (monotonic stacks, O(log n)) answers what a scan of ``released_since``
@@ -246,7 +268,7 @@ def test_released_span_is_the_extremes_of_released_since(seed):
     import random
 
     rng = random.Random(seed)
-    p = AvailabilityProfile(Cluster.simple(8), 0.0)
+    p = AvailabilityProfile(Cluster.simple(8), 0.0, release_log=True)
     held, positions = [], []
     for step in range(400):
         if held and rng.random() < 0.5:
