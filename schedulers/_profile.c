@@ -54,14 +54,28 @@ small_value(PyObject *o, long long *out)
 
 /* Set bits of n digits. CPython's own ``int.bit_count`` is built for any x86-64 and calls a
    software count per 30-bit digit: on 9,900-node masks that was ~4 % of a 10,000-node run
-   (callgrind). The CPU's instruction is used where it has one (checked once, at import). */
+   (callgrind). The CPU's instruction is used where it has one (checked once, at import).
+   Two digits (at most 32 bits each) are counted as one 64-bit word: half the counts and loop
+   steps (-1 % of a 10,000-node run's instructions). ``count_pairs`` is inlined into both
+   counts, so that the second one's copy is compiled with the CPU's instruction. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline Py_ssize_t
+count_pairs(const digit *d, Py_ssize_t n)
+{
+    Py_ssize_t c = 0, k = 0;
+    for (; k + 1 < n; k += 2)
+        c += __builtin_popcountll((unsigned long long)d[k] | (unsigned long long)d[k + 1] << 32);
+    if (k < n)
+        c += __builtin_popcount((unsigned int)d[k]);
+    return c;
+}
+
 static Py_ssize_t
 count_digits(const digit *d, Py_ssize_t n)
 {
-    Py_ssize_t c = 0;
-    for (Py_ssize_t k = 0; k < n; k++)
-        c += __builtin_popcount((unsigned int)d[k]);
-    return c;
+    return count_pairs(d, n);
 }
 
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
@@ -69,10 +83,7 @@ count_digits(const digit *d, Py_ssize_t n)
 __attribute__((target("popcnt"))) static Py_ssize_t
 count_digits_hw(const digit *d, Py_ssize_t n)
 {
-    Py_ssize_t c = 0;
-    for (Py_ssize_t k = 0; k < n; k++)
-        c += __builtin_popcount((unsigned int)d[k]);
-    return c;
+    return count_pairs(d, n);
 }
 static Py_ssize_t (*count_of)(const digit *, Py_ssize_t) = count_digits;
 #else
