@@ -234,6 +234,19 @@ row_of(PyObject *row, Py_ssize_t k, Py_ssize_t width)
     return f;
 }
 
+/* ``a + b`` (``op`` PyNumber_Add) or ``a - b`` (PyNumber_Subtract): in int64 when both are
+   non-negative and below 2**60 (``small_value``: cannot overflow), else as Python adds. A
+   10,000-node job's bytes touch ~100 storage entries a slice: the generic add was ~1.7 % of
+   such a run's instructions. */
+static PyObject *
+shifted(PyObject *a, PyObject *b, binaryfunc op)
+{
+    long long va, vb;
+    if (small_value(a, &va) && small_value(b, &vb))
+        return PyLong_FromLongLong(op == PyNumber_Add ? va + vb : va - vb);
+    return op(a, b);
+}
+
 /* shift_rows(rows, sums, i, j, bb, sign): rows[k] += sign * bb entry by entry (a new tuple)
    and, unless sums is None, sums[k] += sign * sum(bb), for k in i..j-1 (sign 1 gives bytes back, -1 takes them);
    consecutive slices sharing one row object share the new one. Nothing when bb is all zero. */
@@ -277,7 +290,7 @@ shift_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (total == NULL)
         goto done;
     for (Py_ssize_t c = 0; c < count; c++) {
-        PyObject *t = PyNumber_Add(total, bb[idx[c]]);
+        PyObject *t = shifted(total, bb[idx[c]], PyNumber_Add);
         if (t == NULL)
             goto done;
         Py_SETREF(total, t);
@@ -301,7 +314,7 @@ shift_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 PyObject *v = x[s];
                 if (c < count && idx[c] == s) {     /* idx is increasing */
                     c++;
-                    v = op(v, bb[s]);
+                    v = shifted(v, bb[s], op);
                     if (v == NULL) {
                         Py_DECREF(f);
                         goto done;  /* new's unset entries are NULL: freed safely */
@@ -314,7 +327,7 @@ shift_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             Py_DECREF(f);
         }
         if (sums != NULL) {
-            PyObject *sum = op(PyList_GET_ITEM(sums, k), total);
+            PyObject *sum = shifted(PyList_GET_ITEM(sums, k), total, op);
             if (sum == NULL)
                 goto done;
             PyList_SetItem(sums, k, sum);

@@ -135,6 +135,23 @@ def test_compiled_least_at_the_edges_of_an_ints_digits(rows):
         assert rows.least(a, b) == av._py_least(a, b) == tuple(map(min, a, b)), (a, b)
 
 
+def test_compiled_shift_rows_at_the_edges_of_an_ints_digits(rows):
+    """Entries and bytes are added in int64 below 2**60 and as Python ints beyond (negative
+    ones and bools too): the same rows and sums either way, ``sign`` -1 going below zero."""
+    edges = [0, 1, 2**30 - 1, 2**30, 2**59, 2**60 - 1, 2**60, 2**63, 2**70, -1, -2**61, True]
+    rng = np.random.default_rng(12)
+    for trial in range(2000):
+        width = int(rng.integers(1, 6))
+        table = [tuple(edges[int(k)] for k in rng.integers(0, len(edges), width)) for _ in range(3)]
+        sums = [edges[int(k)] for k in rng.integers(0, len(edges), 3)]
+        bb = tuple(edges[int(k)] for k in rng.integers(0, len(edges), width))
+        for sign in (-1, 1):
+            c_rows, c_sums, p_rows, p_sums = list(table), list(sums), list(table), list(sums)
+            rows.shift_rows(c_rows, c_sums, 0, 3, bb, sign)
+            av._py_shift_rows(p_rows, p_sums, 0, 3, bb, sign)
+            assert c_rows == p_rows and c_sums == p_sums, (table, sums, bb, sign)
+
+
 def test_compiled_row_operations_refuse_bad_input(rows):
     """Bad input is a Python error naming what is wrong, never a crash."""
     with pytest.raises(ValueError, match="rows of 2 and 3 entries"):
