@@ -404,9 +404,10 @@ class AvailabilityProfile:
 
     def released_span(self, log_pos: int) -> tuple[float, float] | None:
         """(earliest start, latest end) of the windows released after position ``log_pos``
-        (``(inf, -inf)`` when none; None when that history was trimmed), in O(log releases):
-        the first entry at or after ``log_pos`` of each monotonic stack holds the suffix's
-        extreme. Conservative backfilling asks it for every queued job of a compression pass."""
+        (``(inf, -inf)`` when none; None when that history was trimmed or not kept), in
+        O(log releases): the first entry at or after ``log_pos`` of each monotonic stack holds
+        the suffix's extreme. Conservative backfilling asks it for every queued job of a
+        compression pass."""
         if log_pos < self._log_base:
             return None
         k = bisect_left(self._lo_pos, log_pos)
