@@ -9,8 +9,8 @@
    100k jobs, and ``lowest_bits``' bisection on big ints ~2.5 % (py-spy). Here they are the
    same operations, one C loop per row or mask.
 
-   Row entries are added as Python objects (exact for any int) and compared in place when both
-   are non-negative and below 2**60 (``small_value``), as Python objects beyond.
+   Row entries are added (``shifted``) and compared in int64 when both sides are non-negative
+   and below 2**60 (``small_value``), as Python objects beyond (exact for any int).
    ``availability`` uses this module when it was built (an optional extension, like
    ``_mintree`` and ``_shares``), else its pure-Python twins, which give the same values. */
 
