@@ -6,7 +6,8 @@
    ``ordered_queue._PyMinTree`` method for method on C arrays (``first``, ``first_in_lanes``,
    ``find_in_runs``, ``live``, ``set``): the same slots, the same walks, the same room reads,
    hence the same answers. A profile's room's packing test (``Room._packs``), when it is the
-   ``admits`` of a walk, is done here too (``packs``). ``ordered_queue`` uses this module when
+   ``admits`` of a walk, is done here too (``packs``), and so is ``Room.__missing__`` on a
+   room's miss (``room_slice``). ``ordered_queue`` uses this module when
    it was built (an optional extension: an install without a compiler keeps the pure-Python
    tree), and the tests run both.
 
