@@ -369,10 +369,14 @@ class AvailabilityProfile:
         if a.counters:
             for k in range(i, j):
                 self.cnt[k] = tuple(x + y for x, y in zip(self.cnt[k], a.counters))
-        if not self.release_log:
-            self._merge_at(j)
-            self._merge_at(i)
-            return
+        if self.release_log:
+            self._log_release(start, end)
+        self._merge_at(j)
+        self._merge_at(i)
+
+    # -- release log: what became free since a reservation was made ---------------------------
+    def _log_release(self, start: float, end: float) -> None:
+        """Append the window ``[start, end)`` to the release log and its monotonic stacks."""
         log = self._log
         pos = self._log_base + len(log)
         log.append((start, end))
@@ -391,10 +395,7 @@ class AvailabilityProfile:
             # nobody trimmed it (only conservative reads it): keep it bounded; a reservation
             # older than what is kept gets "history unknown" from released_since
             self.trim_log(self._log_base + len(log) // 2)
-        self._merge_at(j)
-        self._merge_at(i)
 
-    # -- release log: what became free since a reservation was made ---------------------------
     def released_since(self, log_pos: int) -> list[tuple[float, float]] | None:
         """Windows released after position ``log_pos`` (None when that history was trimmed or
         not kept: ``release_log`` off)."""
