@@ -4,8 +4,9 @@
    grows faster than the jobs (issue 18: ~0.3 us a subtree in Python; ``fcfs-bb`` on 1M jobs
    spent 425 scheduler CPU s with it in Python, 253 with it here). This is
    ``ordered_queue._PyMinTree`` method for method on C arrays (``first``, ``first_in_lanes``,
-   ``find_in_runs``, ``live``, ``set``): the same slots, the same walks, the same room reads,
-   hence the same answers. A profile's room's packing test (``Room._packs``), when it is the
+   ``live``, ``set``), and ``find_in_runs`` is ``ordered_queue._py_find_in_runs`` (the search
+   over runs, lane by lane): the same slots, the same walks, the same room reads, hence the
+   same answers. A profile's room's packing test (``Room._packs``), when it is the
    ``admits`` of a walk, is done here too (``packs``), and so is ``Room.__missing__`` on a
    room's miss (``room_slice``). ``ordered_queue`` uses this module when
    it was built (an optional extension: an install without a compiler keeps the pure-Python
@@ -852,7 +853,7 @@ bisect_int(PyObject *list, Py_ssize_t x, Py_ssize_t lo, int right)
     return lo;
 }
 
-static PyObject *s_tree, *s_pos, *s_admits, *s_roots, *s_ks, *s_lanes;
+static PyObject *s_tree, *s_pos, *s_admits, *s_lanes;
 
 /* A search's reads of ``room`` and its test of single jobs (``room.admits``, or None):
    ``*admits`` is a new reference. 0, or -1 with an error set (``reader_done`` in any case). */
@@ -972,76 +973,156 @@ MinTree_first_in_lanes(MinTree *self, PyObject *const *args, Py_ssize_t nargs)
     return best == -2 ? NULL : PyLong_FromSsize_t(best);
 }
 
-/* find_in_runs(r, keys, runs, room, earliest) -> ``_PyMinTree.find_in_runs``: this tree's
-   leaf r holds the minima of run ``runs[keys[r]]`` (``roots``, ``ks``, ``lanes``); one read of
-   the room serves every run searched. */
-static PyObject *
-MinTree_find_in_runs(MinTree *self, PyObject *const *args, Py_ssize_t nargs)
+/* A run's lane ``k`` (``runs[key].lanes[k]``): its tree and its ``pos`` list, new
+   references, or -1 with an error set. */
+static int
+run_lane(PyObject *runs, PyObject *key, PyObject *ko, PyObject **tree, PyObject **pos)
 {
-    PyObject *admits = NULL, *keys, *runs, *found = NULL, *roots = NULL, *ks = NULL, *lanes = NULL;
-    PyObject *key = NULL;
-    Py_ssize_t r;
+    PyObject *run, *lanes, *lane;
+    *tree = *pos = NULL;
+    run = PyDict_GetItemWithError(runs, key);
+    if (!run) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_KeyError, key);
+        return -1;
+    }
+    lanes = PyObject_GetAttr(run, s_lanes);
+    if (!lanes)
+        return -1;
+    lane = PyDict_Check(lanes) ? PyDict_GetItemWithError(lanes, ko) : NULL;
+    if (!lane) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_KeyError, "run %R has no lane %R", key, ko);
+        Py_DECREF(lanes);
+        return -1;
+    }
+    *tree = PyObject_GetAttr(lane, s_tree);
+    *pos = *tree ? PyObject_GetAttr(lane, s_pos) : NULL;
+    Py_DECREF(lanes);
+    if (!*pos)
+        goto error;
+    if (!PyObject_TypeCheck(*tree, &MinTreeType)) {
+        PyErr_SetString(PyExc_TypeError, "a lane's tree is not a compiled MinTree");
+        goto error;
+    }
+    if (!PyList_Check(*pos)) {
+        PyErr_SetString(PyExc_TypeError, "a lane's pos must be a list");
+        goto error;
+    }
+    return 0;
+error:
+    Py_CLEAR(*tree);
+    Py_CLEAR(*pos);
+    return -1;
+}
+
+/* find_in_runs(r, tops, ks, keys, runs, room, earliest) -> ``ordered_queue._py_find_in_runs``:
+   lane by lane (``tops[k]``: a tree whose leaf q holds the minima of lane k of run
+   ``runs[keys[q]]``), the first run from rank r whose lane holds a job passing ``room``, each
+   lane searching up to the best run so far; one read of the room serves them all. */
+static PyObject *
+find_in_runs(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *admits = NULL, *tops, *ks, *keys, *runs, *found = NULL;
+    PyObject *top = NULL, *key = NULL, *tree = NULL, *pos = NULL;
+    Py_ssize_t r, best_r = -1, best = -1;
+    int64_t most, rb;
     int earliest;
     Reader rd;
-    if (nargs != 5 || !PyList_Check(args[1]) || !PyDict_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "find_in_runs(r, keys: list, runs: dict, room, earliest)");
+    if (nargs != 7 || !PyDict_Check(args[1]) || !PyList_Check(args[2]) || !PyList_Check(args[3])
+            || !PyDict_Check(args[4])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "find_in_runs(r, tops: dict, ks: list, keys: list, runs: dict, room, earliest)");
         return NULL;
     }
     r = PyLong_AsSsize_t(args[0]);
     if (r == -1 && PyErr_Occurred())
         return NULL;
-    keys = args[1];
-    runs = args[2];
-    earliest = PyObject_IsTrue(args[4]);
+    if (r < 0) {
+        PyErr_SetString(PyExc_ValueError, "find_in_runs: r must be >= 0");
+        return NULL;
+    }
+    tops = args[1];
+    ks = args[2];
+    keys = args[3];
+    runs = args[4];
+    earliest = PyObject_IsTrue(args[6]);
     if (earliest < 0)
         return NULL;
-    if (reader_start(&rd, args[3], &admits))
-        goto done;
-    for (;;) {
-        r = walk(self, r, -1, &rd, Py_None);    /* the next run whose minima pass */
-        if (r == -2)
+    if (reader_start(&rd, args[5], &admits) || reader_get(&rd, 0.0, &most, &rb))
+        goto done;      /* most: the most nodes any walltime gets */
+    for (Py_ssize_t x = 0; x < PyList_GET_SIZE(ks); x++) {
+        PyObject *ko = PyList_GET_ITEM(ks, x);
+        Py_ssize_t k = PyLong_AsSsize_t(ko), lo = r;
+        if (k == -1 && PyErr_Occurred())
             goto done;
-        if (r < 0) {
-            found = Py_NewRef(Py_None);
-            goto done;
-        }
-        if (r >= PyList_GET_SIZE(keys)) {
-            PyErr_SetString(PyExc_IndexError, "a run's slot past its keys");
+        if (k < 0 || k > 63) {
+            PyErr_Format(PyExc_IndexError, "lane %zd outside 0..63", k);
             goto done;
         }
-        Py_XSETREF(key, Py_NewRef(PyList_GET_ITEM(keys, r)));
-        PyObject *run = PyDict_GetItemWithError(runs, key);
-        if (!run) {
+        if (k && ((int64_t)1 << (k - 1)) > most)
+            break;              /* this lane and the next ones ask more */
+        top = PyDict_GetItemWithError(tops, ko);
+        if (!top) {
             if (!PyErr_Occurred())
-                PyErr_SetObject(PyExc_KeyError, key);
+                PyErr_Format(PyExc_KeyError, "lane %zd", k);
             goto done;
         }
-        roots = PyObject_GetAttr(run, s_roots);
-        ks = roots ? PyObject_GetAttr(run, s_ks) : NULL;
-        lanes = ks ? PyObject_GetAttr(run, s_lanes) : NULL;
-        if (!lanes)
-            goto done;
-        if (!PyObject_TypeCheck(roots, &MinTreeType)) {
-            PyErr_SetString(PyExc_TypeError, "a run's roots is not a compiled MinTree");
+        if (!PyObject_TypeCheck(top, &MinTreeType)) {
+            top = NULL;
+            PyErr_SetString(PyExc_TypeError, "a lane's tree over the runs is not a compiled MinTree");
             goto done;
         }
-        Py_ssize_t s = lanes_search((MinTree *)roots, ks, lanes, -1, &rd, admits, earliest);
-        Py_CLEAR(roots);
-        Py_CLEAR(ks);
-        Py_CLEAR(lanes);
-        if (s == -2)
-            goto done;
-        if (s >= 0) {
-            found = Py_BuildValue("(On)", key, s);
-            goto done;
+        Py_INCREF(top);
+        for (;;) {
+            /* the next run whose lane-k minima pass, before the best (or at it: an earlier slot) */
+            Py_ssize_t q = walk((MinTree *)top, lo, best_r < 0 ? -1 : best_r + earliest, &rd, Py_None);
+            if (q == -2)
+                goto done;
+            if (q < 0)
+                break;
+            if (q >= PyList_GET_SIZE(keys)) {
+                PyErr_SetString(PyExc_IndexError, "a run's rank past its keys");
+                goto done;
+            }
+            Py_XSETREF(key, Py_NewRef(PyList_GET_ITEM(keys, q)));
+            if (run_lane(runs, key, ko, &tree, &pos))
+                goto done;
+            Py_ssize_t hi = -1, s;
+            if (q == best_r && (hi = bisect_int(pos, best, 0, 0)) < 0)
+                goto done;
+            s = walk((MinTree *)tree, 0, hi, &rd, admits);
+            if (s == -2)
+                goto done;
+            if (s >= 0) {
+                if (s >= PyList_GET_SIZE(pos)) {
+                    PyErr_SetString(PyExc_IndexError, "a lane's slot past its pos");
+                    goto done;
+                }
+                best = PyLong_AsSsize_t(PyList_GET_ITEM(pos, s));
+                if (best == -1 && PyErr_Occurred())
+                    goto done;
+                best_r = q;
+            }
+            Py_CLEAR(tree);
+            Py_CLEAR(pos);
+            if (s >= 0)
+                break;          /* this lane's later runs come after it */
+            lo = q + 1;
         }
-        r += 1;
+        Py_CLEAR(top);
     }
+    if (best_r < 0)
+        found = Py_NewRef(Py_None);
+    else if (best_r >= PyList_GET_SIZE(keys))
+        PyErr_SetString(PyExc_IndexError, "a run's rank past its keys");
+    else
+        found = Py_BuildValue("(On)", PyList_GET_ITEM(keys, best_r), best);
 done:
+    Py_XDECREF(top);
     Py_XDECREF(key);
-    Py_XDECREF(roots);
-    Py_XDECREF(ks);
-    Py_XDECREF(lanes);
+    Py_XDECREF(tree);
+    Py_XDECREF(pos);
     Py_XDECREF(admits);
     reader_done(&rd);
     return found;
@@ -1089,8 +1170,6 @@ static PyMethodDef MinTree_methods[] = {
      "first(lo, room, hi=-1, admits=None): the first slot in lo..hi-1 that passes room, or -1"},
     {"first_in_lanes", (PyCFunction)(void (*)(void))MinTree_first_in_lanes, METH_FASTCALL,
      "first_in_lanes(ks, lanes, after, room, earliest): the first run slot > after passing room"},
-    {"find_in_runs", (PyCFunction)(void (*)(void))MinTree_find_in_runs, METH_FASTCALL,
-     "find_in_runs(r, keys, runs, room, earliest): (key, slot) in the first run from r holding a job passing room"},
     {NULL},
 };
 
@@ -1108,6 +1187,9 @@ static PyTypeObject MinTreeType = {
 };
 
 static PyMethodDef module_methods[] = {
+    {"find_in_runs", (PyCFunction)(void (*)(void))find_in_runs, METH_FASTCALL,
+     "find_in_runs(r, tops, ks, keys, runs, room, earliest): (key, slot) of a job passing room "
+     "in the first run from rank r that holds one"},
     {"native_packing", (PyCFunction)(void (*)(void))native_packing, METH_FASTCALL,
      "native_packing(packs, capacity_fits): a room's own bound packs as admits is done in C"},
     {"native_room", (PyCFunction)(void (*)(void))native_room, METH_FASTCALL,
@@ -1130,8 +1212,6 @@ PyInit__mintree(void)
     s_tree = PyUnicode_InternFromString("tree");
     s_pos = PyUnicode_InternFromString("pos");
     s_admits = PyUnicode_InternFromString("admits");
-    s_roots = PyUnicode_InternFromString("roots");
-    s_ks = PyUnicode_InternFromString("ks");
     s_lanes = PyUnicode_InternFromString("lanes");
     s_missing = PyUnicode_InternFromString("__missing__");
     s_and = PyUnicode_InternFromString("_and");
@@ -1141,7 +1221,7 @@ PyInit__mintree(void)
     if (!s_missing || !s_and || !s_least || !s_nodes || !s_bbsum)
         return NULL;
     if (!s_times || !s_slices || !s_get || !s_prefix || !s_fits || !s_tree || !s_pos || !s_admits
-            || !s_roots || !s_ks || !s_lanes)
+            || !s_lanes)
         return NULL;
     dict_get = PyObject_GetAttr((PyObject *)&PyDict_Type, s_get);
     if (!dict_get || PyType_Ready(&MinTreeType) < 0)

@@ -10,7 +10,9 @@ Order: jobs with the same order key (``fcfs``: all of them; ``sjf``: same wallti
 ``smallest``: same node count) form one *run* in submission order, append-only; runs follow
 each other by key. Equal keys keep submission order, as the stable sort of ``order_queue``
 does, so the iteration order is ``order_queue``'s. Within a run the trees are per *lane* of
-node counts (see ``_Run``), so that a subtree's minima mostly belong to one job.
+node counts (see ``_Run``), so that a subtree's minima mostly belong to one job; across runs,
+one tree per lane holds that lane's minima in each run, so that a search enters a run only
+where one of its lanes may hold a passing job (``_py_find_in_runs``).
 
 The trees are compiled (``_mintree.c``, the same walk on C arrays: the walk is what grows
 faster than the jobs on long queues) where the install could build it, else ``_PyMinTree``.
@@ -212,18 +214,36 @@ class _PyMinTree:
                     break
         return best
 
-    def find_in_runs(self, r: int, keys: list, runs: dict, room: Room, earliest: bool) -> tuple | None:
-        """``(key, slot)`` of a job passing ``room`` in the first run from rank ``r`` that holds
-        one, where leaf r of this tree holds the minima of run ``runs[keys[r]]``; or None."""
+
+def _py_find_in_runs(r: int, tops: dict, ks: list[int], keys: list, runs: dict, room: Room,
+                     earliest: bool) -> tuple | None:
+    """``(key, run slot)`` of a job passing ``room`` in the first run from rank ``r`` that holds
+    one (the first such job when ``earliest``), or None. ``tops[k]``: a tree whose leaf q holds
+    the minima of lane k of run ``runs[keys[q]]``; ``ks``: the lanes, smallest jobs first.
+
+    Lane by lane, so that a run is entered only where one lane's own minima pass: the minima
+    of a whole run mix lanes (a 1-node job asking many bytes and a wide one asking none), and
+    on long ``sjf`` queues most runs passed on minima that no job had. Each lane searches only
+    up to the best run so far (that run included when ``earliest``, for an earlier slot)."""
+    best_r = best = -1
+    most = room[0.0][0]                     # the most nodes any walltime gets
+    admits = getattr(room, "admits", None)  # a test of single jobs (the lanes' leaves)
+    for k in ks:
+        if k and 1 << (k - 1) > most:
+            break                           # this lane and the next ones ask more
+        top, lo = tops[k], r
         while True:
-            r = self.first(r, room)     # the next run whose minima pass
-            if r < 0:
-                return None
-            k = keys[r]
-            s = runs[k].first(-1, room, earliest)
+            q = top.first(lo, room, -1 if best_r < 0 else best_r + earliest)
+            if q < 0:
+                break                       # no run before the best holds a passing job here
+            lane = runs[keys[q]].lanes[k]
+            pos = lane.pos
+            s = lane.tree.first(0, room, bisect_left(pos, best) if q == best_r else -1, admits)
             if s >= 0:
-                return k, s
-            r += 1
+                best_r, best = q, pos[s]
+                break                       # this lane's later runs come after it
+            lo = q + 1
+    return None if best_r < 0 else (keys[best_r], best)
 
 
 def _occupied(tree: type) -> type:
@@ -256,9 +276,10 @@ def use(compiled: bool) -> bool:
     """Use the compiled tree (when built) or the pure-Python one in the queues made from now
     on; whether the compiled one is now in use. A queue keeps the kind it was made with.
     ``MRSCHED_PURE_PYTHON=1`` in the environment starts with the pure-Python one."""
-    global _MinTree, _Occupied
+    global _MinTree, _Occupied, _find_in_runs
     compiled = compiled and _mintree is not None
-    _MinTree, _Occupied = (_CMinTree, _COccupied) if compiled else (_PyMinTree, _PyOccupied)
+    _MinTree, _Occupied, _find_in_runs = ((_CMinTree, _COccupied, _mintree.find_in_runs) if compiled
+                                          else (_PyMinTree, _PyOccupied, _py_find_in_runs))
     return compiled
 
 
@@ -304,8 +325,11 @@ class _Run:
 
     __slots__ = ("items", "occupied", "end", "slot", "lanes", "ks", "roots", "trees")
 
-    def __init__(self, jobs: Iterable[Job], trees: tuple[type, type]):
-        self.trees = trees      # (tree, occupancy tree): the kind its queue was built with
+    #: ``append`` / ``remove``: the lane whose minima changed, or this (none did)
+    UNCHANGED = -1
+
+    def __init__(self, jobs: Iterable[Job], trees: tuple):
+        self.trees = trees      # (tree, occupancy tree, ...): the kind its queue was built with
         jobs = list(jobs)
         cap = 8
         while cap < 2 * len(jobs):
@@ -328,12 +352,8 @@ class _Run:
     def full(self) -> bool:
         return self.end == self.occupied.cap
 
-    def root(self) -> tuple[float, float, float]:
-        """The minima over every job of the run (the tree over runs holds them)."""
-        return self.roots.root()
-
-    def append(self, job: Job) -> bool:
-        """Add ``job`` at the end; whether the run's minima changed."""
+    def append(self, job: Job) -> int:
+        """Add ``job`` at the end; the lane whose minima changed (its own), or ``UNCHANGED``."""
         s = self.end
         self.end = s + 1
         self.items[s] = job
@@ -348,19 +368,23 @@ class _Run:
             self.ks = sorted(self.lanes)
         lane.pos.append(s)
         r = job.request
-        return lane.tree.set(len(lane.pos) - 1, r.nodes, r.bb_total, r.walltime) \
-            and self.roots.set(k, *lane.tree.root())
+        if not lane.tree.set(len(lane.pos) - 1, r.nodes, r.bb_total, r.walltime):
+            return self.UNCHANGED
+        self.roots.set(k, *lane.tree.root())
+        return k
 
-    def remove(self, job_id: str) -> bool:
-        """Take ``job_id`` out; whether the run's minima changed."""
+    def remove(self, job_id: str) -> int:
+        """Take ``job_id`` out; the lane whose minima changed (its own), or ``UNCHANGED``."""
         s = self.slot.pop(job_id)
         job = self.items[s]
         self.items[s] = None
         self.occupied.mark(s, False)
         k = _lane(job)
         lane = self.lanes[k]
-        return lane.tree.set(bisect_left(lane.pos, s), INF, INF, INF) \
-            and self.roots.set(k, *lane.tree.root())
+        if not lane.tree.set(bisect_left(lane.pos, s), INF, INF, INF):
+            return self.UNCHANGED
+        self.roots.set(k, *lane.tree.root())
+        return k
 
     def first(self, after: int, room: Room, earliest: bool = True) -> int:
         """The first run slot > ``after`` holding a job that passes ``room``, or -1;
@@ -383,8 +407,11 @@ class OrderedQueue:
         self._runs: dict[Any, _Run] = {}
         self._keys: list = []           # the runs' keys, ascending (empty runs are kept)
         self._rank: dict[Any, int] = {}  # key -> index in _keys
-        self._trees = (_MinTree, _Occupied)     # compiled or not: as ``use`` says now, for good
-        self._top = self._trees[0]([])  # over the runs, in key order: each run's minima
+        # (tree, occupancy tree, search over runs): compiled or not, as ``use`` says now, for good
+        self._trees = (_MinTree, _Occupied, _find_in_runs)
+        self._tops: dict[int, Any] = {}  # lane -> tree over the runs (key order): its minima in each
+        self._top_ks: list[int] = []     # the lanes of _tops, smallest jobs first
+        self._top = self._trees[1](0, 0)  # which runs hold a job (key order)
         self._key_of: dict[str, Any] = {}
         self._mirror: Mapping[str, Job] | None = None
 
@@ -430,28 +457,49 @@ class OrderedQueue:
         self._rerank()
 
     def _rerank(self) -> None:
-        """Rebuild the tree over the runs (a new order key appeared)."""
+        """Rebuild the trees over the runs (a new order key appeared)."""
         self._keys = sorted(self._runs)
         self._rank = {k: i for i, k in enumerate(self._keys)}
-        self._top = self._trees[0]([self._runs[k].root() for k in self._keys])
+        runs = [self._runs[k] for k in self._keys]
+        tree, occupied = self._trees[:2]
+        self._top = occupied(0, len(runs))
+        for r, run in enumerate(runs):
+            if run.slot:
+                self._top.mark(r, True)
+        empty = (INF, INF, INF)
+        self._top_ks = sorted({k for run in runs for k in run.lanes})
+        self._tops = {k: tree([run.lanes[k].tree.root() if k in run.lanes else empty for run in runs])
+                      for k in self._top_ks}
 
     def _add(self, job: Job) -> None:
-        k = self._key(job)
-        run = self._runs.get(k)
+        key = self._key(job)
+        run = self._runs.get(key)
         if run is None:
-            run = self._runs[k] = _Run((), self._trees)
+            run = self._runs[key] = _Run((), self._trees)
             self._rerank()
         elif run.full():
-            run = self._runs[k] = _Run(run.live(), self._trees)   # compact, or double when half full
-        self._key_of[job.id] = k
-        if run.append(job):
-            self._top.set(self._rank[k], *run.root())
+            run = self._runs[key] = _Run(run.live(), self._trees)   # compact, or double when half full
+        self._key_of[job.id] = key
+        r = self._rank[key]
+        k = run.append(job)
+        if k != _Run.UNCHANGED:
+            top = self._tops.get(k)
+            if top is None:     # the first job of this lane in any run
+                top = self._tops[k] = self._trees[0]([(INF, INF, INF)] * len(self._keys))
+                self._top_ks = sorted(self._tops)
+            top.set(r, *run.lanes[k].tree.root())
+        if len(run.slot) == 1:
+            self._top.mark(r, True)
 
     def remove(self, job: Job) -> None:
-        k = self._key_of.pop(job.id)
-        run = self._runs[k]
-        if run.remove(job.id):
-            self._top.set(self._rank[k], *run.root())
+        key = self._key_of.pop(job.id)
+        run = self._runs[key]
+        r = self._rank[key]
+        k = run.remove(job.id)
+        if k != _Run.UNCHANGED:
+            self._tops[k].set(r, *run.lanes[k].tree.root())
+        if not run.slot:
+            self._top.mark(r, False)
 
     # -- queries -------------------------------------------------------------------------------
     def next_job(self, after: tuple | None = None, room: Room = _ANY) -> tuple[Job | None, tuple | None]:
@@ -480,7 +528,7 @@ class OrderedQueue:
     def _find(self, after: tuple | None, room: Room, earliest: bool) -> tuple | None:
         """``(key, slot)`` of a job after ``after`` passing ``room`` in the first run that
         holds one: the first such job (``earliest``), or the first any lane finds; or None."""
-        runs, keys, top = self._runs, self._keys, self._top
+        runs = self._runs
         if after is not None:
             k, s = after
             s = runs[k].first(s, room, earliest)
@@ -489,7 +537,7 @@ class OrderedQueue:
             r = self._rank[k] + 1
         else:
             r = 0
-        return top.find_in_runs(r, keys, runs, room, earliest)
+        return self._trees[2](r, self._tops, self._top_ks, self._keys, runs, room, earliest)
 
     def _next_live(self, after: tuple | None) -> tuple[Job | None, tuple | None]:
         """``next_job`` without a room: the next job in order, whatever it asks."""

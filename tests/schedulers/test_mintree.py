@@ -133,6 +133,38 @@ def test_lanes_search_as_the_python_run_search(compiled):
                 assert c_run.first(after, room, earliest) == py_run.first(after, room, earliest)
 
 
+@pytest.mark.parametrize("order", ["sjf", "largest", "fcfs"])
+def test_the_search_over_runs_answers_as_the_python_one(compiled, order, monkeypatch):
+    """``find_in_runs`` (the search over runs, lane by lane) against ``_py_find_in_runs`` on
+    the same queue: the same (key, slot) from every rank, earliest or not."""
+    monkeypatch.setattr(oq, "_MinTree", oq._CMinTree)   # compiled queues, whatever the environment
+    monkeypatch.setattr(oq, "_Occupied", oq._COccupied)
+    monkeypatch.setattr(oq, "_find_in_runs", oq._mintree.find_in_runs)
+    rng = np.random.default_rng(5)
+    for _ in range(25):
+        waiting = {}
+        for k in range(int(rng.integers(1, 150))):
+            req = random_request(rng)
+            if rng.random() < 0.3:
+                req = Request(nodes=req.nodes * int(rng.integers(1, 21)), walltime=req.walltime,
+                              bb_total=req.bb_total, bb_per_node=req.bb_per_node)
+            waiting[f"w!{k}"] = Job(f"w!{k}", 0.0, req)
+        queue = oq.OrderedQueue(order).update(WaitingQueue(waiting))
+        assert queue._trees[2] is oq._mintree.find_in_runs
+        for job in list(queue):
+            if rng.random() < 0.4:
+                queue.remove(job)
+        state = (queue._tops, queue._top_ks, queue._keys, queue._runs)
+        for _ in range(10):
+            room = random_room(rng)
+            for r in range(len(queue._keys) + 1):
+                for earliest in (True, False):
+                    assert oq._mintree.find_in_runs(r, *state, room, earliest) == \
+                        oq._py_find_in_runs(r, *state, room, earliest)
+    with pytest.raises(TypeError, match="find_in_runs\\(r, tops: dict"):
+        oq._mintree.find_in_runs(0, [], [], [], {}, {}, True)
+
+
 def test_counting_rooms_are_read_through_their_own_get(compiled):
     """A room whose ``get`` is its own (it counts, say) is read through it, never around it."""
     reads = []

@@ -312,6 +312,32 @@ def test_a_room_that_no_job_passes_is_answered_without_walking_the_queue():
     assert reads[1_000] == reads[50_000] <= 30, reads
 
 
+def test_sjf_runs_that_pass_only_on_mixed_minima_are_not_entered():
+    """``sjf``: one run per walltime, each holding a 1-node job asking many bytes and a
+    40-node job asking none. Every run's minima (1 node, no bytes) pass a room of 32 nodes and
+    1,000 bytes, yet no job does. Saying so reads a handful of subtrees however many runs
+    (a tree over whole runs entered every run: reads grew with the queue's walltimes)."""
+    reads = {}
+    for runs in (50, 2_000):
+        waiting = {}
+        for k in range(runs):
+            for nodes, bb in ((1, 10**6), (40, 0)):
+                job = Job(f"w!{k}-{nodes}", 0.0, Request(nodes=nodes, walltime=10.0 + k, bb_total=bb))
+                waiting[job.id] = job
+        kept = OrderedQueue("sjf").update(WaitingQueue(waiting))
+
+        class Room(CountingRoom):
+            def __missing__(self, w):
+                CountingRoom.reads += 1
+                return (32, 1_000)
+
+        CountingRoom.reads = 0
+        assert kept.next_job(None, Room()) == (None, None)
+        assert kept.skip(None, Room()) is None
+        reads[runs] = CountingRoom.reads
+    assert reads[50] == reads[2_000] <= 20, reads
+
+
 
 def test_the_head_hint_follows_slots_filled_again():
     """``live`` starts from the first slot it found occupied; a slot below it filled again
