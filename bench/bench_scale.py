@@ -296,6 +296,24 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   x11.4); 10,000 nodes 100k ``fcfs-bb`` 41.9 / 26.7, ``sjf-bb`` 41.2 / 24.3, ``fcfs-easy``
   37.9 / 20.9: per job 1.59x / 1.36x / 1.54x the 96-node time. An earlier run at f1ce55f
   gave 46.6 / 41.1 / 40.9 on 10,000 nodes (1.95x / 1.47x / 1.73x).
+- b410ee2..84a15ff: the ordered queue searches its runs lane by lane (one tree per node-count
+  lane over the runs: ``ordered_queue._py_find_in_runs``, ``_mintree.find_in_runs``). A run's
+  minima mixed its lanes (a 1-node job asking many bytes, a wide one asking none), so on long
+  ``sjf`` queues most runs entered passed on minima that no job had, and the runs entered per
+  search grew with the queue: ``sjf-bb`` 100k, 0.9 at a queue of 650 and 6.1 at 6,000; now 0.8
+  and 1.5 (run, lane) pairs, and the room is read 76 times a message instead of 151 at the end.
+  Same answers: ``--check 12b59ae --sizes 2000 10000 --big-sizes 1000`` identical for
+  ``fcfs-bb``, ``sjf-bb``, ``fcfs-easy``, ``filler``, ``fcfs``; ``sjf-bb`` at 100k, 400k and 1M
+  identical. Its time is within this machine's noise: ``sjf-bb`` 1M scheduler CPU, old and new
+  alternated, 199.0 / 184.1 s and 179.9 / 181.3 s; 5k jobs (a queue of ~300) +0.7 % of
+  instructions. Tried, not kept: the tree's three arrays of minima interleaved (one cache line
+  a node): ``fcfs-easy`` 400k, alternated, scheduler 66.5 / 60.8 s before and 62.6 / 61.0 s
+  after, identical ``_jobs.csv``. Grid at 84a15ff (``--sizes 100000 1000000 --big-sizes
+  100000 --policies fcfs-bb sjf-bb fcfs-easy``, one run at a time): 96 nodes ``fcfs-bb`` 100k
+  25.7 / 13.4, 1M 292.5 / 161.2 (1,590 MB, x11.4); ``sjf-bb`` 31.9 / 17.6, 1M 291.5 / 162.3
+  (1,490 MB, x9.2); ``fcfs-easy`` 28.5 / 15.0, 1M 278.1 / 154.0 (1,598 MB, x9.8): all three
+  under 5 minutes. 10,000 nodes 100k: ``fcfs-bb`` 42.7 / 27.4, ``sjf-bb`` 43.0 / 25.7,
+  ``fcfs-easy`` 38.0 / 21.3, per job 1.66x / 1.35x / 1.34x the 96-node time.
 """
 
 from __future__ import annotations
