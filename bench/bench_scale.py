@@ -358,8 +358,10 @@ def big_platform(out: Path) -> Path:
 def install_counters(pkg: str) -> dict[str, int]:
     """Count, for ``--count``, what the ordered policies' queue work is made of: backfilling
     passes (``start_all_that_fit``), the jobs they try and start, queries with a room (``next_job``)
-    and those that return a job, tree searches (``_MinTree.first``: each lane's, and for ``sjf`` the tree over its
-    runs) and those that find one. The wrappers cost time: such a run is not for timing."""
+    and those that return a job, tree searches (``_MinTree.first``: each lane's, and each lane's
+    tree over the runs; before 84a15ff, one tree over whole runs, so the searches a query of older
+    rounds count otherwise) and those that find one. The wrappers cost time: such a run is not
+    for timing."""
     import importlib
     oq = importlib.import_module(pkg + ".schedulers.ordered_queue")
     if hasattr(oq, "use"):
