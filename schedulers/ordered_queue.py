@@ -305,7 +305,8 @@ class _Lane:
     __slots__ = ("tree", "pos")
 
     def __init__(self, entries: list[tuple[int, Job]], tree: type):
-        self.tree = tree([(j.request.nodes, j.request.bb_total, j.request.walltime) for _, j in entries], _LANE_CAP)
+        self.tree = tree([(j.request.nodes, j.request.bb_total, j.request.walltime) for _, j in entries],
+                         _LANE_CAP)
         self.pos = [p for p, _ in entries]
 
     def live(self) -> list[int]:
