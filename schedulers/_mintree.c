@@ -874,6 +874,30 @@ reader_start(Reader *rd, PyObject *room, PyObject **admits)
     return 0;
 }
 
+/* A lane's tree (a compiled MinTree) and its ``pos`` list: new references, or -1 with an
+   error set and both NULL. */
+static int
+lane_parts(PyObject *lane, PyObject **tree, PyObject **pos)
+{
+    *tree = PyObject_GetAttr(lane, s_tree);
+    *pos = *tree ? PyObject_GetAttr(lane, s_pos) : NULL;
+    if (!*pos)
+        goto error;
+    if (!PyObject_TypeCheck(*tree, &MinTreeType)) {
+        PyErr_SetString(PyExc_TypeError, "a lane's tree is not a compiled MinTree");
+        goto error;
+    }
+    if (!PyList_Check(*pos)) {
+        PyErr_SetString(PyExc_TypeError, "a lane's pos must be a list");
+        goto error;
+    }
+    return 0;
+error:
+    Py_CLEAR(*tree);
+    Py_CLEAR(*pos);
+    return -1;
+}
+
 /* ``_PyMinTree.first_in_lanes`` on ``roots`` (leaf k: the minima of ``lanes[k]``, whose
    ``tree`` and ``pos`` are its jobs and their run slots): the run slot, -1, or -2 on an error. */
 static Py_ssize_t
@@ -911,18 +935,8 @@ lanes_search(MinTree *roots, PyObject *ks, PyObject *lanes, Py_ssize_t after, Re
                 PyErr_Format(PyExc_KeyError, "lane %zd", k);
             goto error;
         }
-        tree = PyObject_GetAttr(lane, s_tree);
-        pos = tree ? PyObject_GetAttr(lane, s_pos) : NULL;
-        if (!pos)
+        if (lane_parts(lane, &tree, &pos))
             goto error;
-        if (!PyObject_TypeCheck(tree, &MinTreeType)) {
-            PyErr_SetString(PyExc_TypeError, "a lane's tree is not a compiled MinTree");
-            goto error;
-        }
-        if (!PyList_Check(pos)) {
-            PyErr_SetString(PyExc_TypeError, "a lane's pos must be a list");
-            goto error;
-        }
         Py_ssize_t lo = after >= 0 ? bisect_int(pos, after, 0, 1) : 0, hi = -1, s;
         if (lo < 0)
             goto error;
@@ -979,6 +993,7 @@ static int
 run_lane(PyObject *runs, PyObject *key, PyObject *ko, PyObject **tree, PyObject **pos)
 {
     PyObject *run, *lanes, *lane;
+    int bad;
     *tree = *pos = NULL;
     run = PyDict_GetItemWithError(runs, key);
     if (!run) {
@@ -996,24 +1011,11 @@ run_lane(PyObject *runs, PyObject *key, PyObject *ko, PyObject **tree, PyObject 
         Py_DECREF(lanes);
         return -1;
     }
-    *tree = PyObject_GetAttr(lane, s_tree);
-    *pos = *tree ? PyObject_GetAttr(lane, s_pos) : NULL;
+    Py_INCREF(lane);    /* held while ``lanes`` goes */
     Py_DECREF(lanes);
-    if (!*pos)
-        goto error;
-    if (!PyObject_TypeCheck(*tree, &MinTreeType)) {
-        PyErr_SetString(PyExc_TypeError, "a lane's tree is not a compiled MinTree");
-        goto error;
-    }
-    if (!PyList_Check(*pos)) {
-        PyErr_SetString(PyExc_TypeError, "a lane's pos must be a list");
-        goto error;
-    }
-    return 0;
-error:
-    Py_CLEAR(*tree);
-    Py_CLEAR(*pos);
-    return -1;
+    bad = lane_parts(lane, tree, pos);
+    Py_DECREF(lane);
+    return bad;
 }
 
 /* find_in_runs(r, tops, ks, keys, runs, room, earliest) -> ``ordered_queue._py_find_in_runs``:
