@@ -278,7 +278,7 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   does, ~11 Python calls a job before: ``_mintree.native_room``); the profile keeps its
   release log only for a policy that reads it (``release_log``: conservative), so EASY runs no
   longer log two tuples per release; ``simulate`` loads the platform and workloads with the
-  cyclic collector paused (a million-job workload 10.0 -> 6.6 CPU s); a mask's digits are
+  cyclic collector paused (a million-job workload 7.6 -> 6.0 CPU s, ``bench_load.py``); a mask's digits are
   counted two at a time; ``shift_rows`` adds a row's entries in int64 below 2**60.
   Instructions (callgrind, per job after the fixed part, identical ``_jobs.csv``): 96 nodes
   ``fcfs-bb`` 5k 1.154M -> 1.080M (-6.4 %), 10,000 nodes ``fcfs-bb`` 3k 2.287M -> 2.091M

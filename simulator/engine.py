@@ -1679,8 +1679,8 @@ def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: st
 def _collector_paused():
     """Loading the platform and the workloads builds trees of parsed containers without
     cycles: the cyclic collector, at its default threshold, would scan them again and again
-    as they grow and free nothing (a million-job workload: 10.0 CPU s to load, 6.6 without).
-    ``Engine.run`` then freezes them."""
+    as they grow and free nothing (a million-job workload: 7.6 CPU s to load, 6.0 paused;
+    ``bench/bench_load.py``). ``Engine.run`` then freezes them."""
     enabled = gc.isenabled()
     gc.disable()
     try:
