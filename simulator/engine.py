@@ -42,9 +42,15 @@ from typing import Any, Callable
 import numpy as np
 
 from mrsched.errors import MrschedError, PlatformError, ProtocolError, SimulationError, suggest
+from mrsched.schedulers import native
 from mrsched.simulator import outputs as out
 from mrsched.simulator.profiles import PtaskSpec, flatten, merge, ptask_of, check_profile
 from mrsched.simulator.workload import Job, Workload, load_workloads, parse_job, submission_order
+
+try:   # the step loop in C (optional: without it, Engine._py_steps)
+    from mrsched.simulator import _steps
+except ImportError:   # pragma: no cover - an install without a C compiler
+    _steps = None
 
 INF = math.inf
 logger = logging.getLogger(__name__)
@@ -64,6 +70,20 @@ _UNIFORM = ("parallel_homogeneous", "parallel_homogeneous_total")   # profiles o
 SCHEDULER_EVENTS = ("EXECUTE_JOB", "REJECT_JOB", "KILL_JOB", "CALL_ME_LATER", "REGISTER_JOB",
                     "REGISTER_PROFILE", "NOTIFY", "SET_RESOURCE_STATE", "SET_JOB_METADATA",
                     "CHANGE_JOB_STATE", "QUERY", "ANSWER", "TO_JOB_MSG")
+
+_compiled_steps = False   # whether new engines step in C (use_compiled_steps)
+
+
+def use_compiled_steps(compiled: bool) -> bool:
+    """Step the engines created from now on in C (``_steps.c``, when built) or in Python
+    (``Engine._py_steps``); whether C is now in use. ``MRSCHED_PURE_PYTHON=1`` starts with
+    Python. Both give the same runs: the same operations in the same order."""
+    global _compiled_steps
+    _compiled_steps = compiled and _steps is not None
+    return _compiled_steps
+
+
+use_compiled_steps(native.wanted())
 
 # job states
 SUBMITTED, RUNNING, DONE = "SUBMITTED", "RUNNING", "DONE"
@@ -584,6 +604,13 @@ class Engine:
         self.sched_time = 0.0
         self.nb_messages = 0
         self.makespan = 0.0
+        # The compiled step loop owns the clock's steps, the sleeps, the mailbox and the
+        # message in flight; the actors call its sleep and put (the Python attributes above
+        # are then unused).
+        self._k = _steps.Kernel(self, SURF_PRECISION, REMAINS_PRECISION) if _compiled_steps \
+            else None
+        if self._k is not None:
+            self.sleep, self.put = self._k.sleep, self._k.put
 
     # -- platform --------------------------------------------------------------------------
     def _setup_resources(self, mmax: int | None) -> None:
@@ -805,9 +832,25 @@ class Engine:
             p = self._ptask_model.add_uniform(uniform[0], uniform[1], self.now)
         else:
             p = self._ptask_model.add(spec.flops, spec.bytes, self.now, copies=copies)
-        self._seq += 1
-        self._ptasks[id(p)] = (p, on_done, self._seq)
+        if self._k is not None:
+            seq = self._k.next_seq()
+        else:
+            self._seq += 1
+            seq = self._seq
+        self._ptasks[id(p)] = (p, on_done, seq)
         return p
+
+    def _ptask_ends(self, now: float, delta: float) -> list[tuple[int, _PtaskEnd]]:
+        """The ptasks that end in this step, as wake-ups (creation rank, actor)."""
+        ends = []
+        ptasks = self._ptasks
+        for p in self._ptask_model.step(now, delta):
+            entry = ptasks.pop(id(p), None)
+            if entry is not None:
+                # a ptask ending now may still be stopped now (a walltime, a kill)
+                self._ending[id(p)] = p
+                ends.append((entry[2], _PtaskEnd(self, p, entry[1])))
+        return ends
 
     def stop_ptask(self, p) -> None:
         if self._ptasks.pop(id(p), None) is not None:
@@ -844,6 +887,27 @@ class Engine:
     def _run(self) -> SimulationResult:
         wall0 = _time.perf_counter()
         self._begin()
+        if self._k is not None:
+            self._k.run()
+        else:
+            self._py_steps()
+        self.makespan = self.stats.makespan
+        sim_time = _time.perf_counter() - wall0
+        paths: dict[str, Path] = {}
+        if self._outputs is not None:
+            schedule = self.stats.row(nb_machines=len(self.resources), makespan=self.makespan,
+                                      time_computing=self.time_computing, time_idle=self.time_idle,
+                                      scheduling_time=self.sched_time, simulation_time=sim_time)
+            paths = self._outputs.finish(schedule)
+            self._outputs = None
+        return SimulationResult(jobs=self.records if self.records is not None else [],
+                                makespan=self.makespan, nb_messages=self.nb_messages,
+                                scheduling_time=self.sched_time, simulation_time=sim_time,
+                                paths=paths, transcript=self.transcript,
+                                nb_jobs=self.stats.nb_jobs)
+
+    def _py_steps(self) -> None:
+        """SimGrid's steps until the run is finished (``_steps.c`` is its compiled twin)."""
         ptasks = self._ptasks
         pend = self._sleep_pend   # the same list throughout (flushes clear it)
         P_SURF, P_WORK, inf = SURF_PRECISION, REMAINS_PRECISION, INF
@@ -935,12 +999,7 @@ class Engine:
                         self._sleep_first = timers[mds.index(least)]
                 self._sleep_least = least
             if ptasks:
-                for p in self._ptask_model.step(now, delta):
-                    entry = ptasks.pop(id(p), None)
-                    if entry is not None:
-                        # a ptask ending now may still be stopped now (a walltime, a kill)
-                        self._ending[id(p)] = p
-                        wakes.append((entry[2], _PtaskEnd(self, p, entry[1])))
+                wakes.extend(self._ptask_ends(now, delta))
             arrived = False
             if transfer is not None:
                 lat = self._tr_lat
@@ -998,20 +1057,6 @@ class Engine:
                 self._simcalls = None
                 if calls:
                     self._apply_simcalls(calls)
-        self.makespan = self.stats.makespan
-        sim_time = _time.perf_counter() - wall0
-        paths: dict[str, Path] = {}
-        if self._outputs is not None:
-            schedule = self.stats.row(nb_machines=len(self.resources), makespan=self.makespan,
-                                      time_computing=self.time_computing, time_idle=self.time_idle,
-                                      scheduling_time=self.sched_time, simulation_time=sim_time)
-            paths = self._outputs.finish(schedule)
-            self._outputs = None
-        return SimulationResult(jobs=self.records if self.records is not None else [],
-                                makespan=self.makespan, nb_messages=self.nb_messages,
-                                scheduling_time=self.sched_time, simulation_time=sim_time,
-                                paths=paths, transcript=self.transcript,
-                                nb_jobs=self.stats.nb_jobs)
 
     def _stalled(self) -> None:
         waiting = [j for j, s in self.jobs.items()
@@ -1030,7 +1075,7 @@ class Engine:
         next message (a simcall, applied in turn)."""
         handler(payload)
         if (self.sched_ready and self.buffer and self._qhead >= len(self._queue)
-                and not self.finished):   # as _after_handle (inlined: once per message)
+                and not self.finished):
             self._send_to_scheduler()
         self._simcalls.append(None)
 
@@ -1162,11 +1207,6 @@ class Engine:
             self._on_completed(js)
         self._append("JOB_KILLED", {"job_ids": ids, "job_progress": progress})
         self.nb_killers -= 1
-
-    def _after_handle(self) -> None:
-        if (self.sched_ready and self.buffer and self._qhead >= len(self._queue)
-                and not self.finished):
-            self._send_to_scheduler()
 
     def _is_finished(self) -> bool:
         return (self.submitters_done == len(self.workloads) and self.nb_running == 0
@@ -1512,7 +1552,7 @@ class Engine:
                 self.tracker.change(self.now, -ncomp)
         if notify:
             # Batsim's executor frees the machines, then posts JOB_COMPLETED; as every put in
-            # a step, it is applied after all the actors woken in that step ran (Engine._run)
+            # a step, it is applied after all the actors woken in that step ran (Engine._py_steps)
             src = self.resources[js.alloc[0]].name
             self.put(src, self._on_completed, js)
 

@@ -1,8 +1,9 @@
 """SimGrid's step arithmetic in the engine (docs/DESIGN.md, "Equal times", issue #14): the
-shortcuts of ``Engine._run`` (sleeps' subtractions batched until one ends, a message's latency
-step done with its transfer step) must be the very same float operations as plain steps. Over
-long randomised runs made of ties (equal submission times, most jobs one minute long, delays
-and executions, walltimes), both give every job's raw times bit for bit and the same messages.
+shortcuts of the step loop (``Engine._py_steps`` and ``_steps.c``: sleeps' subtractions batched
+until one ends, a message's latency step done with its transfer step) must be the very same
+float operations as plain steps. Over long randomised runs made of ties (equal submission
+times, most jobs one minute long, delays and executions, walltimes), both give every job's raw
+times bit for bit and the same messages.
 """
 
 from __future__ import annotations
