@@ -318,6 +318,21 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   is not rebuilt every few appends (``sjf-bb`` 20k: 2,568 run and 12,941 lane rebuilds with
   8): ``sjf-bb`` 5k 1.157M -> 1.148M instructions a job (-0.8 %), ``fcfs-bb`` unchanged;
   identical ``_jobs.csv``.
+- dab6665..a4643c7: the engine's step loop in C (``simulator/_steps.c``; ``Engine._py_steps``
+  its Python twin): the clock's steps, the sleeps, the mailbox and the message in flight on C
+  arrays, the actors still Python. ``--check dab6665 --sizes 2000 10000 --big-sizes 1000``
+  (``fcfs-bb``, ``sjf-bb``, ``fcfs-easy``, ``filler``, ``fcfs``, ``conservative-bb``):
+  identical ``_jobs.csv``; ``--check dab6665 --sizes 1000000 --policies fcfs-bb``: identical,
+  229.6 CPU s against 237.7 (these jobs run ``parallel_homogeneous`` profiles: the Python ptask
+  model still decides their steps, so the engine gains less here than on delay jobs, see
+  bench_simulator.py). Grid at a4643c7 (``--sizes 100000 1000000 --big-sizes 100000 --policies
+  fcfs-bb sjf-bb fcfs-easy``, one run at a time, in a faster stretch of this machine than the
+  last round's): 96 nodes ``fcfs-bb`` 100k 19.6 / 11.3, 1M 208.1 / 126.8 (1,577 MB, x10.6);
+  ``sjf-bb`` 20.4 / 12.0, 1M 230.3 / 140.3 (1,471 MB, x11.3); ``fcfs-easy`` 20.7 / 11.9, 1M
+  226.4 / 137.7 (1,614 MB, x10.9). 10,000 nodes 100k: ``fcfs-bb`` 37.6 / 25.5, ``sjf-bb``
+  36.0 / 23.1, ``fcfs-easy`` 34.2 / 20.5, per job 1.92x / 1.76x / 1.65x the 96-node time
+  (within 2x, closer to it than before: the scheduler's work per job on 10,000-node masks,
+  ~2.2x the 96-node one, now weighs more in the whole run).
 """
 
 from __future__ import annotations

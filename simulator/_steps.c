@@ -513,12 +513,6 @@ Kernel_next_seq(KernelObject *k, PyObject *Py_UNUSED(ignored))
     return PyLong_FromLongLong(++k->seq);
 }
 
-static PyObject *
-Kernel_mailbox_empty(KernelObject *k, PyObject *Py_UNUSED(ignored))
-{
-    return PyBool_FromLong(k->qlen == 0);
-}
-
 static int
 set_now(KernelObject *k)
 {
@@ -934,15 +928,8 @@ static PyMethodDef Kernel_methods[] = {
      "put(src, handler, payload, on_sent=None): an actor's message to the server (Engine.put)."},
     {"next_seq", (PyCFunction)Kernel_next_seq, METH_NOARGS,
      "The creation rank of a new action."},
-    {"mailbox_empty", (PyCFunction)Kernel_mailbox_empty, METH_NOARGS,
-     "Whether the server's mailbox holds no message."},
     {"run", (PyCFunction)Kernel_run, METH_NOARGS,
      "Steps until the engine is finished (Engine._py_steps)."},
-    {NULL}
-};
-
-static PyMemberDef Kernel_members[] = {
-    {"now", T_DOUBLE, offsetof(KernelObject, now), READONLY, "the clock"},
     {NULL}
 };
 
@@ -958,7 +945,6 @@ static PyTypeObject KernelType = {
     .tp_clear = (inquiry)Kernel_clear,
     .tp_dealloc = (destructor)Kernel_dealloc,
     .tp_methods = Kernel_methods,
-    .tp_members = Kernel_members,
 };
 
 static struct PyModuleDef steps_module = {

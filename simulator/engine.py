@@ -17,7 +17,9 @@ were posted. That queue is what produces Batsim's time offsets (JOB_SUBMITTED at
 
 Time advances in SimGrid's steps: the actors whose actions end in a step run in the order those
 actions were created, and their messages are posted after all of them ran (docs/DESIGN.md,
-"Equal times"), which decides what the server sees at equal times.
+"Equal times"), which decides what the server sees at equal times. The steps are taken by
+``Engine._py_steps`` or, when built, by its compiled twin ``_steps.c`` (the same operations in
+the same order on C arrays; the actors stay Python either way).
 
 The scheduler is anything with ``handle_message(dict) -> dict`` (in process) or a
 ``ZmqScheduler`` connection (same method).
