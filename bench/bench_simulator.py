@@ -100,10 +100,12 @@ server's mailbox and the message in flight on C arrays; every actor still Python
 the same points in the same order; ``Engine._py_steps`` its twin, selected by
 ``MRSCHED_PURE_PYTHON=1``). py-spy had put a quarter of the bench FCFS run in that machinery.
 This script now also runs the bench FCFS on the Python loop in the same process (the row
-"the same, Python step loop"). 28,000 jobs: bench FCFS 1.26 CPU s (22,200 jobs/s) against
-1.83 s (15,300) on the Python loop, i.e. engine 1.08 s against 1.62; registry ``fcfs`` 2.19 s
-(12,800 jobs/s; 0.96 s of it the scheduler). The target is met with the trivial policy, not
-with the registry's ``fcfs``, whose own ~34 us a job alone leaves too little of the 50 us.
+"the same, Python step loop"). 28,000 jobs, five runs: bench FCFS 1.26-1.35 CPU s in four
+(20,800-22,200 jobs/s) and 1.62 s in one (17,300: this machine's drift), against 1.77-1.93 s
+(14,500-15,900) on the Python loop in the same processes; in the best run, engine 1.08 s
+against 1.62. Registry ``fcfs`` 2.19-2.43 s (11,500-12,800 jobs/s; ~1.0 s of it the
+scheduler). The target is met with the trivial policy in most runs, not with the registry's
+``fcfs``, whose own ~35 us a job alone leaves too little of the 50 us.
 Same runs: every batsim-reference and batsched-reference case and randomised runs of ties,
 kills and call-backs give identical messages and outputs from both loops
 (tests/simulator/test_step_loop.py).
