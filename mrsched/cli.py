@@ -75,12 +75,49 @@ class Parser(argparse.ArgumentParser):
         return parsers
 
 
+#: the optional compiled parts (setup.py), each with a pure-Python twin giving the same runs
+COMPILED_PARTS = ("mrsched.schedulers._mintree", "mrsched.schedulers._shares",
+                  "mrsched.schedulers._profile", "mrsched.simulator._steps")
+
+
+def version_text() -> str:
+    """The version, and which compiled parts this install runs: a build without a C compiler
+    gives the same results, only slower, so a slow run can be told from a slow machine."""
+    from importlib.util import find_spec
+
+    from mrsched.schedulers import native
+
+    built = [m.rsplit(".", 1)[1] for m in COMPILED_PARTS if find_spec(m) is not None]
+    missing = [m.rsplit(".", 1)[1] for m in COMPILED_PARTS if m.rsplit(".", 1)[1] not in built]
+    if not native.wanted():
+        parts = "none in use (MRSCHED_PURE_PYTHON is set: the pure-Python twins)"
+    elif not built:
+        parts = "none built (no C compiler at install: the pure-Python twins, slower)"
+    else:
+        parts = ", ".join(built)
+        if missing:
+            parts += f"; not built: {', '.join(missing)} (their pure-Python twins, slower)"
+    return f"mrsched {__version__}\ncompiled parts: {parts}"
+
+
+class _Version(argparse.Action):
+    """``--version``, computed only when asked."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show the version and the compiled parts in use, and exit"):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_text())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="mrsched",
         description="Multi-resource HPC job scheduling with Batsim: policies, an embedded "
                     "Batsim-compatible simulator, platforms, workloads, campaigns and reports.")
-    parser.add_argument("--version", action="version", version=f"mrsched {__version__}")
+    parser.add_argument("--version", action=_Version)
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():

@@ -65,3 +65,32 @@ def test_report_baseline_lists_each_name_once():
     text = str(err.value)
     assert "did you mean 'sjf-bb'? valid: fcfs, fcfs-easy, sjf-bb" in text
     assert text.count("sjf-bb") == 2  # the suggestion and the list, once each
+
+
+def test_version_names_the_compiled_parts_in_use(capsys, monkeypatch, require):
+    """``mrsched --version`` says which compiled parts run, so that a slow install (no C
+    compiler: the pure-Python twins) can be told from a slow machine."""
+    import importlib.util
+
+    from mrsched import cli
+
+    require(all(importlib.util.find_spec(m) for m in cli.COMPILED_PARTS),
+            "the compiled parts were not built: no C compiler at install")
+    monkeypatch.delenv("MRSCHED_PURE_PYTHON", raising=False)
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("mrsched ")
+    assert out[1] == "compiled parts: _mintree, _shares, _profile, _steps"
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name.endswith("_steps") else real(name, *a))
+    assert cli.version_text().splitlines()[1] == (
+        "compiled parts: _mintree, _shares, _profile; not built: _steps (their pure-Python "
+        "twins, slower)")
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    assert "none built (no C compiler at install" in cli.version_text()
+    monkeypatch.setenv("MRSCHED_PURE_PYTHON", "1")
+    assert "none in use (MRSCHED_PURE_PYTHON is set" in cli.version_text()
