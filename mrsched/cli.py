@@ -82,13 +82,18 @@ COMPILED_PARTS = ("mrsched.schedulers._mintree", "mrsched.schedulers._shares",
 
 def version_text() -> str:
     """The version, and which compiled parts this install runs: a build without a C compiler
-    gives the same results, only slower, so a slow run can be told from a slow machine."""
-    from importlib.util import find_spec
-
+    gives the same results, only slower, so a slow run can be told from a slow machine. A part
+    runs when it imports (its module falls back to the twin on the same ImportError)."""
     from mrsched.schedulers import native
 
-    built = [m.rsplit(".", 1)[1] for m in COMPILED_PARTS if find_spec(m) is not None]
-    missing = [m.rsplit(".", 1)[1] for m in COMPILED_PARTS if m.rsplit(".", 1)[1] not in built]
+    built, missing = [], []
+    for module in COMPILED_PARTS:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            missing.append(module.rsplit(".", 1)[1])
+        else:
+            built.append(module.rsplit(".", 1)[1])
     if not native.wanted():
         parts = "none in use (MRSCHED_PURE_PYTHON is set: the pure-Python twins)"
     elif not built:

@@ -4,6 +4,7 @@ and `mrsched policies NAME` shows an importable class path."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 
 import pytest
 
@@ -70,8 +71,6 @@ def test_report_baseline_lists_each_name_once():
 def test_version_names_the_compiled_parts_in_use(capsys, monkeypatch, require):
     """``mrsched --version`` says which compiled parts run, so that a slow install (no C
     compiler: the pure-Python twins) can be told from a slow machine."""
-    import importlib.util
-
     from mrsched import cli
 
     require(all(importlib.util.find_spec(m) for m in cli.COMPILED_PARTS),
@@ -84,13 +83,20 @@ def test_version_names_the_compiled_parts_in_use(capsys, monkeypatch, require):
     assert out[0].startswith("mrsched ")
     assert out[1] == "compiled parts: _mintree, _shares, _profile, _steps"
 
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name.endswith("_steps") else real(name, *a))
+    real = importlib.import_module
+
+    def without(suffix):
+        def load(name, *a):
+            if name.endswith(suffix):
+                raise ImportError(f"No module named {name!r}")
+            return real(name, *a)
+        return load
+
+    monkeypatch.setattr(importlib, "import_module", without("_steps"))
     assert cli.version_text().splitlines()[1] == (
         "compiled parts: _mintree, _shares, _profile; not built: _steps (their pure-Python "
         "twins, slower)")
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    monkeypatch.setattr(importlib, "import_module", without(""))
     assert "none built (no C compiler at install" in cli.version_text()
     monkeypatch.setenv("MRSCHED_PURE_PYTHON", "1")
     assert "none in use (MRSCHED_PURE_PYTHON is set" in cli.version_text()
