@@ -760,7 +760,7 @@ class AvailabilityProfile:
             return None
         with_bb = kw.get("with_bb", True)
         total = request.bb_total if with_bb else 0
-        if total and total > sum(self.bb[0]):
+        if total and total > self.bbsum[0]:     # the row's sum, kept (100 entries on 10,000 nodes)
             return None
         end = now + (request.walltime if duration is None else duration)
         if not end > now or len(kw) > (("with_bb" in kw) + ("with_counters" in kw)):
