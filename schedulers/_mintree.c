@@ -160,6 +160,9 @@ typedef struct {
     Py_ssize_t nstorage;
     int64_t *rows;
     Py_ssize_t row_j[ROWS];
+    /* a profile's room by slice: (nodes, bytes, read?) of each slice, read once a search */
+    int64_t *sl;
+    Py_ssize_t nsl;
     uint64_t key[CACHE];
     int64_t rn[CACHE], rb[CACHE];
     unsigned char used[CACHE];
@@ -297,6 +300,8 @@ reader_done(Reader *rd)
     Py_CLEAR(rd->bbsum);
     PyMem_Free(rd->rows);
     rd->rows = NULL;
+    PyMem_Free(rd->sl);
+    rd->sl = NULL;
 }
 
 /* bisect_left(times, x) */
@@ -372,6 +377,58 @@ reader_lookup(Reader *rd, PyObject *key, double w)
     return PyObject_GetItem(rd->room, key);
 }
 
+/* A profile's room read by the slice ``w`` ends in, as ``Room.__missing__`` finds it, without
+   a float key nor the room's dict (whose entries are these slices' values): each slice is
+   read from Python once a search. 1 with the values; 0 for any other room (read as a dict);
+   -1 on an error. */
+static int
+slice_get(Reader *rd, double w, int64_t *rn, int64_t *rb)
+{
+    if (!rd->loaded && reader_load(rd))
+        return -1;
+    if (!rd->ands || !PyDict_Check(rd->slices))
+        return 0;
+    Py_ssize_t j = bisect_left(rd->times, rd->t0 + w);
+    if (j < 0 && PyErr_Occurred())
+        return -1;
+    if (--j < 0)
+        j = 0;
+    if (!rd->sl) {
+        Py_ssize_t n = PyList_GET_SIZE(rd->times);
+        rd->sl = PyMem_New(int64_t, 3 * n);
+        if (!rd->sl) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        rd->nsl = n;
+        for (Py_ssize_t i = 0; i < n; i++)
+            rd->sl[3 * i + 2] = 0;
+    }
+    if (j >= rd->nsl)
+        return 0;
+    int64_t *e = rd->sl + 3 * j;
+    if (!e[2]) {
+        PyObject *jo = PyLong_FromSsize_t(j);
+        if (!jo)
+            return -1;
+        PyObject *r = PyDict_GetItemWithError(rd->slices, jo);
+        Py_XINCREF(r);
+        if (!r && !PyErr_Occurred())
+            r = room_slice(rd, j, jo);
+        Py_DECREF(jo);
+        if (!r)
+            return PyErr_Occurred() ? -1 : 0;
+        int bad = pair(r, &e[0], &e[1]);
+        Py_DECREF(r);
+        if (bad)
+            return -1;
+        e[2] = 1;
+    }
+    *rn = e[0];
+    *rb = e[1];
+    return 1;
+}
+
 static int
 reader_get(Reader *rd, double w, int64_t *rn, int64_t *rb)
 {
@@ -385,6 +442,16 @@ reader_get(Reader *rd, double w, int64_t *rn, int64_t *rb)
             *rb = rd->rb[h];
             return 0;
         }
+    }
+    int got = rd->fast ? slice_get(rd, w, rn, rb) : 0;
+    if (got < 0)
+        return -1;
+    if (got) {
+        rd->used[h] = 1;
+        rd->key[h] = bits;
+        rd->rn[h] = *rn;
+        rd->rb[h] = *rb;
+        return 0;
     }
     PyObject *key = PyFloat_FromDouble(w);
     if (!key)

@@ -159,9 +159,9 @@ def test_room_packing_test_is_necessary_and_passes_over_jobs_that_do_not_pack():
 
 def test_a_walk_fills_a_rooms_slices_as_its_missing_method_does():
     """The compiled walk computes a profile's room on a miss itself (running AND and least
-    bytes extended, the slice's room stored): the same values, chains and slices as
-    ``Room.__missing__`` on a fresh room, and no call of that method from the walk; the
-    Python tree calls it."""
+    bytes extended, the slice's room stored; it reads the room by slice, not by walltime):
+    the same slices and chains as ``Room.__missing__`` on a fresh room read at every
+    slice, and no call of that method from the walk; the Python tree calls it."""
     import sys
 
     from mrsched.schedulers import ordered_queue as oq
@@ -190,8 +190,13 @@ def test_a_walk_fills_a_rooms_slices_as_its_missing_method_does():
             sys.setprofile(None)
         for w in list(walked_room):
             assert fresh[w] == walked_room[w], (step, w)
-        assert walked_room.slices == fresh.slices, step
-        assert walked_room._and == fresh._and and walked_room._least == fresh._least, step
+        times = profile.times
+        for a, b in zip(times, times[1:] + [times[-1] + 2.0]):   # a walltime ending in each slice
+            fresh[(a + b) / 2 - times[0]]
+        assert walked_room.slices.items() <= fresh.slices.items(), step
+        k = len(walked_room._and)
+        assert walked_room._and == fresh._and[:k] and walked_room._least == fresh._least[:k], step
+        assert max(walked_room.slices) == k - 1, step
         walked += len(walked_room.slices)
     assert walked > 300
     compiled = oq._MinTree is not oq._PyMinTree
