@@ -143,10 +143,12 @@ static PyObject *missing_func;  /* ``availability.Room.__missing__``, done nativ
 static PyObject *count_func;    /* a mask's node count (``availability._bit_count``) */
 static PyObject *s_missing, *s_and, *s_least, *s_nodes, *s_bbsum;
 
-/* One walk's reads of a room, as ``_PyMinTree.first`` makes them: ``room.get(w)``; failing
-   that, for a profile's room, the slice ``w`` ends in (``times``, ``slices``, stored back
-   as ``room[w]``); failing that, ``room[w]``. A room whose ``get`` is dict's is read in C and
-   remembered for the walk (its values do not change during a walk). */
+/* One search's reads of a room, the values ``_PyMinTree.first`` reads: a profile's room
+   (``Room``, whose ``__missing__`` is done here) by the slice ``w`` ends in (``slice_get``);
+   another room as that method does, ``room.get(w)``, then for a room with ``times`` and
+   ``slices`` the slice ``w`` ends in (stored back as ``room[w]``), then ``room[w]``. A room
+   whose ``get`` is dict's is read in C and remembered for the search (its values do not
+   change during one). */
 typedef struct {
     PyObject *room, *times, *slices, *get;
     double t0;
