@@ -333,6 +333,34 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   36.0 / 23.1, ``fcfs-easy`` 34.2 / 20.5, per job 1.92x / 1.76x / 1.65x the 96-node time
   (within 2x, closer to it than before: the scheduler's work per job on 10,000-node masks,
   ~2.2x the 96-node one, now weighs more in the whole run).
+- 22e06aa..012e5aa: a grid of the 100k part at 22e06aa gave, on 10,000 nodes, ``fcfs-bb``
+  39.4 / 26.5 against 19.2 / 11.2 on 96 nodes: 2.05x per job, over the target (``sjf-bb``
+  1.60x, ``fcfs-easy`` 1.51x); a re-run of that pair, 37.9 against 19.6 s: 1.93x. Where the
+  wide run's extra time goes (``perf``, whole 100k runs, and a counting copy of the walk, not
+  kept): the queue's compiled search is ~20 % of it, against ~8 % on 96 nodes; a job costs
+  1,348 subtree visits (127 on 96 nodes), 13.5 lane walks (3.9) and 23.5 jobs that pass the
+  room's bounds but not its packing test (2.0), and the walk's reads of the room missed its
+  cache 306 times (48), each a float key and a dict lookup. The walk now reads a profile's
+  room by slice (``_mintree.c``: ``slice_get``; each slice's value read from Python once a
+  search, the room's dict no longer filled by the walk); ``fits_now``'s quick burst-buffer
+  test reads the profile's kept row sum. Callgrind, identical ``_jobs.csv``: ``fcfs-bb``
+  10k jobs on 10,000 nodes 25.65G -> 24.94G instructions (-2.8 %), on 96 nodes 13.58G ->
+  13.40G (-1.3 %); on whole 100k runs the gain is below this machine's noise (two
+  alternated pairs: 39.45 / 39.40 s before, 40.27 / 38.22 s after). What is left on 10,000
+  nodes is spread thin: 10,000-bit masks made and freed by every reservation, release and
+  room slice, a wide job's burst-buffer shares placed node by node, rows of 100 storage
+  nodes, the subtree visits (memory-bound loads of the three minima), ``idle`` summed over
+  ~1,000 machines a start. ``--check 22e06aa --sizes
+  2000 10000 --big-sizes 1000 10000`` (``fcfs-bb``, ``sjf-bb``, ``fcfs-easy``, ``filler``,
+  ``fcfs``) and ``conservative-bb`` at 2k / 1k: every ``_jobs.csv`` identical. Grid at
+  012e5aa (``--sizes 100000 1000000 --big-sizes 100000 --policies fcfs-bb sjf-bb
+  fcfs-easy``, one run at a time, a slower stretch than a4643c7's): 96 nodes ``fcfs-bb`` 100k
+  20.4 / 11.6, 1M 230.7 / 136.1 (1,580 MB, x11.3); ``sjf-bb`` 24.2 / 14.1, 1M 243.5 / 146.3
+  (1,470 MB, x10.1); ``fcfs-easy`` 22.4 / 12.6, 1M 226.6 / 132.9 (1,615 MB, x10.1); 10,000
+  nodes 100k ``fcfs-bb`` 36.5 / 24.1, ``sjf-bb`` 34.4 / 21.9, ``fcfs-easy`` 33.1 / 19.5: per
+  job 1.78x / 1.42x / 1.48x. The 96-node 100k runs came first and ran slower than the same
+  runs an hour earlier (``sjf-bb`` 24.2 against 20.9 s), which flatters these ratios: on
+  this machine, ``fcfs-bb``'s ratio is 1.8-2.05x from one grid to the next.
 """
 
 from __future__ import annotations
