@@ -18,6 +18,8 @@ Printed per run: CPU seconds of the whole run and of the scheduler alone, jobs/s
 CPU), peak memory, and time(N)/time(previous N) for the same policy and machine (the growth:
 at most 10 for a 10x step means cost linear in the jobs). Last, for a policy run on both
 machines at one size: time per job on 10,000 nodes / time per job on 96 nodes (target 2).
+Runs go policy by policy and size by size, the two machines at one size back to back, so that
+this ratio compares runs minutes apart (this machine's speed drifts within an hour).
 
 ``--check REV`` runs the same workloads with revision REV's ``mrsched`` (exported with ``git
 archive`` as ``bench_plan.py`` does, its compiled queue tree built where it has one) and
@@ -550,33 +552,43 @@ def main(argv: list[str] | None = None) -> int:
           f"{'peak MB':>8} | {'x prev':>6}" + (f" | baseline cpu s | identical _jobs.csv" if args.check else ""))
     all_same = True
     cpu: dict[tuple[str, str, int], float] = {}     # (machine, policy, jobs) -> CPU s
-    for label, platform, sizes, interarrival in machines:
-        for policy in args.policies:
-            prev = None
-            for n in sizes:
-                workload = make_workload(args.out, n, platform, label, interarrival)
-                prefix = args.out / f"{label}-{policy}-{n}"
-                got = run_child("mrsched", None, policy, platform, workload, prefix, args.timeout, args.count)
-                if got is None:
-                    print(f"{label:>12} | {policy:>15} | {n:>9} | > {args.timeout:.0f} s (given up)", flush=True)
-                    break
-                growth = f"{got['cpu'] / prev:6.1f}" if prev else f"{'':>6}"
-                line = (f"{label:>12} | {policy:>15} | {n:>9} | {got['cpu']:8.1f} | {got['sched']:8.1f} | "
-                        f"{n / got['cpu']:8.0f} | {got['peak_mb']:8.0f} | {growth}")
-                prev = cpu[label, policy, n] = got["cpu"]
-                if args.check:
-                    base_prefix = args.out / f"{label}-{policy}-{n}-baseline"
-                    base = run_child("mrsched_baseline", base_dir, policy, platform, workload, base_prefix,
-                                     args.timeout)
-                    if base is None:
-                        line += f" | > {args.timeout:.0f} | (baseline given up)"
-                    else:
-                        same = filecmp.cmp(f"{base_prefix}_jobs.csv", f"{prefix}_jobs.csv", shallow=False)
-                        all_same &= same
-                        line += f" | {base['cpu']:14.1f} | {same}"
-                print(line, flush=True)
-                if got.get("counts"):
-                    print(f"{'':>12}   counts: {count_text(got['counts'])}", flush=True)
+    # policy by policy, size by size, both machines at a size one after the other: the ratio
+    # of their times compares runs minutes apart, not the two ends of the grid (this machine's
+    # speed drifts by 10-20 % within an hour)
+    runs = sorted(((policy, n, m) for m, (_, _, sizes, _) in enumerate(machines) for n in sizes
+                   for policy in args.policies),
+                  key=lambda r: (args.policies.index(r[0]), r[1], r[2]))
+    prev: dict[tuple[str, str], float] = {}         # (machine, policy) -> CPU s of its previous size
+    given_up: set[tuple[str, str]] = set()
+    for policy, n, m in runs:
+        label, platform, _, interarrival = machines[m]
+        if (label, policy) in given_up:
+            continue
+        workload = make_workload(args.out, n, platform, label, interarrival)
+        prefix = args.out / f"{label}-{policy}-{n}"
+        got = run_child("mrsched", None, policy, platform, workload, prefix, args.timeout, args.count)
+        if got is None:
+            print(f"{label:>12} | {policy:>15} | {n:>9} | > {args.timeout:.0f} s (given up)", flush=True)
+            given_up.add((label, policy))
+            continue
+        last = prev.get((label, policy))
+        growth = f"{got['cpu'] / last:6.1f}" if last else f"{'':>6}"
+        line = (f"{label:>12} | {policy:>15} | {n:>9} | {got['cpu']:8.1f} | {got['sched']:8.1f} | "
+                f"{n / got['cpu']:8.0f} | {got['peak_mb']:8.0f} | {growth}")
+        prev[label, policy] = cpu[label, policy, n] = got["cpu"]
+        if args.check:
+            base_prefix = args.out / f"{label}-{policy}-{n}-baseline"
+            base = run_child("mrsched_baseline", base_dir, policy, platform, workload, base_prefix,
+                             args.timeout)
+            if base is None:
+                line += f" | > {args.timeout:.0f} | (baseline given up)"
+            else:
+                same = filecmp.cmp(f"{base_prefix}_jobs.csv", f"{prefix}_jobs.csv", shallow=False)
+                all_same &= same
+                line += f" | {base['cpu']:14.1f} | {same}"
+        print(line, flush=True)
+        if got.get("counts"):
+            print(f"{'':>12}   counts: {count_text(got['counts'])}", flush=True)
     for (label, policy, n), big in cpu.items():   # the "within 2x per job" on the large machine
         small = cpu.get(("dragonfly96", policy, n))
         if label == "dragonfly10k" and small:
