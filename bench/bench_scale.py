@@ -362,7 +362,11 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   nodes 100k ``fcfs-bb`` 36.5 / 24.1, ``sjf-bb`` 34.4 / 21.9, ``fcfs-easy`` 33.1 / 19.5: per
   job 1.78x / 1.42x / 1.48x. The 96-node 100k runs came first and ran slower than the same
   runs an hour earlier (``sjf-bb`` 24.2 against 20.9 s), which flatters these ratios: on
-  this machine, ``fcfs-bb``'s ratio is 1.8-2.05x from one grid to the next.
+  this machine, ``fcfs-bb``'s ratio is 1.8-2.05x from one grid to the next. So this script
+  now runs both machines at one size back to back (1dfbce8). Two such runs of ``--sizes
+  100000 --big-sizes 100000 --policies fcfs-bb sjf-bb fcfs-easy``, one after the other: 96 /
+  10,000 nodes ``fcfs-bb`` 22.1 / 38.6 and 22.1 / 40.8 (1.75x, 1.84x), ``sjf-bb`` 21.9 / 34.4
+  and 22.6 / 36.4 (1.57x, 1.61x), ``fcfs-easy`` 20.3 / 36.3 and 20.5 / 32.2 (1.79x, 1.57x).
 """
 
 from __future__ import annotations
