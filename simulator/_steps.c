@@ -15,7 +15,10 @@
    delta in turn, a transfer pays its latency then its remaining bytes), the same ties (the
    first sleep of least time left, wakes sorted stably by creation rank), the same simcall
    order. ``engine.py`` uses this module when it was built (an optional extension) and
-   ``MRSCHED_PURE_PYTHON`` is not set; the tests run both on every reference. */
+   ``MRSCHED_PURE_PYTHON`` is not set; the tests run both on every reference.
+
+   Also here: ``idle_stamp``, a job's start or end on its machines' state-change times (the
+   same additions as ``engine._idle_stamp``). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -947,9 +950,68 @@ static PyTypeObject KernelType = {
     .tp_methods = Kernel_methods,
 };
 
+/* ---------------------------------------------------------------------------------------- */
+/* The machines' state-change times: a job's start adds each machine's idle time since its last
+   change, then stamps it (``engine._idle_stamp``, the twin). */
+
+/* idle_stamp(idle, now, last, lo, hi) -> idle + (now - last[k]) for k = lo..hi-1, added one by
+   one in that order (the same IEEE additions as the twin's loop and numpy's accumulate), then
+   last[lo:hi] = now; ``idle`` None: the stamp only (a job's end), returns None. ``last`` is a
+   writable contiguous 1-D float64 array. A start on a few machines paid ~2 us in numpy slices
+   and Python floats, a thousand machines ~5 us. */
+static PyObject *
+idle_stamp(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "idle_stamp(idle, now, last, lo, hi)");
+        return NULL;
+    }
+    int sum = args[0] != Py_None;
+    double idle = sum ? PyFloat_AsDouble(args[0]) : 0.0;
+    double now = PyFloat_AsDouble(args[1]);
+    Py_ssize_t lo = PyLong_AsSsize_t(args[3]), hi = PyLong_AsSsize_t(args[4]);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[2], &view, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    if (view.ndim != 1 || view.itemsize != (Py_ssize_t)sizeof(double) || !view.format
+            || strcmp(view.format, "d") != 0) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_TypeError, "idle_stamp: last must be a 1-D float64 array");
+        return NULL;
+    }
+    Py_ssize_t n = view.len / (Py_ssize_t)sizeof(double);
+    if (lo < 0 || hi < lo || hi > n) {
+        PyBuffer_Release(&view);
+        PyErr_Format(PyExc_IndexError, "idle_stamp: machines %zd..%zd outside 0..%zd", lo, hi, n);
+        return NULL;
+    }
+    double *x = (double *)view.buf;
+    if (sum)
+        for (Py_ssize_t k = lo; k < hi; k++) {
+            idle += now - x[k];
+            x[k] = now;
+        }
+    else
+        for (Py_ssize_t k = lo; k < hi; k++)
+            x[k] = now;
+    PyBuffer_Release(&view);
+    if (!sum)
+        Py_RETURN_NONE;
+    return PyFloat_FromDouble(idle);
+}
+
+static PyMethodDef steps_functions[] = {
+    {"idle_stamp", (PyCFunction)(void (*)(void))idle_stamp, METH_FASTCALL,
+     "idle_stamp(idle, now, last, lo, hi): idle plus the machines' idle times, then their stamp."},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef steps_module = {
     PyModuleDef_HEAD_INIT, "_steps",
-    "The engine's step loop, compiled (see Engine._py_steps, its Python twin).", -1, NULL,
+    "The engine's step loop, compiled (see Engine._py_steps, its Python twin), and the "
+    "machines' idle-time stamps (engine._idle_stamp).", -1, steps_functions,
 };
 
 #define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL

@@ -157,6 +157,16 @@ def _idle_sum(idle: float, now: float, last: np.ndarray) -> float:
     return np.add.accumulate(d, out=d)[-1].item()
 
 
+def _idle_stamp(idle: float | None, now: float, last: np.ndarray, lo: int, hi: int) -> float | None:
+    """A job's start on machines ``lo..hi-1``: ``idle`` plus their idle times since their last
+    change (``_idle_sum``), then their change stamped at ``now``; ``idle`` None (a job's end):
+    the stamp only. ``_steps.idle_stamp`` is its compiled twin (the same additions)."""
+    if idle is not None:
+        idle = _idle_sum(idle, now, last[lo:hi])
+    last[lo:hi] = now
+    return idle
+
+
 def _runs(ids: list[int]) -> list[tuple[int, int]]:
     """Sorted unique ids -> their maximal ``(first, last)`` ranges."""
     n = len(ids)
@@ -613,6 +623,7 @@ class Engine:
             else None
         if self._k is not None:
             self.sleep, self.put = self._k.sleep, self._k.put
+        self._idle_stamp = _steps.idle_stamp if _compiled_steps else _idle_stamp
 
     # -- platform --------------------------------------------------------------------------
     def _setup_resources(self, mmax: int | None) -> None:
@@ -1489,10 +1500,10 @@ class Engine:
                 self.tracker.change(now, self._share_machines(comp, +1))
         else:
             idle = 0.0
+            stamp = self._idle_stamp
             for lo, hi in comp_runs:   # ascending ids: the same sum as node by node
                 hi += 1
-                idle = _idle_sum(idle, now, last[lo:hi])
-                last[lo:hi] = now
+                idle = stamp(idle, now, last, lo, hi)
                 busy |= (1 << hi) - (1 << lo)
             self.busy = busy
             self.time_idle += idle
@@ -1544,10 +1555,11 @@ class Engine:
                 self.tracker.change(now, -self._share_machines(comp, -1))
         else:
             busy = self.busy
+            stamp = self._idle_stamp
             for lo, hi in js.comp_runs:
                 hi += 1
                 busy &= ~((1 << hi) - (1 << lo))
-                last[lo:hi] = now
+                stamp(None, now, last, lo, hi)
             self.busy = busy
             if ncomp:
                 self.time_computing += (self.now - js.start) * ncomp

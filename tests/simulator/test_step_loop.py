@@ -184,3 +184,41 @@ def test_the_environment_selects_the_python_step_loop(compiled, value, compiled_
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == str(compiled_used)
+
+
+def test_idle_stamp_adds_as_its_twin(compiled):
+    """A start's idle times summed and stamped in C (``_steps.idle_stamp``): the same float, bit
+    for bit, and the same stamps as ``engine._idle_stamp``, on runs of a few machines (the
+    twin's Python loop) and of thousands (its numpy accumulate); an end stamps only."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    widths = set()
+    for _ in range(300):
+        n = int(rng.choice([8, 100, 5000]))
+        last = np.round(rng.random(n) * 1e6, int(rng.integers(0, 7)))
+        now = float(last.max() + rng.random() * 1e5)
+        lo = int(rng.integers(0, n))
+        hi = int(rng.integers(lo, n + 1))
+        idle = float(rng.random() * 1e9) if rng.random() < 0.8 else 0.0
+        c_last, py_last = last.copy(), last.copy()
+        got = engine_mod._steps.idle_stamp(idle, now, c_last, lo, hi)
+        want = engine_mod._idle_stamp(idle, now, py_last, lo, hi)
+        assert got.hex() == want.hex(), (n, lo, hi)
+        assert np.array_equal(c_last, py_last) and (c_last[lo:hi] == now).all()
+        assert engine_mod._steps.idle_stamp(None, now + 1, c_last, lo, hi) is None
+        engine_mod._idle_stamp(None, now + 1, py_last, lo, hi)
+        assert np.array_equal(c_last, py_last)
+        widths.add(hi - lo >= engine_mod._NUMPY_RUN)
+    assert widths == {True, False}
+    stamp = engine_mod._steps.idle_stamp
+    with pytest.raises(IndexError, match="outside"):
+        stamp(0.0, 1.0, np.zeros(4), 2, 5)
+    with pytest.raises(IndexError, match="outside"):
+        stamp(0.0, 1.0, np.zeros(4), -1, 2)
+    with pytest.raises(TypeError, match="float64"):
+        stamp(0.0, 1.0, np.zeros(4, dtype=np.int64), 0, 2)
+    with pytest.raises(TypeError):
+        stamp(0.0, 1.0, [0.0, 0.0], 0, 2)
+    with pytest.raises(TypeError):
+        stamp(0.0, 1.0, np.zeros(4))
