@@ -109,6 +109,14 @@ scheduler). The target is met with the trivial policy in most runs, not with the
 Same runs: every batsim-reference and batsched-reference case and randomised runs of ties,
 kills and call-backs give identical messages and outputs from both loops
 (tests/simulator/test_step_loop.py).
+667732c: a start sums its machines' idle times and stamps their change in C
+(``_steps.idle_stamp``; ``engine._idle_stamp`` its twin, the same additions in order), an end
+stamps them; before, each run of machines cost numpy slices and Python floats (~2 us on a few
+machines, ~5 us on a thousand). Callgrind, 4,000 jobs, engine with the bench FCFS (whole
+process minus an empty one): 432.6k -> 404.5k instructions a job (-6.5 %), identical
+``_jobs.csv`` and simulated ``_schedule.csv`` columns. This script, three runs: bench FCFS
+1.19-1.30 CPU s (21,500-23,600 jobs/s), on the Python loop 1.79-1.84 s (15,200-15,600),
+registry ``fcfs`` 2.19-2.61 s (10,700-12,800; ~1.0-1.2 s of it the scheduler).
 """
 
 from __future__ import annotations
