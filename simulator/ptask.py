@@ -203,6 +203,12 @@ class PtaskModel:
         # (``add_uniform``: ten-thousand-node jobs), not a copy and a scan of the counts
         self._busy = bytearray()
         self._owner: list[Ptask | None] = []  # per constraint: the isolated task using it
+        # ``add_uniform``'s isolated tasks keep neither counts nor owners per CPU (a wide job
+        # wrote a thousand of each at its start and end): their ranges instead, sorted and
+        # disjoint, ``_busy`` set over them; a task joining the solver gets its counts then
+        self._range_lo: list[int] = []
+        self._range_hi: list[int] = []
+        self._range_task: list[Ptask] = []
         self._iso_heap: list[tuple[float, int, Ptask]] = []  # (finish, id, task), lazy deletes
         self._cpus: dict[str, tuple[float, int]] = {}  # host name -> (speed, CPU constraint)
         self._speed: list[float] = []  # per constraint: its host's speed (CPUs), 0 (links)
@@ -301,9 +307,11 @@ class PtaskModel:
         fat = self._fat_list
         isolated = self._isolate and latency == 0 and used + n_links > 0
         for c in weights:
-            if users[c]:
+            if busy[c]:   # a running task uses it (a count, or an isolated uniform task's range)
                 isolated = False
                 owner = self._owner[c]
+                if owner is None:
+                    owner = self._range_owner(c)
                 if owner is not None:  # it shares a resource now: back into the solver
                     self._materialise(owner)
             elif fat[c]:
@@ -359,11 +367,12 @@ class PtaskModel:
                 task._runs = runs   # its constraints (``_cnsts``) are made if it joins the solver
                 task._ws = (amount,) * sum(hi + 1 - lo for lo, hi in runs)
                 task._bound = bound
-                users, owner = self._users, self._owner
                 for lo, hi in runs:
-                    users[lo:hi + 1] = [1] * (hi + 1 - lo)
-                    owner[lo:hi + 1] = [task] * (hi + 1 - lo)
                     busy[lo:hi + 1] = b"\x01" * (hi + 1 - lo)
+                    k = bisect.bisect_left(self._range_lo, lo)
+                    self._range_lo.insert(k, lo)
+                    self._range_hi.insert(k, hi)
+                    self._range_task.insert(k, task)
                 self._isolated(task, _solo_rate([cap], (amount,), bound))
                 return task
         flops: dict[str, float] = {}
@@ -597,11 +606,25 @@ class PtaskModel:
         task._iso = False
         if task._runs is not None and not task._cnsts:   # an add_uniform task: its CPUs, one by one
             task._cnsts = tuple(itertools.chain.from_iterable(range(lo, hi + 1) for lo, hi in task._runs))
+            users = self._users
+            for lo, hi in task._runs:    # its counts, kept from now on
+                users[lo:hi + 1] = [1] * (hi + 1 - lo)
+                self._drop_range(lo)
         for c in task._cnsts:
             if self._owner[c] is task:
                 self._owner[c] = None
         self._dirty = True
         self._lookahead = None
+
+    def _range_owner(self, c: int) -> Ptask | None:
+        """The isolated ``add_uniform`` task whose ranges hold CPU ``c``, or None."""
+        k = bisect.bisect_right(self._range_lo, c) - 1
+        return self._range_task[k] if k >= 0 and c <= self._range_hi[k] else None
+
+    def _drop_range(self, lo: int) -> None:
+        """Forget the isolated range starting at ``lo`` (its task ended or joined the solver)."""
+        k = bisect.bisect_left(self._range_lo, lo)
+        del self._range_lo[k], self._range_hi[k], self._range_task[k]
 
     def _release(self, task: Ptask, isolated: bool = False) -> None:
         """A task left the model: its resources have one user less. An ``isolated`` task was
@@ -611,11 +634,10 @@ class PtaskModel:
         owner = self._owner
         busy = self._busy
         if isolated:
-            if task._runs is not None:
+            if task._runs is not None:   # no counts nor owners: its ranges
                 for lo, hi in task._runs:
-                    users[lo:hi + 1] = [0] * (hi + 1 - lo)
-                    owner[lo:hi + 1] = [None] * (hi + 1 - lo)
                     busy[lo:hi + 1] = bytes(hi + 1 - lo)
+                    self._drop_range(lo)
             else:
                 _consume(map(users.__setitem__, task._cnsts, repeat(0)))
                 _consume(map(owner.__setitem__, task._cnsts, repeat(None)))

@@ -400,16 +400,20 @@ def test_add_uniform_is_add_of_the_same_flops(star, seed):
 def test_add_uniform_isolates_by_ranges_and_gives_way_to_a_sharing_task(star):
     m = PtaskModel(star, stepped=True, hosts=HOSTS)
 
-    def busy_is_users():   # the byte per constraint that add_uniform searches follows the counts
-        assert list(m._busy) == [int(u > 0) for u in m._users]
+    def busy_is_users():   # the byte per constraint that add_uniform searches: a count, or an
+        # isolated uniform task's range (which keeps no counts until it joins the solver)
+        ranges = {c for lo, hi in zip(m._range_lo, m._range_hi) for c in range(lo, hi + 1)}
+        assert list(m._busy) == [int(u > 0 or c in ranges) for c, u in enumerate(m._users)]
+        assert not any(m._users[c] for c in ranges)
+        return ranges
 
     job = m.add_uniform([(0, 1), (3, 4)], 100.0, 0.0, tag="job")   # h0, h1, h3, h4
     assert job._iso and job.flops == dict.fromkeys(["h0", "h1", "h3", "h4"], 100.0)
     assert job.rate == 7.0 / 100.0            # the slowest core (h3, 7 flop/s)
-    busy_is_users()
+    assert busy_is_users() == {0, 1, 3, 4} and m._range_task == [job, job]
     other = m.add_uniform([(1, 2)], 10.0, 0.0, tag="other")   # h1 in use: the general path
     assert not job._iso and not other._iso and m._n_solver == 2
-    busy_is_users()
+    assert busy_is_users() == set() and m._users[:5] == [1, 2, 1, 1, 1]
     assert m.add_uniform([(5, 5)], 0.0, 0.0, tag="empty")._empty   # no work: add's empty task
     m.remove(other, 0.0)
     busy_is_users()
