@@ -367,6 +367,20 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   100000 --big-sizes 100000 --policies fcfs-bb sjf-bb fcfs-easy``, one after the other: 96 /
   10,000 nodes ``fcfs-bb`` 22.1 / 38.6 and 22.1 / 40.8 (1.75x, 1.84x), ``sjf-bb`` 21.9 / 34.4
   and 22.6 / 36.4 (1.57x, 1.61x), ``fcfs-easy`` 20.3 / 36.3 and 20.5 / 32.2 (1.79x, 1.57x).
+  A third, inside ``--check 22e06aa --sizes 100000 --big-sizes 100000`` (its baseline runs in
+  between): ``fcfs-bb`` 18.5 / 37.7 (2.03x), ``sjf-bb`` 21.2 / 36.9 (1.74x), identical.
+- 667732c..971d152: two per-machine costs of a wide job's start and end left the engine. A
+  start's idle times are summed and stamped in C (``_steps.idle_stamp``, see
+  bench_simulator.py), and the ptask model's isolated ``add_uniform`` tasks keep their CPU
+  ranges (sorted, disjoint, found by bisection when another task comes to share a CPU)
+  instead of a count and an owner per CPU, written at start and end (py-spy had put those
+  four list writes at ~1.8 s of a 10,000-node 100k run). Callgrind, ``fcfs-bb`` 10k jobs on
+  10,000 nodes: 24.94G -> 23.02G instructions (25.65G at 22e06aa: -10.3 % this session).
+  ``--check 22e06aa --sizes 2000 10000 --big-sizes 1000 10000`` (``fcfs-bb``, ``sjf-bb``,
+  ``fcfs-easy``, ``filler``, ``fcfs``) and ``conservative-bb`` at 2k / 1k: identical. Paired
+  runs of the 100k part at 971d152: 96 / 10,000 nodes ``fcfs-bb`` 21.5 / 36.5 (1.70x),
+  ``sjf-bb`` 22.2 / 35.8 (1.61x), ``fcfs-easy`` 20.2 / 31.8 (1.57x); again, right after: 19.3 / 33.8 (1.75x), 20.3 / 33.4
+  (1.64x), 19.2 / 29.1 (1.52x).
 """
 
 from __future__ import annotations
