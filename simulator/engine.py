@@ -610,8 +610,8 @@ class Engine:
         self.time_computing = 0.0
         # Batsim accumulates a machine's idle time at its state changes (no tail after the last)
         self.time_idle = 0.0
-        #: per compute machine, the time of its last state change (an array: wide jobs sum
-        #: their machines' idle times in numpy, ~15x faster on a thousand machines)
+        #: per compute machine, the time of its last state change (an array: a start sums its
+        #: machines' idle times in one C loop, ``_steps.idle_stamp``, or in numpy in the twin)
         self._last_change = np.zeros(self.nb_compute)
         self.sched_time = 0.0
         self.nb_messages = 0
