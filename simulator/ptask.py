@@ -624,6 +624,8 @@ class PtaskModel:
     def _drop_range(self, lo: int) -> None:
         """Forget the isolated range starting at ``lo`` (its task ended or joined the solver)."""
         k = bisect.bisect_left(self._range_lo, lo)
+        if k == len(self._range_lo) or self._range_lo[k] != lo:   # never silently another's
+            raise SimulationError(f"ptask model: no isolated range starts at CPU {lo}")
         del self._range_lo[k], self._range_hi[k], self._range_task[k]
 
     def _release(self, task: Ptask, isolated: bool = False) -> None:

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from mrsched.errors import SimulationError
 from mrsched.simulator.platform import load_platform
 from mrsched.simulator.ptask import PtaskModel
 
@@ -422,6 +423,8 @@ def test_add_uniform_isolates_by_ranges_and_gives_way_to_a_sharing_task(star):
     again = m.add_uniform([(0, 4)], 50.0, 0.0)        # every CPU free again
     assert again._iso and again.rate == 7.0 / 50.0
     m.remove(again, 0.0)
-    busy_is_users()
+    assert busy_is_users() == set() and m._range_lo == []
+    with pytest.raises(SimulationError, match="no isolated range starts at CPU 0"):
+        m._drop_range(0)     # an internal slip is loud, never another task's range dropped
     cores = m.add_uniform([(2, 2), (4, 4)], 100.0, 0.0)   # h2: 4 x 20 flop/s, h4: 2 x 13
     assert cores.rate == 13.0 / 100.0 == cores._bound     # one core each, the slower one
