@@ -325,6 +325,18 @@ bisect_left(PyObject *times, double x)
     return lo;
 }
 
+/* The slice a walltime ``w`` from the room's present ends in, as ``Room.__missing__`` finds
+   it: ``bisect_left(times, t0 + w) - 1`` (-1: before the second slice start; each reader
+   clamps as it needs), or -2 with an error set. */
+static Py_ssize_t
+slice_of(Reader *rd, double w)
+{
+    Py_ssize_t j = bisect_left(rd->times, rd->t0 + w);
+    if (j < 0 && PyErr_Occurred())
+        return -2;
+    return j - 1;
+}
+
 /* room.get(w), then the slice, then room[w]: a new reference, or NULL with an error set. */
 static PyObject *
 reader_lookup(Reader *rd, PyObject *key, double w)
@@ -346,10 +358,10 @@ reader_lookup(Reader *rd, PyObject *key, double w)
     if (!rd->loaded && reader_load(rd))
         return NULL;
     if (rd->times) {
-        Py_ssize_t j = bisect_left(rd->times, rd->t0 + w);
-        if (j < 0 && PyErr_Occurred())
+        Py_ssize_t j = slice_of(rd, w);
+        if (j == -2)
             return NULL;
-        if (--j < 0 && rd->ands)
+        if (j < 0 && rd->ands)
             j = 0;      /* as ``Room.__missing__``: a walltime ending before the second slice */
         PyObject *jo = PyLong_FromSsize_t(j);
         if (!jo)
@@ -390,10 +402,10 @@ slice_get(Reader *rd, double w, int64_t *rn, int64_t *rb)
         return -1;
     if (!rd->ands || !PyDict_Check(rd->slices))
         return 0;
-    Py_ssize_t j = bisect_left(rd->times, rd->t0 + w);
-    if (j < 0 && PyErr_Occurred())
+    Py_ssize_t j = slice_of(rd, w);
+    if (j == -2)
         return -1;
-    if (--j < 0)
+    if (j < 0)
         j = 0;
     if (!rd->sl) {
         Py_ssize_t n = PyList_GET_SIZE(rd->times);
@@ -570,10 +582,9 @@ packs(Reader *rd, int64_t n, int64_t total, double w)
         PyErr_SetString(PyExc_TypeError, "a room with a packing test has no times");
         return -1;
     }
-    Py_ssize_t j = bisect_left(rd->times, rd->t0 + w);
-    if (j < 0 && PyErr_Occurred())
+    Py_ssize_t j = slice_of(rd, w);
+    if (j == -2)
         return -1;
-    j -= 1;
     int64_t *row = packing_row(rd, j > 0 ? j : 0);
     if (!row)
         return -1;
