@@ -607,12 +607,13 @@ class PtaskModel:
         if task._runs is not None and not task._cnsts:   # an add_uniform task: its CPUs, one by one
             task._cnsts = tuple(itertools.chain.from_iterable(range(lo, hi + 1) for lo, hi in task._runs))
             users = self._users
-            for lo, hi in task._runs:    # its counts, kept from now on
+            for lo, hi in task._runs:    # its counts, kept from now on (it never had owners)
                 users[lo:hi + 1] = [1] * (hi + 1 - lo)
                 self._drop_range(lo)
-        for c in task._cnsts:
-            if self._owner[c] is task:
-                self._owner[c] = None
+        else:
+            for c in task._cnsts:
+                if self._owner[c] is task:
+                    self._owner[c] = None
         self._dirty = True
         self._lookahead = None
 
