@@ -22,7 +22,7 @@ from mrsched.analysis.metrics import add_job_metrics, resource_usage, usage_over
 from mrsched.analysis.runs import Run, load_run
 from mrsched.analysis.tables import Interval, frame_html, summary_html
 from mrsched.errors import ConfigError
-from mrsched.expe.atomic import write_atomic
+from mrsched.atomic import write_atomic
 
 SUMMARY_METRICS = ("mean_waiting_time", "mean_turnaround_time", "mean_slowdown",
                    "mean_bounded_slowdown", "max_waiting_time", "max_bounded_slowdown",

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mrsched.errors import ConfigError, suggest
-from mrsched.expe.atomic import sha256_file, stable_hash, write_atomic
+from mrsched.atomic import sha256_file, stable_hash, write_atomic
 from mrsched.expe.spec import ENGINES, RunSpec
 from mrsched.expe.validation import check_policy, check_values, read_workload, with_seed
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from mrsched.errors import ConfigError
 from mrsched.expe import processes
-from mrsched.expe.atomic import sha256_file
+from mrsched.atomic import sha256_file
 from mrsched.expe.campaign import Campaign, load_campaign, plan_runs, prepare_inputs, write_expanded
 from mrsched.expe.lock import CampaignLock
 from mrsched.expe.manifest import is_complete, outputs_problem, read_manifest, spec_problem

@@ -16,7 +16,7 @@ from importlib import metadata
 from pathlib import Path
 
 from mrsched.errors import ConfigError
-from mrsched.expe.atomic import write_json_atomic
+from mrsched.atomic import write_json_atomic
 
 MANIFEST = "manifest.json"
 OUTPUT_SUFFIXES = ("jobs", "schedule", "machine_states")
@@ -103,7 +103,7 @@ def spec_problem(manifest: dict, spec, sha256=None) -> str | None:
     campaign whose inputs, policy or options changed since a run finished redoes that run
     instead of mixing in results of the old inputs. The engine and timeout may change freely.
     ``sha256(path)`` hashes an input (a campaign passes a memoised one: runs share inputs)."""
-    from mrsched.expe.atomic import sha256_file
+    from mrsched.atomic import sha256_file
 
     sha256 = sha256 or sha256_file
 

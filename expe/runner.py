@@ -12,7 +12,7 @@ from pathlib import Path
 
 from mrsched.errors import MrschedError
 from mrsched.expe import engines, processes
-from mrsched.expe.atomic import sha256_file
+from mrsched.atomic import sha256_file
 from mrsched.expe.manifest import (MANIFEST, OUTPUT_FILES, describe_outputs, outputs_problem,
                                    read_manifest, utc_now, versions, write_manifest)
 from mrsched.expe.spec import RunSpec

@@ -84,7 +84,7 @@ def version_text() -> str:
     """The version, and which compiled parts this install runs: a build without a C compiler
     gives the same results, only slower, so a slow run can be told from a slow machine. A part
     runs when it imports (its module falls back to the twin on the same ImportError)."""
-    from mrsched.schedulers import native
+    from mrsched import native
 
     built, missing = [], []
     for module in COMPILED_PARTS:

@@ -17,7 +17,7 @@ from operator import le
 from typing import NamedTuple
 
 from mrsched.errors import SimulationError
-from mrsched.schedulers import native
+from mrsched import native
 from mrsched.schedulers.cluster import Cluster
 from mrsched.schedulers.job import Request
 from mrsched.schedulers.placement import BurstBufferPlacer, Placement, split_shares

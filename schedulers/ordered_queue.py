@@ -25,7 +25,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from mrsched.schedulers import native
+from mrsched import native
 from mrsched.schedulers.job import Job
 from mrsched.schedulers.policies.base import WaitingQueue
 

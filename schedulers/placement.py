@@ -16,7 +16,7 @@ from operator import floordiv
 
 import numpy as np
 
-from mrsched.schedulers import native
+from mrsched import native
 from mrsched.schedulers.cluster import Cluster
 
 try:

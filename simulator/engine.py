@@ -44,7 +44,7 @@ from typing import Any, Callable
 import numpy as np
 
 from mrsched.errors import MrschedError, PlatformError, ProtocolError, SimulationError, suggest
-from mrsched.schedulers import native
+from mrsched import native
 from mrsched.simulator import outputs as out
 from mrsched.simulator.profiles import PtaskSpec, flatten, merge, ptask_of, check_profile
 from mrsched.simulator.workload import Job, Workload, load_workloads, parse_job, submission_order

@@ -221,7 +221,7 @@ def test_report_files_are_replaced_atomically(tmp_path, monkeypatch):
     """A report rewrite that fails before its rename leaves the previous index.html and
     metrics.csv whole (no half-written page, no temporary left behind)."""
     from analysis_csv import make_campaign
-    import mrsched.expe.atomic as atomic
+    import mrsched.atomic as atomic
 
     root = make_campaign(tmp_path, ["fcfs", "sjf-bb"], n_jobs=4)
     index = write_report(root, max_gantt=0)

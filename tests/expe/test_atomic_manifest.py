@@ -7,7 +7,7 @@ import json
 import pytest
 
 from mrsched.errors import ConfigError
-from mrsched.expe.atomic import sha256_file, stable_hash, write_atomic, write_json_atomic
+from mrsched.atomic import sha256_file, stable_hash, write_atomic, write_json_atomic
 from mrsched.expe.manifest import (OUTPUT_FILES, describe_outputs, is_complete, read_manifest,
                                    write_manifest)
 
