@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-#: hatch of each I/O phase kind (seed 001's model, schedulers/iophased.py); compute phases and
+#: hatch of each I/O phase kind (seed 001's model, schedulers/execution/iophased.py); compute phases and
 #: jobs that ran as themselves are plain; other kinds take the spare hatches in name order
 _KIND_HATCHES = {"stage_in": "//", "checkpoint": "xx", "drain": "..", "stage_out": "\\\\"}
 _SPARE_HATCHES = ("++", "oo", "--", "||", "**", "OO")

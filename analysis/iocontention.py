@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from mrsched.errors import MrschedError, WorkloadError
-from mrsched.schedulers.bandwidth import BandwidthTree
-from mrsched.schedulers.knowledge import TRUE_RATE
+from mrsched.schedulers.profile.bandwidth import BandwidthTree
+from mrsched.schedulers.execution.knowledge import TRUE_RATE
 
 INF = math.inf
 
@@ -178,7 +178,7 @@ def contention(tree: BandwidthTree, jobs: Iterable[IoJob]) -> Contention:
 # -- reading a run --------------------------------------------------------------------------
 def tree_of_platform(path: str | Path) -> tuple[BandwidthTree, dict[int, int]]:
     """The bandwidth tree of a platform file and Batsim resource id -> compute index."""
-    from mrsched.schedulers.cluster import Cluster
+    from mrsched.schedulers.model.cluster import Cluster
     from mrsched.simulator.platform import load_platform
 
     plat = load_platform(str(path))

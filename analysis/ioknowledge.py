@@ -1,6 +1,6 @@
 """How well a scheduler anticipates future system I/O and I/O bursts (seed 004 Ch. 4, Sect. 4.2).
 
-For a finished run and the knowledge source its policy used (``mrsched.schedulers.knowledge``),
+For a finished run and the knowledge source its policy used (``mrsched.schedulers.execution.knowledge``),
 every executed job gets the estimates the scheduler had (replayed with the same source classes:
 ``learned`` is fed the run's completions in time order, completions at a time before the
 submissions at that time, as the scheduler's rounds do), and we measure:
@@ -33,8 +33,8 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from mrsched.errors import WorkloadError
-from mrsched.schedulers.job import job_from_batsim
-from mrsched.schedulers.knowledge import Learned, make_source, true_rate
+from mrsched.schedulers.model.job import job_from_batsim
+from mrsched.schedulers.execution.knowledge import Learned, make_source, true_rate
 
 GRID = 60.0                     # seconds between system I/O samples
 WINDOWS = {"5min": 2, "60min": 30}   # half-windows in samples

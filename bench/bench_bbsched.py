@@ -19,8 +19,8 @@ import time
 import numpy as np
 
 from mrsched.errors import SimulationError
-from mrsched.schedulers.genetic import GeneticSolver
-from mrsched.schedulers.pareto import WindowProblem, choose_tradeoff, exact_front, generational_distance
+from mrsched.schedulers.optim.genetic import GeneticSolver
+from mrsched.schedulers.optim.pareto import WindowProblem, choose_tradeoff, exact_front, generational_distance
 from mrsched.schedulers.policies.multisched import MultiSchedSelector
 from mrsched.schedulers.policies.window import WindowSelector, select_in_order
 

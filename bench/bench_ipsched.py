@@ -40,7 +40,7 @@ from mrsched.schedulers.optim.auction import job_bids, winner_determination
 from mrsched.schedulers.optim.bestfit import best_fit_counts
 from mrsched.schedulers.optim.ipmodel import solve_window
 from mrsched.schedulers.optim.milp import start_worker
-from mrsched.schedulers.optim.request import core_request
+from mrsched.schedulers.model.cores import core_request
 from mrsched.workloads.cpugpu import Machine, generate_mix
 
 NODES, CORES, GPUS = 1024, 8, 2

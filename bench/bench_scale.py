@@ -186,7 +186,7 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   minimum): 0.52M -> 0.38M tried, 100k +4 %, 400k -1.3 %. Refusals cost less than the walk
   they sit in: the hits a query finds per job returned (3.0 -> 3.5) and the subtrees a hit
   visits (9.4 -> 13.0) grow with the queue too.
-- 5395068..1cbbf25: the queue's trees compiled (``schedulers/_mintree.c``, an optional C
+- 5395068..1cbbf25: the queue's trees compiled (``schedulers/profile/_mintree.c``, an optional C
   extension; ``_PyMinTree`` stays for installs without a compiler and is tested alike): the
   walk, a run's search over its lanes, the search over runs and, on machines of many storage
   nodes, the room's packing test. Every pure-Python pruning tried above cost about what it
@@ -211,7 +211,7 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
 - 2caacfe..35268cb: a room on a machine of many storage nodes held its own bound packing test
   (a reference cycle: the cyclic collector took ~5 % of a 10,000-node run collecting rooms
   and their slice lists; now a property); the bytes a job's burst-buffer shares take from each
-  storage node are counted in C node by node (``schedulers/_shares.c``, optional as
+  storage node are counted in C node by node (``schedulers/profile/_shares.c``, optional as
   ``_mintree``; the run-by-run Python count stays and is tested alike); a start's per-machine
   work in the engine: idle time summed with numpy's sequential accumulate (bit for bit the
   node-by-node sum), busy machines as a bit mask, an allocation of one range of ids kept as a
@@ -231,7 +231,7 @@ Measured on the development machine (2 cores shared by several sessions, CPU sec
   nodes-only reservation leaves every free byte to the bounds, so jobs whose shares pack
   nowhere came back in every round); the profile's rows of free bytes per storage node
   (running minimum, taking and giving back a job's bytes, the over-allocation check) and the
-  choice of a job's nodes (``lowest_bits``) in C (``schedulers/_profile.c``, optional with
+  choice of a job's nodes (``lowest_bits``) in C (``schedulers/profile/_profile.c``, optional with
   Python twins, as the other two), capacity tests in C (``_shares.holds``); the runtime's free
   bytes per storage node as one such row (it looped over the storage nodes twice a start); the
   engine keeps an allocation of several id ranges as its ranges (``_RunIds``) instead of a

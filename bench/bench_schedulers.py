@@ -29,9 +29,9 @@ import time
 
 import numpy as np
 
-from mrsched.schedulers.cluster import Cluster, StorageNode
+from mrsched.schedulers.model.cluster import Cluster, StorageNode
 from mrsched.schedulers.registry import make_policy
-from mrsched.schedulers.runtime import PolicyRuntime
+from mrsched.schedulers.execution.runtime import PolicyRuntime
 
 GB = 10**9
 

@@ -29,7 +29,7 @@ import numpy as np
 from mrsched.analysis.iocontention import run_contention
 from mrsched.analysis.ioknowledge import (GRID, burst_threshold, estimate_jobs, knowledge_metrics, run_knowledge,
                                           system_io)
-from mrsched.schedulers.knowledge import KNOWLEDGE
+from mrsched.schedulers.model.params import KNOWLEDGE
 
 COLUMNS = ("goodput", "computing_fraction_min", "mean_turnaround", "runtime_accuracy_mean", "io_rate_accuracy_mean",
            "sysio_accuracy_mean_pt", "sysio_accuracy_median_pt", "sysio_accuracy_mean_et",

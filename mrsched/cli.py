@@ -76,8 +76,8 @@ class Parser(argparse.ArgumentParser):
 
 
 #: the optional compiled parts (setup.py), each with a pure-Python twin giving the same runs
-COMPILED_PARTS = ("mrsched.schedulers._mintree", "mrsched.schedulers._shares",
-                  "mrsched.schedulers._profile", "mrsched.simulator._steps")
+COMPILED_PARTS = ("mrsched.schedulers.profile._mintree", "mrsched.schedulers.profile._shares",
+                  "mrsched.schedulers.profile._profile", "mrsched.simulator._steps")
 
 
 def version_text() -> str:

@@ -27,7 +27,7 @@ def describe(name: str) -> str:
     if doc:
         lines.append(f"  {_plain(doc[0])}")
     lines.append("options:")
-    from mrsched.schedulers.policies.base import RUNTIME_DEFAULTS, RUNTIME_PARAMS
+    from mrsched.schedulers.model.params import RUNTIME_DEFAULTS, RUNTIME_PARAMS
 
     # the scheduler's own options (decision cost), taken by every policy
     extra = {k: v for k, v in RUNTIME_DEFAULTS.items() if k not in defaults}

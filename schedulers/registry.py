@@ -11,7 +11,8 @@ from typing import Any, Callable
 
 from mrsched.errors import ConfigError, suggest
 from mrsched.schedulers.policies.backfilling import EasyBackfilling, FcfsBB, FcfsEasy, SjfBB
-from mrsched.schedulers.policies.base import RUNTIME_DEFAULTS, RUNTIME_PARAMS, Param, Policy
+from mrsched.schedulers.model.params import RUNTIME_DEFAULTS, RUNTIME_PARAMS, Param
+from mrsched.schedulers.model.contract import Policy
 from mrsched.schedulers.policies.conservative import ConservativeBackfilling
 from mrsched.schedulers.policies.fcfs import FCFS
 from mrsched.schedulers.policies.filler import Filler
@@ -102,9 +103,9 @@ def coerce_option(policy: str, name: str, value: Any, param: Param | None) -> An
 
 def make_scheduler(name: str, options: dict[str, Any] | None = None):
     """A ``PolicyScheduler`` (a BatsimScheduler) running policy ``name`` with coerced options."""
-    from mrsched.schedulers.runtime import PolicyScheduler
+    from mrsched.schedulers.execution.runtime import PolicyScheduler
 
-    from mrsched.schedulers.cost import parse_decision_cost
+    from mrsched.schedulers.execution.cost import parse_decision_cost
 
     cls = policy_class(name)
     options = dict(options or {})
@@ -122,10 +123,10 @@ def make_scheduler(name: str, options: dict[str, Any] | None = None):
         if io_model != "none":
             raise ConfigError(f"policy '{name}': io_model '{io_model}' and job_model 'io-phased' both say how "
                               "a job's I/O runs; choose one", field="io_model")
-        from mrsched.schedulers.iophased import IoPhasedScheduler
+        from mrsched.schedulers.execution.iophased import IoPhasedScheduler
         scheduler = IoPhasedScheduler(policy)
     elif io_model == "contention":
-        from mrsched.schedulers.ioptask import IoPtaskScheduler
+        from mrsched.schedulers.execution.ioptask import IoPtaskScheduler
         scheduler = IoPtaskScheduler(policy)
     else:
         scheduler = PolicyScheduler(policy)

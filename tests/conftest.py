@@ -103,28 +103,28 @@ def _compiled_then_python(request, built: bool, in_use: bool, use, what: str):
 def share_count(request):
     """Run a test with placers counting burst-buffer shares in C, then in Python: both must
     give the same answers."""
-    from mrsched.schedulers import placement
+    from mrsched.schedulers.profile import placement
 
     yield from _compiled_then_python(request, placement._shares is not None, placement._COMPILED,
-                                     placement.use, "the compiled share count (schedulers/_shares.c)")
+                                     placement.use, "the compiled share count (schedulers/profile/_shares.c)")
 
 
 @pytest.fixture(params=["compiled", "python"])
 def profile_kernels(request):
     """Run a test with the profiles' row and mask operations in C, then in Python: both must
     leave the same profiles."""
-    from mrsched.schedulers import availability
+    from mrsched.schedulers.profile import availability
 
     yield from _compiled_then_python(request, availability._profile is not None,
                                      availability._least is not availability._py_least,
-                                     availability.use, "the compiled profile kernels (schedulers/_profile.c)")
+                                     availability.use, "the compiled profile kernels (schedulers/profile/_profile.c)")
 
 
 @pytest.fixture(params=["compiled", "python"])
 def queue_tree(request):
     """Run a test with the ordered queue's compiled tree, then with its pure-Python twin: both
     must give the same answers."""
-    from mrsched.schedulers import ordered_queue as oq
+    from mrsched.schedulers.profile import ordered_queue as oq
 
     yield from _compiled_then_python(request, oq._mintree is not None, oq._MinTree is not oq._PyMinTree,
-                                     oq.use, "the compiled queue tree (schedulers/_mintree.c)")
+                                     oq.use, "the compiled queue tree (schedulers/profile/_mintree.c)")

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from mrsched.errors import WorkloadError
-from mrsched.schedulers.optim.machine import natural_key
+from mrsched.schedulers.model.nodes import natural_key
 from mrsched.workloads.esp2 import generate_esp2
 from mrsched.workloads.platform_info import parse_platform_xml, radical_ids
 

@@ -14,7 +14,7 @@
   needs — and it really drains ``io_rate x u x j`` B/s per node, ``u`` a per-user and ``j`` a
   per-job log-normal factor of mean 1 (sigmas ``io_spread`` and ``io_jitter``), while it still
   states ``io_rate``. Such jobs carry ``user``, ``true_runtime`` (= elapsed) and
-  ``true_io_bandwidth_per_node`` (``mrsched.schedulers.knowledge``); with ``max_nodes`` a true
+  ``true_io_bandwidth_per_node`` (``mrsched.schedulers.execution.knowledge``); with ``max_nodes`` a true
   rate is capped at ``io_rate x max_nodes / size``, so no job asks more than the widest one.
 
 Decisions: clock times come from the header's ``UnixStartTime`` in ``TimeZoneString`` (UTC

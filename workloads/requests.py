@@ -14,7 +14,7 @@ from pathlib import Path
 
 from mrsched.errors import MrschedError, WorkloadError
 from mrsched.schedulers.optim.bestfit import never_fits
-from mrsched.schedulers.optim.request import core_request
+from mrsched.schedulers.model.cores import core_request
 from mrsched.workloads.cpugpu import Machine
 
 REQUIRED = ("id", "subtime", "walltime", "runtime", "cores")

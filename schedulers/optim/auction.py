@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mrsched.schedulers.optim.bestfit import best_fit_counts, eligible_blocks, spread
-from mrsched.schedulers.optim.machine import Layout
+from mrsched.schedulers.model.nodes import Layout
 from mrsched.schedulers.optim.milp import Milp, MilpResult
-from mrsched.schedulers.optim.request import CoreRequest
+from mrsched.schedulers.model.cores import CoreRequest
 
 # Table 9: (k1, k2, k3) by job type (1, or 2 and 3) and bid class
 K_TABLE = {

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mrsched.schedulers.optim.machine import Layout, NodeState
-from mrsched.schedulers.optim.request import CoreRequest
+from mrsched.schedulers.model.nodes import Layout, NodeState
+from mrsched.schedulers.model.cores import CoreRequest
 
 
 def block_bounds(free, free_gpus, min_cores: int, gpus: int) -> tuple[list[tuple[int, int]], np.ndarray]:

@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mrsched.schedulers.optim.bestfit import best_fit_counts, spread
-from mrsched.schedulers.optim.machine import Layout
+from mrsched.schedulers.model.nodes import Layout
 from mrsched.schedulers.optim.milp import Milp, MilpResult
-from mrsched.schedulers.optim.request import CoreRequest
+from mrsched.schedulers.model.cores import CoreRequest
 
 
 @dataclass

@@ -21,9 +21,10 @@ import numpy as np
 from mrsched.schedulers.optim.auction import job_bids, winner_determination
 from mrsched.schedulers.optim.bestfit import best_fit_counts
 from mrsched.schedulers.optim.milp import start_worker
-from mrsched.schedulers.optim.policy import ON_TIMEOUT, CpuGpuPolicy
+from mrsched.schedulers.policies.cpugpu import ON_TIMEOUT, CpuGpuPolicy
 from mrsched.schedulers.optim.window import AdaptiveWindow
-from mrsched.schedulers.policies.base import Param, SchedulingContext
+from mrsched.schedulers.model.params import Param
+from mrsched.schedulers.model.contract import SchedulingContext
 
 logger = logging.getLogger(__name__)
 

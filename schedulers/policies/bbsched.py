@@ -32,8 +32,8 @@ Examples
 from __future__ import annotations
 
 from mrsched.errors import ConfigError, suggest
-from mrsched.schedulers.genetic import GeneticSolver, MaxGenerations
-from mrsched.schedulers.policies.base import Param
+from mrsched.schedulers.optim.genetic import GeneticSolver, MaxGenerations
+from mrsched.schedulers.model.params import Param
 from mrsched.schedulers.policies.window import WindowPolicy, WindowSelector
 from mrsched.schedulers.registry import register
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from mrsched.schedulers.bandwidth import IO_PARAMS
-from mrsched.schedulers.decisions import Decision
-from mrsched.schedulers.job import Job
-from mrsched.schedulers.ordered_queue import OrderedQueue
-from mrsched.schedulers.policies.base import ORDERS, Param, SchedulingContext
+from mrsched.schedulers.model.params import IO_PARAMS
+from mrsched.schedulers.model.decisions import Decision
+from mrsched.schedulers.model.job import Job
+from mrsched.schedulers.profile.ordered_queue import OrderedQueue
+from mrsched.schedulers.model.params import ORDERS, Param
+from mrsched.schedulers.model.contract import SchedulingContext
 from mrsched.schedulers.policies.ordered import OrderedPolicy
 
 

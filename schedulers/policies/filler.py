@@ -14,9 +14,10 @@ Examples
 
 from __future__ import annotations
 
-from mrsched.schedulers.bandwidth import IO_PARAMS
-from mrsched.schedulers.decisions import Decision
-from mrsched.schedulers.policies.base import ORDERS, Param, SchedulingContext
+from mrsched.schedulers.model.params import IO_PARAMS
+from mrsched.schedulers.model.decisions import Decision
+from mrsched.schedulers.model.params import ORDERS, Param
+from mrsched.schedulers.model.contract import SchedulingContext
 from mrsched.schedulers.policies.ordered import OrderedPolicy
 
 

@@ -9,7 +9,7 @@ by default, or ``weighted`` by cores x walltime); leaves are registered policies
 jobs on their partition only (Hierarchical Bounding Principle).
 
 Time: every instance is sequential and has its own clock. A leaf round costs
-``decision_cost`` (``mrsched.schedulers.cost``: per ingested event, per decided job, per
+``decision_cost`` (``mrsched.schedulers.execution.cost``: per ingested event, per decided job, per
 start; or its measured CPU time x ``decision_scale``) and its k-th decision takes effect when
 its own work is done; handing one job down costs its parent ``distribution_cost``; an
 instance is ready ``launch_cost`` after its parent, which launches its children one by one.
@@ -32,7 +32,6 @@ leaves running ``leaf_policy``.
 from __future__ import annotations
 
 import heapq
-import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -41,11 +40,13 @@ from typing import Any
 
 from mrsched.errors import ConfigError, SimulationError
 from mrsched.schedulers.batsim.scheduler import MIN_WAKEUP_DELAY
-from mrsched.schedulers.cluster import Cluster
-from mrsched.schedulers.cost import DecisionCost, parse_decision_cost
-from mrsched.schedulers.decisions import Decision, Reject, Start, WakeUp
-from mrsched.schedulers.job import Job
-from mrsched.schedulers.policies.base import Param, Policy, SchedulingContext, infeasible_reason
+from mrsched.schedulers.model.cluster import Cluster
+from mrsched.schedulers.execution.cost import DecisionCost, parse_decision_cost
+from mrsched.schedulers.model.decisions import Decision, Reject, Start, WakeUp
+from mrsched.schedulers.model.job import Job
+from mrsched.schedulers.model.params import Param
+from mrsched.schedulers.model.contract import Policy, SchedulingContext
+from mrsched.schedulers.profile.feasibility import infeasible_reason
 
 DISTRIBUTIONS = ("round-robin", "weighted")
 EPS = 1e-9
@@ -226,7 +227,7 @@ class Hierarchical(Policy):
     # -- simulation start -----------------------------------------------------------------
     def setup(self, cluster: Cluster) -> None:
         from mrsched.schedulers.registry import make_policy
-        from mrsched.schedulers.runtime import PolicyRuntime
+        from mrsched.schedulers.execution.runtime import PolicyRuntime
 
         super().setup(cluster)
         self.root_ = root = self._build_spec()     # fresh run-time state every simulation

@@ -24,9 +24,10 @@ import logging
 
 from mrsched.schedulers.optim.ipmodel import solve_window
 from mrsched.schedulers.optim.milp import start_worker
-from mrsched.schedulers.optim.policy import ON_TIMEOUT, CpuGpuPolicy
+from mrsched.schedulers.policies.cpugpu import ON_TIMEOUT, CpuGpuPolicy
 from mrsched.schedulers.optim.window import AdaptiveWindow
-from mrsched.schedulers.policies.base import Param, SchedulingContext
+from mrsched.schedulers.model.params import Param
+from mrsched.schedulers.model.contract import SchedulingContext
 
 logger = logging.getLogger(__name__)
 OBJECTIVES = ("priority", "priority-cores")

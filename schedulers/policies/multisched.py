@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mrsched.schedulers.genetic import GeneticSolver, MaxGenerations
-from mrsched.schedulers.pareto import WindowProblem, choose_tradeoff, exact_front
-from mrsched.schedulers.policies.base import Param
+from mrsched.schedulers.optim.genetic import GeneticSolver, MaxGenerations
+from mrsched.schedulers.optim.pareto import WindowProblem, choose_tradeoff, exact_front
+from mrsched.schedulers.model.params import Param
 from mrsched.schedulers.policies.window import WindowPolicy, trivial_selection
 from mrsched.schedulers.registry import register
 

@@ -4,10 +4,11 @@ pass that starts every job that fits now."""
 
 from __future__ import annotations
 
-from mrsched.schedulers.bandwidth import BandwidthTree, io_context
-from mrsched.schedulers.knowledge import knowledge_round
-from mrsched.schedulers.ordered_queue import OrderedQueue
-from mrsched.schedulers.policies.base import Policy, SchedulingContext
+from mrsched.schedulers.profile.bandwidth import BandwidthTree
+from mrsched.schedulers.execution.ioaware import io_context
+from mrsched.schedulers.execution.knowledge import knowledge_round
+from mrsched.schedulers.profile.ordered_queue import OrderedQueue
+from mrsched.schedulers.model.contract import Policy, SchedulingContext
 
 
 class OrderedPolicy(Policy):

@@ -13,7 +13,7 @@ Search (seed 001 Sect. 3.3): 9 initial orders (FCFS; nodes, burst buffer per pro
 most ``exhaustive_limit`` (5) queued jobs every permutation is tried; if the best and worst
 initial scores are equal the best is kept; otherwise simulated annealing from the best with
 T0 = worst - best, ``steps`` x ``moves`` swap moves, T <- max(``cooling`` T, 1)
-(:mod:`mrsched.schedulers.annealing`).
+(:mod:`mrsched.schedulers.optim.annealing`).
 
 Decisions (where the paper is silent or the artifact differs): the artifact also stops
 annealing after 20 s of wall clock; we bound iterations only, with ``numpy`` RNG seeded by
@@ -31,7 +31,7 @@ on the order of the reservations), the profile after ``j`` is the accepted one a
 after ``j`` are taken from the accepted plan too (not with float counters). Burst-buffer
 placements are memoised (``AvailabilityProfile._placed``, a pure function of the chosen nodes,
 bytes and free space). The annealing acceptance draw is made before a move is evaluated
-(:mod:`mrsched.schedulers.annealing`), so the evaluation stops as soon as the score so far
+(:mod:`mrsched.schedulers.optim.annealing`), so the evaluation stops as soon as the score so far
 cannot be accepted any more — the decisions are those of a full evaluation. A round where no
 queued job fits now on its own returns at once: no plan can start anything then.
 Placements use ``AvailabilityProfile.earliest_fit`` (the answer of ``earliest_start``, with the
@@ -69,11 +69,13 @@ from typing import Callable
 import numpy as np
 
 from mrsched.errors import SimulationError
-from mrsched.schedulers.annealing import CoolingSchedule, anneal
-from mrsched.schedulers.availability import Allocation, AvailabilityProfile, Fit, fit_in_slices, take_bytes
-from mrsched.schedulers.decisions import Decision
-from mrsched.schedulers.job import Job
-from mrsched.schedulers.policies.base import Param, Policy, SchedulingContext
+from mrsched.schedulers.optim.annealing import CoolingSchedule, anneal
+from mrsched.schedulers.model.decisions import Allocation
+from mrsched.schedulers.profile.availability import AvailabilityProfile, Fit, fit_in_slices, take_bytes
+from mrsched.schedulers.model.decisions import Decision
+from mrsched.schedulers.model.job import Job
+from mrsched.schedulers.model.params import Param
+from mrsched.schedulers.model.contract import Policy, SchedulingContext
 
 INF = math.inf
 

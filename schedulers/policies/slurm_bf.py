@@ -11,9 +11,10 @@ reservation or leaves each reservation's cores and GPUs per node free.
 from __future__ import annotations
 
 from mrsched.schedulers.optim.bestfit import best_fit_counts
-from mrsched.schedulers.optim.machine import Layout
-from mrsched.schedulers.optim.policy import CpuGpuPolicy
-from mrsched.schedulers.policies.base import Param, SchedulingContext
+from mrsched.schedulers.model.nodes import Layout
+from mrsched.schedulers.policies.cpugpu import CpuGpuPolicy
+from mrsched.schedulers.model.params import Param
+from mrsched.schedulers.model.contract import SchedulingContext
 
 
 class SlurmBackfill(CpuGpuPolicy):

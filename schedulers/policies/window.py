@@ -2,10 +2,10 @@
 
 Seed 000 Sect. 4.3 compares methods that differ only in how they pick jobs from the same
 window (then all run EASY backfilling). Each is a rule over a
-:class:`~mrsched.schedulers.pareto.WindowProblem` returning a boolean selection:
+:class:`~mrsched.schedulers.optim.pareto.WindowProblem` returning a boolean selection:
 
 - ``tradeoff``: BBSched/MultiSched, a Pareto set (genetic or exact) and the decision rule
-  of 000 Sect. 3.2.4 (:func:`~mrsched.schedulers.pareto.choose_tradeoff`);
+  of 000 Sect. 3.2.4 (:func:`~mrsched.schedulers.optim.pareto.choose_tradeoff`);
 - ``naive``: in window order until a job does not fit (Slurm, 000 Sect. 1);
 - ``weighted``: maximise a weighted sum of utilisations (000 Sect. 4.3);
 - ``constrained``: maximise one resource's utilisation under the others' capacity;
@@ -28,14 +28,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mrsched.errors import ConfigError, suggest
-from mrsched.schedulers.cluster import Cluster
-from mrsched.schedulers.decisions import Decision
-from mrsched.schedulers.genetic import GeneticSolver
-from mrsched.schedulers.job import Job
-from mrsched.schedulers.pareto import (ParetoSet, WindowProblem, choose_tradeoff,
+from mrsched.schedulers.model.cluster import Cluster
+from mrsched.schedulers.model.decisions import Decision
+from mrsched.schedulers.optim.genetic import GeneticSolver
+from mrsched.schedulers.model.job import Job
+from mrsched.schedulers.optim.pareto import (ParetoSet, WindowProblem, choose_tradeoff,
                                        exact_front, frontmost)
 from mrsched.schedulers.policies.backfilling import RESERVE, EasyBackfilling
-from mrsched.schedulers.policies.base import Param, Policy, SchedulingContext
+from mrsched.schedulers.model.params import Param
+from mrsched.schedulers.model.contract import Policy, SchedulingContext
 
 __all__ = [
     "METHODS",

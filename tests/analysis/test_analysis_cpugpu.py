@@ -59,7 +59,7 @@ def test_nodes_cores_and_gpus_over_time_count_gpus_per_node():
 
 def test_window_halvings_are_read_from_job_metadata():
     from mrsched.analysis.cpugpu import window_halvings
-    from mrsched.schedulers.optim.policy import halving_metadata
+    from mrsched.schedulers.policies.cpugpu import halving_metadata
 
     jobs = [{"metadata": halving_metadata(2, 10.0, 200, 50)}, {"metadata": ""},
             {"metadata": halving_metadata(1, 20.0, 50, 25)}, {"metadata": "rejected: too big"}]

@@ -6,8 +6,8 @@ import pytest
 
 from mrsched.analysis.iocontention import IoJob, contention, interference, progressive_filling, tree_of_platform
 from mrsched.platforms.iotree import generate_iotree
-from mrsched.schedulers.bandwidth import BandwidthTree
-from mrsched.schedulers.cluster import Cluster
+from mrsched.schedulers.profile.bandwidth import BandwidthTree
+from mrsched.schedulers.model.cluster import Cluster
 
 G = 1e9
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from mrsched.cli import main
 from mrsched.platforms.cluster import MAX_HOSTS, generate_cluster
-from mrsched.schedulers.cluster import cluster_from_simulation_begins
-from mrsched.schedulers.optim.machine import NodeView
+from mrsched.schedulers.model.cluster import cluster_from_simulation_begins
+from mrsched.schedulers.model.nodes import NodeView
 from mrsched.simulator.platform import load_platform
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from mrsched.errors import PlatformError
 from mrsched.platforms.iotree import generate_iotree
-from mrsched.schedulers.bandwidth import BandwidthTree
+from mrsched.schedulers.profile.bandwidth import BandwidthTree
 from mrsched.simulator.platform import load_platform
 
 G = 1e9
@@ -32,7 +32,7 @@ def test_underprovisioning(under, pfs):
 
 def test_tree_visible_to_schedulers(tmp_path):
     """SIMULATION_BEGINS host properties (as the engine sends them) give the scheduler the tree."""
-    from mrsched.schedulers.cluster import cluster_from_simulation_begins
+    from mrsched.schedulers.model.cluster import cluster_from_simulation_begins
 
     path = tmp_path / "t.xml"
     path.write_text(generate_iotree(units=3, nodes_per_unit=4, edge_bandwidth="2GBps",

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import math
 
-from mrsched.schedulers.availability import Reservation
-from mrsched.schedulers.bandwidth import IO_PARAMS, BandwidthTree, io_context
-from mrsched.schedulers.decisions import Decision
-from mrsched.schedulers.job import Job
-from mrsched.schedulers.knowledge import knowledge_round
-from mrsched.schedulers.policies.base import ORDERS, Param, Policy, SchedulingContext, order_queue
+from mrsched.schedulers.profile.availability import Reservation
+from mrsched.schedulers.model.params import IO_PARAMS
+from mrsched.schedulers.profile.bandwidth import BandwidthTree
+from mrsched.schedulers.execution.ioaware import io_context
+from mrsched.schedulers.model.decisions import Decision
+from mrsched.schedulers.model.job import Job
+from mrsched.schedulers.execution.knowledge import knowledge_round
+from mrsched.schedulers.model.params import ORDERS, Param
+from mrsched.schedulers.model.contract import Policy, SchedulingContext, order_queue
 
 COMPRESSIONS = ("batsched", "rebuild")
 
@@ -84,7 +87,7 @@ class ReferenceConservative(Policy):
             return ctx.decisions
         # Decision: with estimates (knowledge) jobs outlive their reservations, so kept ones go
         # stale and re-inserting only the earlier jobs can leave a plan no event ever starts:
-        # the plan is then rebuilt in queue order (schedulers/knowledge.py)
+        # the plan is then rebuilt in queue order (schedulers/execution/knowledge.py)
         if self.compression == "rebuild" or self.__dict__.get("knowledge", "requested") != "requested":
             for reservation in self.planned_.values():
                 profile.release(reservation)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mrsched.schedulers.optim.auction import Nodeset, job_bids, nodesets, preference, winner_determination
-from mrsched.schedulers.optim.request import core_request
+from mrsched.schedulers.model.cores import core_request
 
 
 def test_fig2_nodesets_of_a_12_node_system():

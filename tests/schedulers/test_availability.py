@@ -10,10 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mrsched.errors import SimulationError
-from mrsched.schedulers.availability import Allocation, AvailabilityProfile, lowest_bits
-from mrsched.schedulers.cluster import Cluster
-from mrsched.schedulers.job import Request
-from mrsched.schedulers.placement import split_shares
+from mrsched.schedulers.model.decisions import Allocation
+from mrsched.schedulers.profile.availability import AvailabilityProfile, lowest_bits
+from mrsched.schedulers.model.cluster import Cluster
+from mrsched.schedulers.model.job import Request
+from mrsched.schedulers.profile.placement import split_shares
 
 H = 16          # reservations live in [0, H); the machine is empty from H on
 
@@ -211,7 +212,7 @@ def test_lowest_bits():
 @given(n=st.integers(1, 6), caps=st.lists(st.integers(1, 12), max_size=3), gpus=st.lists(st.integers(0, 2), min_size=6,
        max_size=6), need=st.integers(1, 7), total=st.integers(0, 40), g=st.integers(0, 3))
 def test_rejected_exactly_when_the_empty_machine_cannot_hold_it(n, caps, gpus, need, total, g):
-    from mrsched.schedulers.policies.base import infeasible_reason
+    from mrsched.schedulers.profile.feasibility import infeasible_reason
 
     cl = Cluster.simple(n, bb_capacity=caps, gpus=gpus[:n])
     req = Request(nodes=need, walltime=10, bb_total=total, bb_per_node=-(-total // need), gpus_per_node=g)
@@ -222,7 +223,7 @@ def test_rejected_exactly_when_the_empty_machine_cannot_hold_it(n, caps, gpus, n
 def test_release_log_stays_bounded_when_nobody_trims_it(monkeypatch):
     """EASY never trims the release log (only conservative reads it): it is cut in half beyond
     its bound, and a position older than what is kept reads as unknown history (None)."""
-    import mrsched.schedulers.availability as availability
+    import mrsched.schedulers.profile.availability as availability
 
     monkeypatch.setattr(availability, "_LOG_MAX", 10)
     cluster = Cluster.simple(4)
@@ -244,7 +245,7 @@ def test_the_release_log_is_kept_only_for_a_policy_that_reads_it():
     profiles keep no log (a reservation's history reads as unknown, so a reader would
     re-examine, never trust a missing entry), and the runtime turns it on for conservative."""
     from mrsched.schedulers.registry import make_policy
-    from mrsched.schedulers.runtime import PolicyRuntime
+    from mrsched.schedulers.execution.runtime import PolicyRuntime
 
     p = AvailabilityProfile(Cluster.simple(4), 0.0)
     r = p.reserve(1.0, 5.0, Allocation(1))

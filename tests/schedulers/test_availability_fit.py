@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mrsched.schedulers.availability import AvailabilityProfile, lowest_bits
-from mrsched.schedulers.cluster import Cluster, StorageNode
-from mrsched.schedulers.job import Request
-from mrsched.schedulers.placement import BurstBufferPlacer, split_shares
+from mrsched.schedulers.profile.availability import AvailabilityProfile, lowest_bits
+from mrsched.schedulers.model.cluster import Cluster, StorageNode
+from mrsched.schedulers.model.job import Request
+from mrsched.schedulers.profile.placement import BurstBufferPlacer, split_shares
 
 GB = 10**9
 

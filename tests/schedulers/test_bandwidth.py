@@ -8,11 +8,11 @@ import random
 import pytest
 
 from mrsched.errors import ConfigError
-from mrsched.schedulers.bandwidth import BandwidthProfile, BandwidthTree
-from mrsched.schedulers.cluster import cluster_from_simulation_begins
-from mrsched.schedulers.decisions import Reject, Start
+from mrsched.schedulers.profile.bandwidth import BandwidthProfile, BandwidthTree
+from mrsched.schedulers.model.cluster import cluster_from_simulation_begins
+from mrsched.schedulers.model.decisions import Reject, Start
 from mrsched.schedulers.registry import make_policy
-from mrsched.schedulers.runtime import PolicyRuntime
+from mrsched.schedulers.execution.runtime import PolicyRuntime
 
 MB = 1e6
 IO_POLICIES = ["fcfs-easy", "fcfs-bb", "sjf-bb", "easy-bf", "filler", "fcfs", "conservative-bb"]
@@ -46,7 +46,7 @@ def test_tree_read_from_simulation_begins():
 
 
 def test_a_platform_without_tree_is_refused():
-    from mrsched.schedulers.cluster import Cluster
+    from mrsched.schedulers.model.cluster import Cluster
     with pytest.raises(ConfigError, match="io_aware needs a bandwidth tree"):
         BandwidthTree.from_cluster(Cluster.simple(4))
 

@@ -7,7 +7,7 @@ import pytest
 from engine_run import begins_data, simulate
 
 from mrsched.errors import ConfigError
-from mrsched.schedulers.job import Job, Request
+from mrsched.schedulers.model.job import Job, Request
 from mrsched.schedulers.policies.window import base_order, wfp_priority
 from mrsched.schedulers.registry import make_policy, make_scheduler, policy_parameters
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mrsched.errors import ConfigError
-from mrsched.schedulers.pareto import WindowProblem
+from mrsched.schedulers.optim.pareto import WindowProblem
 from mrsched.schedulers.policies.window import (WindowSelector, fill_in_order, select_bin_packing,
                                                 select_in_order, trivial_selection)
 

@@ -9,11 +9,11 @@ import pickle
 import pytest
 
 from mrsched.errors import ProtocolError, WorkloadError
-from mrsched.schedulers.availability import AvailabilityProfile
-from mrsched.schedulers.cluster import Cluster, StorageNode, cluster_from_simulation_begins
-from mrsched.schedulers.job import INF, job_from_batsim, request_from_fields
-from mrsched.schedulers.placement import BurstBufferPlacer
-from mrsched.schedulers.job import Request
+from mrsched.schedulers.profile.availability import AvailabilityProfile
+from mrsched.schedulers.model.cluster import Cluster, StorageNode, cluster_from_simulation_begins
+from mrsched.schedulers.model.job import INF, job_from_batsim, request_from_fields
+from mrsched.schedulers.profile.placement import BurstBufferPlacer
+from mrsched.schedulers.model.job import Request
 
 
 def dragonfly_begins() -> dict:
@@ -74,7 +74,7 @@ def test_placement_is_tracked_over_the_whole_window():
 def test_a_start_names_its_burst_buffer_shares_by_batsim_ids():
     """``Start.bb``, read when a job model needs it (io-phased, storage labels): each compute id
     with its share on its storage id, from the allocation's placement."""
-    from mrsched.schedulers.policies.base import SchedulingContext
+    from mrsched.schedulers.model.contract import SchedulingContext
     storage = (StorageNode(7, "bb0", 100), StorageNode(9, "bb1", 100))
     cl = Cluster(compute_ids=(2, 3, 5), compute_names=("a", "b", "c"), storage=storage)
     prof = AvailabilityProfile(cl, 0)
@@ -155,7 +155,7 @@ def test_request_hot_path_equals_the_checked_path_on_plain_fields():
     it must build exactly what the fully checked reading builds."""
     import random
 
-    from mrsched.schedulers.job import _request_general
+    from mrsched.schedulers.model.job import _request_general
 
     rng = random.Random(3)
     for _ in range(2000):

@@ -11,7 +11,7 @@ from conservative_reference import ReferenceConservative
 from engine_run import begins_data, simulate
 
 from mrsched.schedulers.registry import make_scheduler
-from mrsched.schedulers.runtime import PolicyScheduler
+from mrsched.schedulers.execution.runtime import PolicyScheduler
 
 GPUS = [0, 0, 2, 2, 0, 4, 0, 0]
 

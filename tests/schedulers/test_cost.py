@@ -9,7 +9,7 @@ import pytest
 
 from mrsched.errors import ConfigError
 from mrsched.platforms.cluster import generate_cluster
-from mrsched.schedulers.cost import DecisionCost, charge_reply, parse_decision_cost
+from mrsched.schedulers.execution.cost import DecisionCost, charge_reply, parse_decision_cost
 from mrsched.schedulers.registry import POLICIES, make_scheduler, scheduler_parameters
 from mrsched.simulator.engine import simulate
 from mrsched.workloads.batsim_json import write_workload

@@ -8,8 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mrsched.schedulers.availability import AvailabilityProfile
-from mrsched.schedulers.policies.base import ORDERS, SchedulingContext, WaitingQueue, order_queue
+from mrsched.schedulers.profile.availability import AvailabilityProfile
+from mrsched.schedulers.model.params import ORDERS
+from mrsched.schedulers.model.contract import SchedulingContext, WaitingQueue, order_queue
 from mrsched.schedulers.registry import make_policy
 
 from test_fast_paths import dragonfly, next_instant, submit_feasible

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from procset import ProcSet
 
-from mrsched.schedulers.availability import Allocation, AvailabilityProfile
+from mrsched.schedulers.profile.availability import AvailabilityProfile
 from mrsched.schedulers.batsim.intervals import format_intervals, procset_of_ids
-from mrsched.schedulers.cluster import Cluster, StorageNode
-from mrsched.schedulers.job import Request
+from mrsched.schedulers.model.cluster import Cluster, StorageNode
+from mrsched.schedulers.model.job import Request
 
 
 def dragonfly(nb_nodes: int = 12) -> Cluster:
@@ -47,8 +47,8 @@ def next_instant(rng, profile: AvailabilityProfile, running: dict, now: float, *
 def submit_feasible(rng, cluster: Cluster, queue: dict, now: float, seq: int, *, most: int) -> int:
     """Submit 0..``most`` random jobs at ``now`` (those the runtime would not reject at once);
     returns the last job number used."""
-    from mrsched.schedulers.job import Job
-    from mrsched.schedulers.policies.base import infeasible_reason
+    from mrsched.schedulers.model.job import Job
+    from mrsched.schedulers.profile.feasibility import infeasible_reason
 
     for _ in range(int(rng.integers(0, most + 1))):
         req = random_request(rng)
@@ -98,7 +98,7 @@ def test_easy_kept_queue_takes_the_decisions_of_a_fresh_policy():
     """sjf-bb driven round by round twice: one policy kept across rounds (its ordered queue
     updated from the runtime's tail), one fresh policy per round on a plain list (the queue
     re-read whole); every round's starts must be the same."""
-    from mrsched.schedulers.policies.base import SchedulingContext, WaitingQueue
+    from mrsched.schedulers.model.contract import SchedulingContext, WaitingQueue
     from mrsched.schedulers.registry import make_policy
 
     rng = np.random.default_rng(3)
@@ -110,7 +110,7 @@ def test_easy_kept_queue_takes_the_decisions_of_a_fresh_policy():
     for _ in range(400):
         now = next_instant(rng, profile, running, now, early=0.05)
         for _ in range(int(rng.integers(0, 3))):
-            from mrsched.schedulers.job import Job
+            from mrsched.schedulers.model.job import Job
             seq += 1
             queue[f"w!{seq}"] = Job(f"w!{seq}", now, random_request(rng))
         outs = []
@@ -156,7 +156,7 @@ def test_easy_takes_the_decisions_of_the_textbook_algorithm():
     """fcfs-easy, fcfs-bb and sjf-bb (quick tests, lazy head reservation, cached earliest
     start, incremental order) driven round by round beside the textbook EASY on a copy of the
     same profile: every round's starts must be the same."""
-    from mrsched.schedulers.policies.base import SchedulingContext, WaitingQueue
+    from mrsched.schedulers.model.contract import SchedulingContext, WaitingQueue
     from mrsched.schedulers.registry import make_policy
 
     for name, seed in (("fcfs-easy", 11), ("fcfs-bb", 12), ("sjf-bb", 13)):
@@ -189,7 +189,7 @@ def test_fcfs_kept_across_rounds_takes_the_decisions_of_the_textbook_algorithm(o
     beside the textbook algorithm (the queue sorted, jobs started in order until one does not
     fit): every round's starts must be the same, and ``idle_round`` says so exactly when a
     round starts nothing (plain order; never for sjf)."""
-    from mrsched.schedulers.policies.base import SchedulingContext, WaitingQueue, order_queue
+    from mrsched.schedulers.model.contract import SchedulingContext, WaitingQueue, order_queue
     from mrsched.schedulers.registry import make_policy
 
     def textbook(ctx):

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from mrsched.errors import ConfigError
-from mrsched.schedulers.genetic import GeneticSolver, MaxGenerations
-from mrsched.schedulers.pareto import (WindowProblem, exact_front, generational_distance,
+from mrsched.schedulers.optim.genetic import GeneticSolver, MaxGenerations
+from mrsched.schedulers.optim.pareto import (WindowProblem, exact_front, generational_distance,
                                        non_dominated)
 
 TABLE1 = [[80, 20], [10, 85], [40, 5], [10, 0], [20, 0]]

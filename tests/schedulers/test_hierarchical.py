@@ -138,7 +138,7 @@ def test_grants_respected_and_every_job_decided_once_at_every_depth(tmp_path, op
 def test_job_wider_than_the_leaves_is_refused_with_a_reason(caplog):
     sched = make_scheduler("hierarchical", {"depth": 2, "branching": 2})
     sched.handle_message(begins(10))
-    with caplog.at_level(logging.INFO, logger="mrsched.schedulers.runtime"):
+    with caplog.at_level(logging.INFO, logger="mrsched.schedulers.execution.runtime"):
         reply = sched.handle_message(submitted([1], 0.0, res=6))
     reason = ("asks 6 resources, more than the leaf partitions below instance 0 can hold "
               "(seed 004 Sect. 5.3.1: every leaf a job may reach must fit it)")

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from engine_run import begins_data, simulate
 
-from mrsched.schedulers.decisions import Reject, Start
+from mrsched.schedulers.model.decisions import Reject, Start
 from mrsched.schedulers.policies.backfilling import EasyBackfilling
-from mrsched.schedulers.policies.base import order_queue
+from mrsched.schedulers.model.contract import order_queue
 from mrsched.schedulers.policies.conservative import ConservativeBackfilling
 from mrsched.schedulers.registry import POLICIES, make_scheduler
 
@@ -228,7 +228,7 @@ def test_periodic_rounds_start_jobs_only_on_ticks(policy):
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
 def test_conservative_release_log_shortcut_is_exact(seed):
     """Skipping jobs whose window met no freed capacity gives batsched's full re-insertion."""
-    from mrsched.schedulers.runtime import PolicyScheduler
+    from mrsched.schedulers.execution.runtime import PolicyScheduler
 
     class FullReinsertion(ConservativeBackfilling):
         @staticmethod

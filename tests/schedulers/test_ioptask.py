@@ -108,8 +108,8 @@ def test_same_run_through_mrsched_serve(tmp_path):
 def test_the_io_volume_is_the_true_rate_not_the_estimate():
     """The ptask carries what the job really writes: its true rate when the workload gives one,
     whatever the scheduler's view (knowledge) says."""
-    from mrsched.schedulers.ioptask import io_volume_per_node
-    from mrsched.schedulers.job import job_from_batsim
+    from mrsched.schedulers.execution.ioptask import io_volume_per_node
+    from mrsched.schedulers.model.job import job_from_batsim
 
     prof = {"c": {"type": "parallel_homogeneous", "cpu": 1e10, "com": 0}}
     stated = job_from_batsim("w!1", {"subtime": 0, "walltime": 100, "res": 1, "profile": "c",

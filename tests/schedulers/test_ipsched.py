@@ -6,8 +6,8 @@ import pytest
 
 from mrsched.errors import WorkloadError
 from mrsched.schedulers.optim.ipmodel import node_classes, solve_window
-from mrsched.schedulers.optim.priority import job_priority
-from mrsched.schedulers.optim.request import core_request
+from mrsched.schedulers.policies.priority import job_priority
+from mrsched.schedulers.model.cores import core_request
 from mrsched.schedulers.registry import make_policy, policy_parameters
 
 

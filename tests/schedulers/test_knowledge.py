@@ -9,12 +9,12 @@ import random
 import pytest
 
 from mrsched.errors import ConfigError, WorkloadError
-from mrsched.schedulers.cluster import Cluster
-from mrsched.schedulers.decisions import Start
-from mrsched.schedulers.job import job_from_batsim
-from mrsched.schedulers.knowledge import Learned, Noisy, Perfect, Requested, true_rate
+from mrsched.schedulers.model.cluster import Cluster
+from mrsched.schedulers.model.decisions import Start
+from mrsched.schedulers.model.job import job_from_batsim
+from mrsched.schedulers.execution.knowledge import Learned, Noisy, Perfect, Requested, true_rate
 from mrsched.schedulers.registry import make_policy
-from mrsched.schedulers.runtime import PolicyRuntime
+from mrsched.schedulers.execution.runtime import PolicyRuntime
 from test_bandwidth import tree_cluster
 
 MB = 1e6
@@ -180,7 +180,7 @@ def test_learned_never_sees_the_future(policy):
 
     pol = make_policy(policy, knowledge="learned")
     pol.__dict__["knowledge_"] = None
-    from mrsched.schedulers.knowledge import KnowledgeTracker
+    from mrsched.schedulers.execution.knowledge import KnowledgeTracker
     pol.knowledge_ = KnowledgeTracker(Spy())
     rt, ends = drive(pol, jobs, Cluster.simple(6))
     assert len(ends) == 60 and len(seen_at) == 60
@@ -231,7 +231,7 @@ def test_every_job_runs_when_jobs_outlive_their_estimates(policy, knowledge):
     ("true_runtime", -5, "expected a non-negative number, got -5"),
 ])
 def test_a_bad_truth_field_is_one_error_naming_the_job_and_field(field, raw, message):
-    from mrsched.schedulers.knowledge import true_runtime
+    from mrsched.schedulers.execution.knowledge import true_runtime
     fields = {"subtime": 0, "walltime": 10, "res": 1, "profile": "p", field: raw}
     j = job_from_batsim("w!7", fields)
     read = true_rate if field == "true_io_bandwidth_per_node" else true_runtime

@@ -8,7 +8,7 @@ import pytest
 from mrsched.errors import ProtocolError
 from mrsched.platforms.bundled import bundled_path
 from mrsched.schedulers.registry import make_scheduler
-from mrsched.schedulers.runtime import PolicyScheduler
+from mrsched.schedulers.execution.runtime import PolicyScheduler
 from mrsched.simulator.engine import simulate
 from mrsched.workloads.batsim_json import write_workload
 from mrsched.workloads.platform_info import read_platform_info

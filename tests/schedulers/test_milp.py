@@ -13,7 +13,7 @@ import pytest
 from mrsched.schedulers.optim import milp
 from mrsched.schedulers.optim.ipmodel import build_model, cardinality, greedy_start, node_classes, solve_window
 from mrsched.schedulers.optim.milp import GRACE, Milp
-from mrsched.schedulers.optim.request import core_request
+from mrsched.schedulers.model.cores import core_request
 
 
 def _knapsack(sizes, values, capacity):

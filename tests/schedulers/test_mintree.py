@@ -1,4 +1,4 @@
-"""The compiled tree of the ordered queue (``schedulers/_mintree.c``) against its pure-Python
+"""The compiled tree of the ordered queue (``schedulers/profile/_mintree.c``) against its pure-Python
 twin (``_PyMinTree``): the same answers to every call on random trees and rooms (plain dicts,
 a profile's lazy room with its packing test, rooms that count their reads), and clear errors
 on values it cannot hold."""
@@ -10,11 +10,11 @@ import math
 import numpy as np
 import pytest
 
-from mrsched.schedulers import ordered_queue as oq
-from mrsched.schedulers.availability import AvailabilityProfile
-from mrsched.schedulers.availability import Room
-from mrsched.schedulers.job import Job, Request
-from mrsched.schedulers.policies.base import WaitingQueue, order_queue
+from mrsched.schedulers.profile import ordered_queue as oq
+from mrsched.schedulers.profile.availability import AvailabilityProfile
+from mrsched.schedulers.profile.availability import Room
+from mrsched.schedulers.model.job import Job, Request
+from mrsched.schedulers.model.contract import WaitingQueue, order_queue
 
 from test_fast_paths import dragonfly, random_request
 
@@ -24,7 +24,7 @@ INF = math.inf
 @pytest.fixture
 def compiled(require):
     require(oq._mintree is not None,
-            "the compiled queue tree (schedulers/_mintree.c) was not built: no C compiler at install")
+            "the compiled queue tree (schedulers/profile/_mintree.c) was not built: no C compiler at install")
     return oq._mintree.MinTree
 
 
@@ -208,17 +208,17 @@ def test_the_environment_selects_the_pure_python_tree(compiled, require, value, 
     import subprocess
     import sys
 
-    from mrsched.schedulers import placement
+    from mrsched.schedulers.profile import placement
 
-    from mrsched.schedulers import availability
+    from mrsched.schedulers.profile import availability
 
     require(placement._shares is not None and availability._profile is not None,
-            "the compiled share count and row operations (schedulers/_shares.c, _profile.c) were not "
+            "the compiled share count and row operations (schedulers/profile/_shares.c, _profile.c) were not "
             "built: no C compiler at install")
-    code = ("from mrsched.schedulers import ordered_queue as oq; "
-            "from mrsched.schedulers.cluster import Cluster; "
-            "from mrsched.schedulers.placement import BurstBufferPlacer; "
-            "from mrsched.schedulers import availability as av, placement; "
+    code = ("from mrsched.schedulers.profile import ordered_queue as oq; "
+            "from mrsched.schedulers.model.cluster import Cluster; "
+            "from mrsched.schedulers.profile.placement import BurstBufferPlacer; "
+            "from mrsched.schedulers.profile import availability as av, placement; "
             "print(oq._MinTree is not oq._PyMinTree, "
             "BurstBufferPlacer(Cluster.simple(4, bb_capacity=[8]))._taker is not None, "
             "placement._COMPILED, av._least is not av._py_least)")

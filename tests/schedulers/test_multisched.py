@@ -7,8 +7,8 @@ import pytest
 from engine_run import begins_data, simulate
 
 from mrsched.errors import ConfigError
-from mrsched.schedulers.genetic import GeneticSolver, MaxGenerations
-from mrsched.schedulers.pareto import WindowProblem, exact_front
+from mrsched.schedulers.optim.genetic import GeneticSolver, MaxGenerations
+from mrsched.schedulers.optim.pareto import WindowProblem, exact_front
 from mrsched.schedulers.policies.multisched import MultiSched, MultiSchedSelector
 from mrsched.schedulers.registry import make_policy, make_scheduler
 
@@ -65,7 +65,7 @@ def test_prefilter_and_exhaustive_search_give_the_exact_choice():
     chosen = MultiSchedSelector().select(p, np.random.default_rng(0))
     assert p.feasible(chosen)[0] and not (chosen & ~alone).any()
     # Same answer as the rule applied to the exact front of the whole window.
-    from mrsched.schedulers.pareto import choose_tradeoff
+    from mrsched.schedulers.optim.pareto import choose_tradeoff
     front = exact_front(p)
     assert chosen.tolist() == front.selections[choose_tradeoff(front, p.total, factor=4.0)].tolist()
 

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 from mrsched.errors import ConfigError
-from mrsched.schedulers.cluster import Cluster
-from mrsched.schedulers.pareto import WindowProblem
+from mrsched.schedulers.model.cluster import Cluster
+from mrsched.schedulers.optim.pareto import WindowProblem
 from mrsched.schedulers.policies.multisched import MultiSchedSelector
 from mrsched.schedulers.registry import make_policy, make_scheduler
-from mrsched.schedulers.runtime import PolicyRuntime
+from mrsched.schedulers.execution.runtime import PolicyRuntime
 from mrsched.workloads.multires import RESOURCES, counters_option, generate_multires
 
 NAMES = [r.name for r in RESOURCES]

@@ -9,11 +9,12 @@ import gc
 import numpy as np
 import pytest
 
-from mrsched.schedulers.availability import AvailabilityProfile
-from mrsched.schedulers.cluster import Cluster
-from mrsched.schedulers.job import Job, Request
-from mrsched.schedulers.ordered_queue import OrderedQueue
-from mrsched.schedulers.policies.base import ORDERS, SchedulingContext, WaitingQueue, order_queue
+from mrsched.schedulers.profile.availability import AvailabilityProfile
+from mrsched.schedulers.model.cluster import Cluster
+from mrsched.schedulers.model.job import Job, Request
+from mrsched.schedulers.profile.ordered_queue import OrderedQueue
+from mrsched.schedulers.model.params import ORDERS
+from mrsched.schedulers.model.contract import SchedulingContext, WaitingQueue, order_queue
 
 from test_fast_paths import dragonfly, next_instant, random_request
 
@@ -164,8 +165,8 @@ def test_a_walk_fills_a_rooms_slices_as_its_missing_method_does():
     slice, and no call of that method from the walk; the Python tree calls it."""
     import sys
 
-    from mrsched.schedulers import ordered_queue as oq
-    from mrsched.schedulers.availability import Room
+    from mrsched.schedulers.profile import ordered_queue as oq
+    from mrsched.schedulers.profile.availability import Room
 
     rng = np.random.default_rng(33)
     profile = AvailabilityProfile(dragonfly(), 0.0)
@@ -264,7 +265,7 @@ def test_a_round_does_not_read_jobs_that_cannot_start(name):
 def test_next_job_without_a_room_walks_every_live_job_in_order(order, monkeypatch):
     """The room-less walk (head of the queue, next job) skips removed slots and empty runs
     and never consults a room."""
-    import mrsched.schedulers.ordered_queue as oq
+    import mrsched.schedulers.profile.ordered_queue as oq
     rng = np.random.default_rng(7)
     waiting = {f"w!{k}": random_job(rng, k) for k in range(200)}
     kept = OrderedQueue(order).update(WaitingQueue(waiting))
@@ -347,7 +348,7 @@ def test_sjf_runs_that_pass_only_on_mixed_minima_are_not_entered():
 def test_the_head_hint_follows_slots_filled_again():
     """``live`` starts from the first slot it found occupied; a slot below it filled again
     (any ``set``) is found from the front once more."""
-    from mrsched.schedulers.ordered_queue import INF, _MinTree
+    from mrsched.schedulers.profile.ordered_queue import INF, _MinTree
 
     tree = _MinTree([(1, 0, 5.0)] * 10)
     for s in range(6):
@@ -363,7 +364,7 @@ def test_the_head_hint_follows_slots_filled_again():
 def test_the_run_order_head_hint_follows_slots_used_again():
     """The run's occupancy tree shares ``live`` and its hint: a slot below the hint used again
     is found from the front."""
-    from mrsched.schedulers.ordered_queue import _Occupied
+    from mrsched.schedulers.profile.ordered_queue import _Occupied
 
     occ = _Occupied(10, 16)
     for s in range(6):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mrsched.errors import ConfigError, SimulationError, WorkloadError
-from mrsched.schedulers.pareto import (ParetoSet, WindowProblem, choose_tradeoff, dominates,
+from mrsched.schedulers.optim.pareto import (ParetoSet, WindowProblem, choose_tradeoff, dominates,
                                        exact_front, frontmost, generational_distance,
                                        non_dominated, pareto_ranks)
 

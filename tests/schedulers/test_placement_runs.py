@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mrsched.schedulers import placement
-from mrsched.schedulers.cluster import Cluster, StorageNode
-from mrsched.schedulers.placement import BurstBufferPlacer, split_shares
+from mrsched.schedulers.profile import placement
+from mrsched.schedulers.model.cluster import Cluster, StorageNode
+from mrsched.schedulers.profile.placement import BurstBufferPlacer, split_shares
 
 
 def greedy(placer: BurstBufferPlacer, nodes, amounts, free):
@@ -61,8 +61,8 @@ def test_surely_fits_is_sufficient_for_place():
     """Whenever ``surely_fits`` says yes, the greedy placement of the split shares succeeds
     (random machines, totals and free bytes); and it says yes on a plainly roomy case."""
     import numpy as np
-    from mrsched.schedulers.cluster import Cluster
-    from mrsched.schedulers.placement import BurstBufferPlacer, split_shares
+    from mrsched.schedulers.model.cluster import Cluster
+    from mrsched.schedulers.profile.placement import BurstBufferPlacer, split_shares
     rng = np.random.default_rng(3)
     said_yes = 0
     for _ in range(2000):

@@ -9,10 +9,10 @@ import pytest
 from engine_run import begins_data, simulate
 
 from mrsched.errors import ConfigError
-from mrsched.schedulers.annealing import CoolingSchedule, anneal
-from mrsched.schedulers.availability import AvailabilityProfile
-from mrsched.schedulers.cluster import Cluster
-from mrsched.schedulers.job import Job, Request
+from mrsched.schedulers.optim.annealing import CoolingSchedule, anneal
+from mrsched.schedulers.profile.availability import AvailabilityProfile
+from mrsched.schedulers.model.cluster import Cluster
+from mrsched.schedulers.model.job import Job, Request
 from mrsched.schedulers.policies.plan import PlanProblem, SearchStats, best_plan, initial_orders
 from mrsched.schedulers.registry import make_policy, make_scheduler, policy_parameters
 

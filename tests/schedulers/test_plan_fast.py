@@ -9,9 +9,10 @@ import pytest
 from test_availability_fit import coord_cluster, loaded
 from engine_run import begins_data, simulate
 
-from mrsched.schedulers.availability import Allocation, AvailabilityProfile, Fit
-from mrsched.schedulers.job import Job, Request
-from mrsched.schedulers.policies.base import SchedulingContext
+from mrsched.schedulers.model.decisions import Allocation
+from mrsched.schedulers.profile.availability import AvailabilityProfile, Fit
+from mrsched.schedulers.model.job import Job, Request
+from mrsched.schedulers.model.contract import SchedulingContext
 from mrsched.schedulers.policies.plan import PlanProblem, best_plan
 from mrsched.schedulers.registry import make_scheduler
 

@@ -13,10 +13,10 @@ import pytest
 from test_availability_fit import coord_cluster, loaded, random_request, shares_one_byte_apart
 from test_plan_fast import random_jobs
 
-from mrsched.schedulers.annealing import CoolingSchedule, swap_move, swap_pair
-from mrsched.schedulers.availability import AvailabilityProfile, fit_in_slices, lowest_bits
-from mrsched.schedulers.cluster import Cluster
-from mrsched.schedulers.job import Job, Request
+from mrsched.schedulers.optim.annealing import CoolingSchedule, swap_move, swap_pair
+from mrsched.schedulers.profile.availability import AvailabilityProfile, fit_in_slices, lowest_bits
+from mrsched.schedulers.model.cluster import Cluster
+from mrsched.schedulers.model.job import Job, Request
 from mrsched.schedulers.policies.plan import PlanProblem, _reserve_in_slices, best_plan
 
 GB = 10**9

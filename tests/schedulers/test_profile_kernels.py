@@ -6,15 +6,16 @@ import numpy as np
 import pytest
 
 from mrsched.errors import SimulationError
-from mrsched.schedulers import availability as av
-from mrsched.schedulers.availability import Allocation, AvailabilityProfile
-from mrsched.schedulers.cluster import Cluster
-from mrsched.schedulers.job import Request
+from mrsched.schedulers.profile import availability as av
+from mrsched.schedulers.model.decisions import Allocation
+from mrsched.schedulers.profile.availability import AvailabilityProfile
+from mrsched.schedulers.model.cluster import Cluster
+from mrsched.schedulers.model.job import Request
 
 
 @pytest.fixture
 def rows(require):
-    require(av._profile is not None, "the compiled profile kernels (schedulers/_profile.c) were not built: "
+    require(av._profile is not None, "the compiled profile kernels (schedulers/profile/_profile.c) were not built: "
                                      "no C compiler at install")
     return av._profile
 

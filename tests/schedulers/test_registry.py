@@ -6,10 +6,10 @@ import pytest
 
 from mrsched.cli import main
 from mrsched.errors import ConfigError
-from mrsched.schedulers.policies.base import Policy
+from mrsched.schedulers.model.contract import Policy
 from mrsched.schedulers.registry import (POLICIES, make_policy, make_scheduler, policy_parameters,
                                          register)
-from mrsched.schedulers.runtime import PolicyScheduler
+from mrsched.schedulers.execution.runtime import PolicyScheduler
 
 
 def test_papers_names_are_registered():
@@ -45,7 +45,7 @@ def test_unknown_names_and_bad_values_are_config_errors():
         make_policy("fcfs-bb", depth=1.5)
     with pytest.raises(ConfigError, match="'job_model' must be one of"):
         make_policy("fcfs", job_model="io_phased")
-    assert make_policy("fcfs", job_model="io-phased").job_model == "io-phased"   # schedulers/iophased.py
+    assert make_policy("fcfs", job_model="io-phased").job_model == "io-phased"   # schedulers/execution/iophased.py
 
 
 def test_make_scheduler_coerces_strings():

@@ -11,12 +11,12 @@ import pytest
 from engine_run import begins_data, simulate
 
 from mrsched.errors import SimulationError
-from mrsched.schedulers.availability import Allocation
-from mrsched.schedulers.cluster import Cluster
-from mrsched.schedulers.decisions import Reject, Start, WakeUp
-from mrsched.schedulers.policies.base import Policy
+from mrsched.schedulers.model.decisions import Allocation
+from mrsched.schedulers.model.cluster import Cluster
+from mrsched.schedulers.model.decisions import Reject, Start, WakeUp
+from mrsched.schedulers.model.contract import Policy
 from mrsched.schedulers.registry import make_scheduler
-from mrsched.schedulers.runtime import PolicyRuntime, PolicyScheduler
+from mrsched.schedulers.execution.runtime import PolicyRuntime, PolicyScheduler
 
 
 def msg(now, *events):
@@ -127,7 +127,7 @@ def test_never_runnable_jobs_are_rejected_with_a_logged_reason(job, why, caplog)
     sched = make_scheduler("sjf-bb", {})
     data = begins_data(4, storage=[{"bb_capacity": 15}, {"bb_capacity": 15}])
     sched.handle_message(msg(0, ("SIMULATION_BEGINS", data)))
-    with caplog.at_level(logging.INFO, logger="mrsched.schedulers.runtime"):
+    with caplog.at_level(logging.INFO, logger="mrsched.schedulers.execution.runtime"):
         reply = sched.handle_message(msg(1, submitted("w0!1", walltime=10, **job)))
     assert [e["type"] for e in reply["events"]] == ["SET_JOB_METADATA", "REJECT_JOB"]
     assert why in caplog.text and "w0!1" in caplog.text
@@ -257,7 +257,7 @@ def test_a_job_past_its_walltime_not_yet_reported_ended_keeps_its_nodes(policy):
 def test_feasibility_memo_is_bounded_and_still_rejects(monkeypatch):
     """Every job may ask its own bytes of burst buffer: the memo of feasibility by request
     shape stays bounded, and a job the storage cannot hold is still rejected after a clear."""
-    import mrsched.schedulers.runtime as runtime_mod
+    import mrsched.schedulers.execution.runtime as runtime_mod
     monkeypatch.setattr(runtime_mod, "_INFEASIBLE_MEMO", 8)
     rt = scripted_runtime(nodes=4, caps=(10, 10))
     for k in range(40):

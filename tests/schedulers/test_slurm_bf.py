@@ -5,7 +5,7 @@ from __future__ import annotations
 from cpugpu_runs import run_policy, write_platform, write_workload
 
 from mrsched.schedulers.optim.bestfit import best_fit_counts, never_fits
-from mrsched.schedulers.optim.request import core_request
+from mrsched.schedulers.model.cores import core_request
 
 
 def test_best_fit_picks_the_smallest_block_that_holds_the_job():

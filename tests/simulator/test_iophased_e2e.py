@@ -15,7 +15,7 @@ import pytest
 
 from mrsched.analysis.jobs import fold_subjobs, read_jobs_csv
 from mrsched.platforms.cluster import generate_cluster
-from mrsched.schedulers.iophased import number_of_phases, phase_chain
+from mrsched.schedulers.execution.iophased import number_of_phases, phase_chain
 from mrsched.schedulers.registry import make_scheduler
 from mrsched.simulator.engine import simulate
 

@@ -9,7 +9,7 @@ import pytest
 
 from mrsched.cli import main
 from mrsched.platforms.cluster import generate_cluster
-from mrsched.schedulers.optim.request import core_request
+from mrsched.schedulers.model.cores import core_request
 from mrsched.workloads.check import check_workload
 from mrsched.workloads.cpugpu import MIXES, generate_esp2_cpugpu, generate_mix, read_machine
 from mrsched.workloads.platform_info import read_platform_info

@@ -1257,7 +1257,7 @@ static PyMethodDef MinTree_methods[] = {
 
 static PyTypeObject MinTreeType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "mrsched.schedulers._mintree.MinTree",
+    .tp_name = "mrsched.schedulers.profile._mintree.MinTree",
     .tp_basicsize = sizeof(MinTree),
     .tp_dealloc = (destructor)MinTree_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,

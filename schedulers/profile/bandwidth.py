@@ -22,14 +22,13 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from mrsched.errors import ConfigError
-from mrsched.schedulers.availability import Allocation, AvailabilityProfile, Reservation, lowest_bits
-from mrsched.schedulers.cluster import Cluster
-from mrsched.schedulers.job import Request
-from mrsched.schedulers.knowledge import KNOWLEDGE_PARAMS
-from mrsched.schedulers.ordered_queue import OrderedQueue
+from mrsched.schedulers.model.decisions import Allocation
+from mrsched.schedulers.profile.availability import AvailabilityProfile, Reservation, lowest_bits
+from mrsched.schedulers.model.cluster import Cluster
+from mrsched.schedulers.model.job import Request
 
 INF = math.inf
 #: relative slack of bandwidth comparisons (sums of float rates)
@@ -410,88 +409,3 @@ class IoAwareProfile:
         if held is not None:
             start = reservation.start if from_time is None else max(reservation.start, from_time)
             self.bandwidth.add(start, reservation.end, reservation.allocation.nodes, held[1], sign=+1)
-
-
-def running_bandwidth(tree: BandwidthTree, now: float, running: Mapping[str, Any], hold: float = 1.0):
-    """``(nodes, rate, end)`` of the runtime's running jobs; a job at or past its reservation's
-    end (walltime reached, not reported ended yet) is held ``hold`` seconds more, as the runtime does."""
-    for run in running.values():
-        rate = run.job.request.io_bandwidth_per_node
-        if rate:
-            yield run.allocation.nodes, rate, max(run.reservation.end, now + hold)
-
-
-class IoContext:
-    """A scheduling round's context whose profile is bandwidth-aware (same decisions list,
-    same reservations dict as the runtime's context, so its checks see every start)."""
-
-    def __init__(self, ctx, tree: BandwidthTree):
-        from mrsched.schedulers.runtime import OVERRUN_HOLD
-        self._ctx = ctx
-        jobs = getattr(ctx.queue, "_jobs", None)
-        if jobs is None:
-            jobs = {j.id: j for j in ctx.queue}
-        bw = BandwidthProfile.of_running(tree, ctx.now, running_bandwidth(tree, ctx.now, ctx.running, OVERRUN_HOLD))
-        self.profile = IoAwareProfile(ctx.profile, tree, bw, jobs)
-
-    def __getattr__(self, name: str):
-        return getattr(self._ctx, name)
-
-    def start(self, job, allocation: Allocation):
-        # the runtime's bookkeeping, with the bandwidth taken too (the profile's reserve)
-        ctx = self._ctx
-        inner = ctx.profile
-        ctx.profile = self.profile
-        try:
-            return ctx.start(job, allocation)
-        finally:
-            ctx.profile = inner
-
-
-def reject_infeasible(ctx, queue, tree: BandwidthTree, submitted) -> None:
-    """Reject (with the reason) the newly submitted jobs whose bandwidth can never be given."""
-    jobs = getattr(ctx.queue, "_jobs", None)
-    for jid in submitted:
-        job = jobs.get(jid) if jobs is not None else next((j for j in ctx.queue if j.id == jid), None)
-        if job is None or not job.request.io_bandwidth_per_node:
-            continue
-        reason = tree.infeasible_reason(job.request)
-        if reason is not None:
-            ctx.reject(job, reason)
-            if isinstance(queue, OrderedQueue) and jid in queue:
-                queue.remove(job)
-
-
-def io_context(policy, ctx, queue, planned: Iterable[Reservation] = ()) -> IoContext:
-    """The ``io_aware`` hook of a policy's round: reject the new jobs whose bandwidth never
-    fits, then hand back a context whose profile is bandwidth-aware. ``queue`` is the
-    policy's ``OrderedQueue`` (rejected jobs leave it) or its ordered list; ``planned``: the
-    reservations a policy keeps across rounds in the runtime's profile (conservative), whose
-    bandwidth is taken as well (and given back when the policy releases them)."""
-    tree = policy.__dict__.get("tree_")
-    if tree is None:
-        tree = policy.tree_ = BandwidthTree.from_cluster(ctx.cluster)
-    reject_infeasible(ctx, queue, tree, ctx.submitted)
-    io = IoContext(ctx, tree)
-    prof = io.profile
-    for r in planned:
-        rate = prof._rate(r.tag)
-        if rate:
-            prof.bandwidth.add(r.start, r.end, r.allocation.nodes, rate)
-            prof._held[id(r)] = (r, rate)
-    return io
-
-
-def _io_params() -> dict:
-    from mrsched.schedulers.policies.base import Param
-    return {
-        "io_aware": Param(bool, help="also allocate io_bandwidth_per_node on every level of the platform's "
-                                     "bandwidth tree, now and in reservations (seed 004)"),
-        "io_model": Param(str, ("none", "contention"), help="contention: each job's I/O runs as an "
-                                                            "additional_io_job ptask beside its compute"),
-    }
-
-
-#: the knobs of the policies that can be made I/O-aware (declared once), with where their
-#: runtime and I/O-rate estimates come from (``mrsched.schedulers.knowledge``)
-IO_PARAMS = {**_io_params(), **KNOWLEDGE_PARAMS}

@@ -10,67 +10,24 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterator
 
 from mrsched.errors import ConfigError, suggest
-from mrsched.schedulers.availability import Allocation, AvailabilityProfile, Reservation
-from mrsched.schedulers.cluster import Cluster, NodeShares
-from mrsched.schedulers.decisions import Annotate, Decision, Reject, Start, WakeUp
-from mrsched.schedulers.job import Job, Request
-from mrsched.schedulers.placement import BurstBufferPlacer, split_shares
+from typing import TYPE_CHECKING
+
+from mrsched.schedulers.model.cluster import Cluster, NodeShares
+from mrsched.schedulers.model.decisions import Allocation, Annotate, Decision, Reject, Start, WakeUp
+from mrsched.schedulers.model.job import Job
+from mrsched.schedulers.model.params import COMMON_PARAMS, Param
+
+if TYPE_CHECKING:   # the profile is built on this module; a policy receives one in its context
+    from mrsched.schedulers.profile.availability import AvailabilityProfile, Reservation
 
 INF = math.inf
+#: How long (s) a job still running at or past its reservation's end (its walltime kill or
+#: last phase not yet reported) is held in the profile beyond ``now`` during a round.
+OVERRUN_HOLD = 1.0
 
-
-@dataclass(frozen=True)
-class Param:
-    """One knob: its type, allowed values or bounds, and a one-line help."""
-
-    type: type
-    choices: tuple | None = None
-    min: float | None = None
-    max: float | None = None
-    help: str = ""
-
-    def check(self, policy: str, name: str, value: Any) -> None:
-        if self.type is float:
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        elif self.type is int:
-            ok = isinstance(value, int) and not isinstance(value, bool)
-        else:
-            ok = isinstance(value, self.type)
-        if not ok:
-            raise ConfigError(f"policy '{policy}': option '{name}' must be {self.type.__name__}, "
-                              f"got {value!r}", field=name)
-        if self.choices is not None and value not in self.choices:
-            raise ConfigError(f"policy '{policy}': option '{name}' must be one of "
-                              f"{', '.join(map(str, self.choices))}; got {value!r}", field=name)
-        if self.min is not None and value < self.min:
-            raise ConfigError(f"policy '{policy}': option '{name}' must be >= {self.min}, got {value!r}", field=name)
-        if self.max is not None and value > self.max:
-            raise ConfigError(f"policy '{policy}': option '{name}' must be <= {self.max}, got {value!r}", field=name)
-
-
-JOB_MODELS = ("alloc-only", "io-phased")
-ORDERS = ("fcfs", "sjf", "largest", "smallest")
-
-# Knobs every policy accepts (consumed by the runtime, declared once here).
-COMMON_PARAMS: dict[str, Param] = {
-    "job_model": Param(str, JOB_MODELS, help="how a started job is executed: alloc-only (one Batsim job) "
-                                             "or io-phased (stage-in/compute/checkpoint/stage-out phases)"),
-    "period": Param(float, min=0.0, help="seconds between scheduling rounds; 0 = on every event"),
-}
-
-# Knobs every policy accepts that its scheduler applies, not the policy (schedulers/cost.py):
-# the policy's decision time charged to the simulation. A policy declaring one of them as its
-# own knob (``hierarchical``) receives it instead.
-RUNTIME_PARAMS: dict[str, Param] = {
-    "decision_cost": Param(str, help="scheduler time charged to the simulation: none, measured, "
-                                     "or per_event=S,per_job=S,per_start=S"),
-    "decision_scale": Param(float, min=0.0, help="factor on measured CPU time (decision_cost=measured)"),
-}
-RUNTIME_DEFAULTS: dict[str, Any] = {"decision_cost": "none", "decision_scale": 1.0}
 
 ORDER_KEYS: dict[str, Callable[[Job], tuple]] = {
     # Ties keep submission order: the queue is submission-ordered and sorted() is stable.
@@ -228,37 +185,6 @@ class SchedulingContext:
         return decision
 
 
-def infeasible_reason(cluster: Cluster, request: Request, placer: BurstBufferPlacer | None = None) -> str | None:
-    """Why ``request`` can never run even on the empty machine, or None (ALGORITHMS.md)."""
-    n = request.nodes
-    if n > cluster.nb_nodes:
-        return f"asks {n} nodes, the machine has {cluster.nb_nodes} compute nodes"
-    if request.gpus_per_node:
-        eligible = cluster.gpu_mask(request.gpus_per_node).bit_count()
-        if eligible < n:
-            best = max(cluster.gpus) if cluster.gpus else 0
-            return (f"asks {n} nodes with {request.gpus_per_node} GPUs each, only {eligible} nodes have that "
-                    f"many (most GPUs on a node: {best})")
-    if request.bb_total:
-        caps = [s.capacity for s in cluster.storage]
-        if not caps:
-            return f"asks {request.bb_total} bytes of burst buffer, the machine has no burst-buffer storage"
-        share = request.bb_per_node
-        amounts = split_shares(request.bb_total, n)
-        if amounts[-1] > max(caps):
-            return f"asks {share} bytes of burst buffer per node, the largest storage node holds {max(caps)}"
-        # the same greedy placement the profile uses, on the empty machine's first eligible nodes
-        nodes = (list(range(n)) if request.gpus_per_node <= 0 else
-                 [k for k in range(cluster.nb_nodes) if cluster.gpus[k] >= request.gpus_per_node][:n])
-        if (placer or BurstBufferPlacer(cluster)).place(nodes, amounts, caps) is None:
-            return (f"asks {share} bytes of burst buffer on each of {n} nodes, the storage nodes can hold only "
-                    f"{sum(c // share for c in caps)} such shares")
-    for name, amount in request.counters:
-        if name in cluster.counters and amount > cluster.counters[name]:
-            return f"asks {amount} of '{name}', the machine has {cluster.counters[name]}"
-    return None
-
-
 class Policy:
     """Base class: declared knobs, parameter validation, and the per-round hook."""
 
@@ -300,7 +226,7 @@ class Policy:
                               field="job_model", hint="use job_model=alloc-only")
 
     def supports_io_phased(self) -> bool:
-        """Whether ``job_model=io-phased`` is allowed (``mrsched.schedulers.iophased`` runs the
+        """Whether ``job_model=io-phased`` is allowed (``mrsched.schedulers.execution.iophased`` runs the
         phases for any policy: it only changes how a Start is executed)."""
         return True
 

@@ -17,9 +17,9 @@ Batsim 4.2.1 accepts exactly this EXECUTE_JOB (``../shared/batsim-reference/iotr
 from __future__ import annotations
 
 from mrsched.errors import ConfigError
-from mrsched.schedulers.decisions import Start
-from mrsched.schedulers.knowledge import true_rate
-from mrsched.schedulers.runtime import PolicyScheduler
+from mrsched.schedulers.model.decisions import Start
+from mrsched.schedulers.execution.knowledge import true_rate
+from mrsched.schedulers.execution.runtime import PolicyScheduler
 
 IO_MODELS = ("none", "contention")
 
@@ -27,7 +27,7 @@ IO_MODELS = ("none", "contention")
 def io_volume_per_node(job, speed: float) -> float:
     """Bytes each node of ``job`` writes to the PFS: rate x nominal compute time (0: none).
     The rate is the job's true one (``true_io_bandwidth_per_node``, else its stated rate), not
-    the scheduler's estimate (``mrsched.schedulers.knowledge``): physics ignores knowledge."""
+    the scheduler's estimate (``mrsched.schedulers.execution.knowledge``): physics ignores knowledge."""
     rate = true_rate(job)
     prof = job.profile_data or {}
     if not rate or prof.get("type") != "parallel_homogeneous":

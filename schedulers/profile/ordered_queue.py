@@ -26,16 +26,16 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from mrsched import native
-from mrsched.schedulers.job import Job
-from mrsched.schedulers.policies.base import WaitingQueue
+from mrsched.schedulers.model.job import Job
+from mrsched.schedulers.model.contract import WaitingQueue
 
 try:
-    from mrsched.schedulers import _mintree     # the compiled tree (optional extension)
+    from mrsched.schedulers.profile import _mintree     # the compiled tree (optional extension)
 except ImportError:                             # not built (no compiler at install)
     _mintree = None
 else:   # a profile's room tests burst-buffer packing in C (the same test)
-    from mrsched.schedulers.availability import Room as _ProfileRoom
-    from mrsched.schedulers.placement import BurstBufferPlacer
+    from mrsched.schedulers.profile.availability import Room as _ProfileRoom
+    from mrsched.schedulers.profile.placement import BurstBufferPlacer
     _mintree.native_packing(_ProfileRoom._packs, BurstBufferPlacer.capacity_fits)
 
 INF = math.inf

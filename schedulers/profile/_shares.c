@@ -254,7 +254,7 @@ static PyMethodDef ShareTaker_methods[] = {
 
 static PyTypeObject ShareTakerType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "mrsched.schedulers._shares.ShareTaker",
+    .tp_name = "mrsched.schedulers.profile._shares.ShareTaker",
     .tp_basicsize = sizeof(ShareTaker),
     .tp_dealloc = (destructor)ShareTaker_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -315,7 +315,7 @@ static PyMethodDef module_methods[] = {
 };
 
 static struct PyModuleDef shares_module = {
-    PyModuleDef_HEAD_INIT, "mrsched.schedulers._shares",
+    PyModuleDef_HEAD_INIT, "mrsched.schedulers.profile._shares",
     "Burst-buffer shares taken from storage nodes by seed 001's greedy, compiled.", -1, module_methods,
 };
 

@@ -16,23 +16,22 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from mrsched.errors import MrschedError, SimulationError
-from mrsched.schedulers.availability import Allocation, AvailabilityProfile, Reservation, first_short, shift_rows
+from mrsched.schedulers.model.decisions import Allocation
+from mrsched.schedulers.profile.availability import AvailabilityProfile, Reservation, first_short, shift_rows
 from mrsched.schedulers.batsim.intervals import is_known_intervals, procset_of_ids, procset_of_runs, text_of_runs
 from mrsched.schedulers.batsim.messages import serialize_event
 from mrsched.schedulers.batsim.scheduler import BatsimScheduler
-from mrsched.schedulers.cluster import Cluster, cluster_from_simulation_begins
-from mrsched.schedulers.cost import NO_COST, DecisionCost, charge_reply
-from mrsched.schedulers.decisions import Annotate, Decision, Reject, Start, WakeUp
-from mrsched.schedulers.job import Job, job_from_batsim
-from mrsched.schedulers.placement import BurstBufferPlacer
-from mrsched.schedulers.policies.base import Policy, SchedulingContext, WaitingQueue, infeasible_reason
+from mrsched.schedulers.model.cluster import Cluster, cluster_from_simulation_begins
+from mrsched.schedulers.execution.cost import NO_COST, DecisionCost, charge_reply
+from mrsched.schedulers.model.decisions import Annotate, Decision, Reject, Start, WakeUp
+from mrsched.schedulers.model.job import Job, job_from_batsim
+from mrsched.schedulers.profile.placement import BurstBufferPlacer
+from mrsched.schedulers.model.contract import OVERRUN_HOLD, Policy, SchedulingContext, WaitingQueue
+from mrsched.schedulers.profile.feasibility import infeasible_reason
 
 logger = logging.getLogger(__name__)
 
 INF = math.inf
-#: How long (s) a job still running at or past its reservation's end (its walltime kill or
-#: last phase not yet reported) is held in the profile beyond ``now`` during a round.
-OVERRUN_HOLD = 1.0
 #: Request shapes whose feasibility is remembered (then forgotten all at once).
 _INFEASIBLE_MEMO = 1 << 16
 #: Tolerance when deciding whether ``now`` is on a scheduling tick (Batsim's clock drifts by a
@@ -385,7 +384,7 @@ class PolicyScheduler(BatsimScheduler):
 
     def handle_message(self, msg: dict) -> dict:
         """One message; with a ``decision_cost`` the reply is stamped when the work is done
-        (``mrsched.schedulers.cost``)."""
+        (``mrsched.schedulers.execution.cost``)."""
         if self.decision_cost.free:
             return self._handle_message(msg)
         return charge_reply(self.decision_cost, msg, self._handle_message)
@@ -506,7 +505,7 @@ class PolicyScheduler(BatsimScheduler):
 
     def start_job(self, d: Start) -> None:
         """Turn a checked Start into protocol actions (the job model's hook; alloc-only here,
-        ``mrsched.schedulers.iophased`` overrides it)."""
+        ``mrsched.schedulers.execution.iophased`` overrides it)."""
         now = self._lean_now
         if now is not None and d.allocation is not None:
             # lean path: the runtime checked the start (waiting job, existing free nodes), so

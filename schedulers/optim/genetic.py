@@ -1,6 +1,6 @@
 """BBSched's multi-objective genetic algorithm (seed 000 Sect. 3.2.2-3.2.3).
 
-The optimiser is separate from the problem (:class:`~mrsched.schedulers.pareto.WindowProblem`)
+The optimiser is separate from the problem (:class:`~mrsched.schedulers.optim.pareto.WindowProblem`)
 and from the stopping rule (:class:`MaxGenerations`), as in pymoo (STYLE.md item 7). The
 whole population evolves with numpy array operations: one generation is a handful of
 vectorised steps, which keeps 500 generations of 20 chromosomes well under 0.2 s.
@@ -14,7 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from mrsched.errors import ConfigError
-from mrsched.schedulers.pareto import ParetoSet, WindowProblem, _sort_frontmost, pareto_ranks
+from mrsched.schedulers.optim.pareto import ParetoSet, WindowProblem, _sort_frontmost, pareto_ranks
 
 __all__ = ["Termination", "MaxGenerations", "GeneticSolver"]
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from mrsched.errors import ProtocolError
-from mrsched.schedulers.cluster import Cluster
+from mrsched.schedulers.model.cluster import Cluster
 
 
 def natural_key(name: str) -> tuple:

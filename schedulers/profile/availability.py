@@ -11,41 +11,27 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import le
 from typing import NamedTuple
 
 from mrsched.errors import SimulationError
 from mrsched import native
-from mrsched.schedulers.cluster import Cluster
-from mrsched.schedulers.job import Request
-from mrsched.schedulers.placement import BurstBufferPlacer, Placement, split_shares
+from mrsched.schedulers.model.cluster import Cluster
+from mrsched.schedulers.model.decisions import Allocation
+from mrsched.schedulers.model.job import Request
+from mrsched.schedulers.profile.placement import BurstBufferPlacer, Placement, split_shares
 
 try:
-    from mrsched.schedulers import _profile     # the row and mask operations in C (optional extension)
+    from mrsched.schedulers.profile import _profile     # the row and mask operations in C (optional extension)
 except ImportError:                             # built without a C compiler
     _profile = None
 try:
-    from mrsched.schedulers import _mintree     # the queue's compiled walk, which reads rooms
+    from mrsched.schedulers.profile import _mintree     # the queue's compiled walk, which reads rooms
 except ImportError:
     _mintree = None
 
 INF = math.inf
-
-
-@dataclass(frozen=True)
-class Allocation:
-    """Resources given to one job: node bitmask, burst-buffer bytes per storage index, counters."""
-
-    nodes: int
-    bb: tuple[int, ...] = ()                   # bytes per storage index (job total there)
-    placement: Mapping[int, tuple[int, int]] = field(default_factory=dict)  # compute index -> (storage index, bytes)
-    counters: tuple[float, ...] = ()           # amount per counter index
-
-    @property
-    def nb_nodes(self) -> int:
-        return self.nodes.bit_count()
 
 
 class Fit(NamedTuple):

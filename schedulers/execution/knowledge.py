@@ -46,12 +46,12 @@ from typing import Any
 import numpy as np
 
 from mrsched.errors import ConfigError, WorkloadError
-from mrsched.schedulers.decisions import Start
-from mrsched.schedulers.job import Job
+from mrsched.schedulers.model.decisions import Start
+from mrsched.schedulers.model.job import Job
+from mrsched.schedulers.model.params import KNOWLEDGE
 
 TRUE_RUNTIME = "true_runtime"
 TRUE_RATE = "true_io_bandwidth_per_node"
-KNOWLEDGE = ("requested", "perfect", "noisy", "learned")
 #: jobs of a history that ``learned`` averages (Tsafrir et al.: the last two; module docstring)
 LAST = 5
 
@@ -260,17 +260,3 @@ def knowledge_round(policy, ctx) -> None:
         tree = policy.__dict__.get("tree_") if getattr(policy, "io_aware", False) else None
         tracker = policy.knowledge_ = KnowledgeTracker(source, tree)
     tracker.round(ctx)
-
-
-def _knowledge_params() -> dict:
-    from mrsched.schedulers.policies.base import Param
-    return {
-        "knowledge": Param(str, KNOWLEDGE, help="where runtime and I/O-rate estimates come from: requested "
-                                                "(walltime, stated rate), perfect, noisy, learned (seed 004 Ch. 4)"),
-        "knowledge_noise": Param(float, min=0.0, help="knowledge=noisy: sigma of the log-normal error factor"),
-        "knowledge_seed": Param(int, min=0, help="knowledge=noisy: seed of the per-job errors"),
-    }
-
-
-#: the knobs of the policies whose estimates can come from a knowledge source (declared once)
-KNOWLEDGE_PARAMS = _knowledge_params()

@@ -13,6 +13,20 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class Allocation:
+    """Resources given to one job: node bitmask, burst-buffer bytes per storage index, counters."""
+
+    nodes: int
+    bb: tuple[int, ...] = ()                   # bytes per storage index (job total there)
+    placement: Mapping[int, tuple[int, int]] = field(default_factory=dict)  # compute index -> (storage index, bytes)
+    counters: tuple[float, ...] = ()           # amount per counter index
+
+    @property
+    def nb_nodes(self) -> int:
+        return self.nodes.bit_count()
+
+
+@dataclass(frozen=True)
 class Start:
     """Start ``job_id`` now on ``nodes`` with burst buffer ``bb``."""
 

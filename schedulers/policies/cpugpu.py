@@ -13,15 +13,16 @@ import logging
 from dataclasses import dataclass
 
 from mrsched.errors import MrschedError, SimulationError
-from mrsched.schedulers.availability import Allocation
-from mrsched.schedulers.cluster import Cluster
-from mrsched.schedulers.job import Job
+from mrsched.schedulers.model.decisions import Allocation
+from mrsched.schedulers.model.cluster import Cluster
+from mrsched.schedulers.model.job import Job
 from mrsched.schedulers.optim.bestfit import never_fits
-from mrsched.schedulers.optim.machine import Layout, NodeShare, NodeState, NodeView
-from mrsched.schedulers.optim.priority import PRIORITIES, job_priority
-from mrsched.schedulers.optim.request import CoreRequest, core_request
-from mrsched.schedulers.placement import BurstBufferPlacer, split_shares
-from mrsched.schedulers.policies.base import Param, Policy, SchedulingContext
+from mrsched.schedulers.model.nodes import Layout, NodeShare, NodeState, NodeView
+from mrsched.schedulers.policies.priority import PRIORITIES, job_priority
+from mrsched.schedulers.model.cores import CoreRequest, core_request
+from mrsched.schedulers.profile.placement import BurstBufferPlacer, split_shares
+from mrsched.schedulers.model.params import Param
+from mrsched.schedulers.model.contract import Policy, SchedulingContext
 
 logger = logging.getLogger(__name__)
 #: what a MILP that hits its time limit starts (seed 002 Sect. 3.1: nothing; Decision: the

@@ -17,10 +17,10 @@ from operator import floordiv
 import numpy as np
 
 from mrsched import native
-from mrsched.schedulers.cluster import Cluster
+from mrsched.schedulers.model.cluster import Cluster
 
 try:
-    from mrsched.schedulers import _shares     # the compiled count of shares (optional extension)
+    from mrsched.schedulers.profile import _shares     # the compiled count of shares (optional extension)
 except ImportError:                             # built without a C compiler
     _shares = None
 

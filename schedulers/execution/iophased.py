@@ -49,9 +49,9 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from mrsched.errors import ConfigError
-from mrsched.schedulers.decisions import Start
-from mrsched.schedulers.job import Job
-from mrsched.schedulers.runtime import PolicyScheduler
+from mrsched.schedulers.model.decisions import Start
+from mrsched.schedulers.model.job import Job
+from mrsched.schedulers.execution.runtime import PolicyScheduler
 
 logger = logging.getLogger(__name__)
 
