@@ -74,9 +74,13 @@ def load_scheduler_class(spec: str) -> type:
                  and hasattr(v, "handle_message")]
         raise ConfigError(f"module '{module_name}' has no class '{class_name}'",
                           hint=suggest(class_name, names) if names else None) from None
+    from mrsched.schedulers.model.contract import Policy
+    if inspect.isclass(cls) and issubclass(cls, Policy):
+        return cls
     if not (inspect.isclass(cls) and callable(getattr(cls, "handle_message", None))):
         raise ConfigError(f"'{spec}' is not a scheduler class",
-                          hint="subclass mrsched.schedulers.batsim.BatsimScheduler")
+                          hint="subclass mrsched.schedulers.model.contract.Policy (docs/WRITING_A_POLICY.md) "
+                               "or mrsched.schedulers.batsim.BatsimScheduler")
     return cls
 
 
@@ -84,6 +88,10 @@ def make_scheduler_from_spec(spec: str, options: dict[str, Any]):
     """A scheduler instance from a policy name or ``module:Class`` spec."""
     if ":" in spec:
         cls = load_scheduler_class(spec)
+        from mrsched.schedulers.model.contract import Policy
+        if issubclass(cls, Policy):      # a policy of the contract: the registry's runtime runs it
+            from mrsched.schedulers.registry import make_scheduler_of_class
+            return make_scheduler_of_class(cls, options)
         try:
             params = inspect.signature(cls).parameters
         except (TypeError, ValueError):

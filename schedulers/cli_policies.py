@@ -15,33 +15,37 @@ def _plain(text: str) -> str:
 
 
 def describe(name: str) -> str:
-    """The option table of one policy as text (name, type, default, allowed values, help)."""
-    from mrsched.schedulers.registry import parameter_table, policy_class, policy_parameters
+    """The option table of one policy as text (name, type, default, allowed values, help): the
+    policy's own knobs first, then the runtime's that it takes."""
+    from mrsched.schedulers.registry import entry, parameter_table, policy_parameters, scheduler_parameters
 
-    cls = policy_class(name)
-    defaults = policy_parameters(name)
+    e = entry(name)
+    cls = e.cls
+    own = policy_parameters(name)
+    defaults = {**own, **scheduler_parameters(name)}
     table = parameter_table(name)
-    doc = (cls.__doc__ or (__import__(cls.__module__).__doc__ or "")).strip().splitlines()
+    doc = (cls.__doc__ or "").strip().splitlines()
     # an importable path: `from mrsched.schedulers.policies.fcfs import FCFS`
     lines = [f"{name} ({cls.__module__}.{cls.__name__})"]
-    if doc:
-        lines.append(f"  {_plain(doc[0])}")
-    lines.append("options:")
-    from mrsched.schedulers.model.params import RUNTIME_DEFAULTS, RUNTIME_PARAMS
-
-    # the scheduler's own options (decision cost), taken by every policy
-    extra = {k: v for k, v in RUNTIME_DEFAULTS.items() if k not in defaults}
-    table = {**RUNTIME_PARAMS, **table}
-    for opt, default in {**defaults, **extra}.items():
-        p = table.get(opt)
-        kind = p.type.__name__ if p else type(default).__name__
-        allowed = ""
-        if p is not None and p.choices:
-            allowed = " {" + ", ".join(map(str, p.choices)) + "}"
-        elif p is not None and (p.min is not None or p.max is not None):
-            allowed = f" [{'' if p.min is None else p.min}..{'' if p.max is None else p.max}]"
-        help_text = f"  {p.help}" if p is not None and p.help else ""
-        lines.append(f"  {opt}={default!r} ({kind}{allowed}){help_text}")
+    if e.summary or doc:
+        lines.append(f"  {_plain(e.summary or doc[0])}")
+    if e.defaults:
+        lines.append(f"  variant: {cls.__name__} with " + ", ".join(f"{k}={v!r}" for k, v in e.defaults.items()))
+    for title, names in (("options:", list(own)), ("runtime options:", [k for k in defaults if k not in own])):
+        if not names:
+            continue
+        lines.append(title)
+        for opt in names:
+            default = defaults[opt]
+            p = table.get(opt)
+            kind = p.type.__name__ if p else type(default).__name__
+            allowed = ""
+            if p is not None and p.choices:
+                allowed = " {" + ", ".join(map(str, p.choices)) + "}"
+            elif p is not None and (p.min is not None or p.max is not None):
+                allowed = f" [{'' if p.min is None else p.min}..{'' if p.max is None else p.max}]"
+            help_text = f"  {p.help}" if p is not None and p.help else ""
+            lines.append(f"  {opt}={default!r} ({kind}{allowed}){help_text}")
     return "\n".join(lines)
 
 
@@ -51,8 +55,6 @@ def run(args: argparse.Namespace) -> int:
     if args.name:
         print(describe(args.name))
         return 0
-    for name, cls in POLICIES.items():
-        doc = (cls.__doc__ or "").strip().splitlines()
-        summary = doc[0] if doc else ""
-        print(f"{name:18s} {_plain(summary)}")
+    for name, e in POLICIES.items():
+        print(f"{name:18s} {_plain(e.summary)}")
     return 0

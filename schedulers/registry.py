@@ -1,79 +1,120 @@
-"""The papers' policy names -> classes, and the factories every runner uses (DESIGN.md "Policies").
+"""The papers' policy names: one table from a name to an algorithm's class and the defaults
+that make the variant (DESIGN.md "Policies"), and the factories every runner uses.
 
-Registering a policy is one decorator: ``@register("plan-2")`` on the class (or
-``POLICIES["name"] = Class``). Aliases point at the same class with different defaults only
-through subclasses, so ``get_params()`` always tells the truth.
+A variant is data, not a subclass: ``fcfs-easy`` is :class:`EasyBackfilling` with
+``reserve="nodes"``, ``plan-2`` is :class:`PlanBased` with ``alpha=2``. Options given by a user
+override the entry's defaults; ``get_params()`` of the policy made tells the truth.
+
+An option is either one of the policy's own knobs or one of the runtime's (``RUN_PARAMS``:
+job model, period, decision cost; ``IO_PARAMS`` for policies with the ``io`` service): the
+factories split them, the policy gets its knobs and the runtime a :class:`RunOptions`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from mrsched.errors import ConfigError, suggest
-from mrsched.schedulers.policies.backfilling import EasyBackfilling, FcfsBB, FcfsEasy, SjfBB
-from mrsched.schedulers.model.params import RUNTIME_DEFAULTS, RUNTIME_PARAMS, Param
+from mrsched.schedulers.execution.runtime import PolicyRuntime, PolicyScheduler
 from mrsched.schedulers.model.contract import Policy
+from mrsched.schedulers.model.params import IO_PARAMS, RUN_DEFAULTS, RUN_PARAMS, Param, RunOptions
+from mrsched.schedulers.policies.aucsched import AucSched
+from mrsched.schedulers.policies.backfilling import EasyBackfilling
+from mrsched.schedulers.policies.bbsched import BBSched, BinPacking, Constrained, Naive, Weighted
 from mrsched.schedulers.policies.conservative import ConservativeBackfilling
 from mrsched.schedulers.policies.fcfs import FCFS
 from mrsched.schedulers.policies.filler import Filler
-from mrsched.schedulers.policies.plan import Plan1, Plan2, Plan3, PlanBased
-from mrsched.schedulers.policies.aucsched import AucSched
+from mrsched.schedulers.policies.hierarchical import Hierarchical
 from mrsched.schedulers.policies.ipsched import IpSched
+from mrsched.schedulers.policies.multisched import MultiSched
+from mrsched.schedulers.policies.plan import PlanBased
 from mrsched.schedulers.policies.slurm_bf import SlurmBackfill
 
-POLICIES: dict[str, type[Policy]] = {
-    "fcfs": FCFS,
-    "filler": Filler,
-    "fcfs-easy": FcfsEasy,
-    "fcfs-bb": FcfsBB,
-    "sjf-bb": SjfBB,
-    "easy-bf": EasyBackfilling,
-    "conservative-bb": ConservativeBackfilling,
-    "conservative": ConservativeBackfilling,
-    "plan": PlanBased,
-    "plan-1": Plan1,
-    "plan-2": Plan2,
-    "plan-3": Plan3,
-    "slurm-bf": SlurmBackfill,      # seed 002 (CPU+GPU machines)
-    "ipsched": IpSched,
-    "aucsched": AucSched,
+
+@dataclass(frozen=True)
+class Entry:
+    """A registered name: the algorithm's class, the defaults of this variant, one line."""
+
+    cls: type[Policy]
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    summary: str = ""
+
+
+POLICIES: dict[str, Entry] = {
+    "fcfs": Entry(FCFS, {}, "first come first served, no backfilling"),
+    "filler": Entry(Filler, {}, "start any queued job that fits now, in queue order, no reservation"),
+    "fcfs-easy": Entry(EasyBackfilling, {"reserve": "nodes"},
+                       "EASY backfilling; the head's reservation covers nodes only (seed 001)"),
+    "fcfs-bb": Entry(EasyBackfilling, {"reserve": "all"},
+                     "EASY backfilling; the head's reservation covers nodes and burst buffer (seed 001 Alg. 1)"),
+    "sjf-bb": Entry(EasyBackfilling, {"order": "sjf", "reserve": "all"},
+                    "fcfs-bb with the queue sorted by walltime (seed 001)"),
+    "easy-bf": Entry(EasyBackfilling, {}, "EASY backfilling with every knob open (order, reserve, depth)"),
+    "conservative-bb": Entry(ConservativeBackfilling, {},
+                             "conservative backfilling over every resource (batsched's compression)"),
+    "conservative": Entry(ConservativeBackfilling, {}, "the same as conservative-bb"),
+    "plan": Entry(PlanBased, {}, "plan-based scheduling with simulated annealing (seed 001 Alg. 2)"),
+    "plan-1": Entry(PlanBased, {"alpha": 1.0}, "plan with alpha = 1: the total waiting time (seed 001)"),
+    "plan-2": Entry(PlanBased, {"alpha": 2.0}, "plan with alpha = 2 (seed 001's best on the whole trace)"),
+    "plan-3": Entry(PlanBased, {"alpha": 3.0}, "plan with alpha = 3: the strongest penalty on postponing a job"),
+    "bbsched": Entry(BBSched, {}, "window of jobs, Pareto set of node and burst-buffer use, 2x rule (seed 000)"),
+    "naive": Entry(Naive, {}, "window jobs in order until one does not fit, then EASY (seed 000's baseline)"),
+    "weighted": Entry(Weighted, {}, "weighted sum of node and burst-buffer use, 0.5 / 0.5 (seed 000)"),
+    "weighted-cpu": Entry(Weighted, {"node_weight": 0.8}, "weighted with 0.8 node / 0.2 burst buffer (seed 000)"),
+    "weighted-bb": Entry(Weighted, {"node_weight": 0.2}, "weighted with 0.2 node / 0.8 burst buffer (seed 000)"),
+    "constrained": Entry(Constrained, {}, "maximise one resource's use under the others' capacity"),
+    "constrained-cpu": Entry(Constrained, {"target": "nodes"},
+                             "max node use under the burst-buffer constraint (seed 000)"),
+    "constrained-bb": Entry(Constrained, {"target": "burst_buffer"},
+                            "max burst-buffer use under the node constraint (seed 000)"),
+    "bin-packing": Entry(BinPacking, {}, "Tetris alignment score, greedy (seed 000)"),
+    "multisched": Entry(MultiSched, {}, "window of k% of the queue over many resources (seed 003)"),
+    "hierarchical": Entry(Hierarchical, {}, "a tree of scheduler instances on fixed partitions (seed 004 Ch. 5)"),
+    "slurm-bf": Entry(SlurmBackfill, {}, "SLURM's backfill with best fit of cores and GPUs (seed 002's baseline)"),
+    "ipsched": Entry(IpSched, {}, "a window of jobs placed by one MILP (seed 002)"),
+    "aucsched": Entry(AucSched, {}, "contiguity-aware auction solved as a MILP (seed 002)"),
 }
 
 
-def register(name: str) -> Callable[[type[Policy]], type[Policy]]:
-    """Class decorator adding a policy under ``name`` (refuses to overwrite another class)."""
-    def wrap(cls: type[Policy]) -> type[Policy]:
-        if name in POLICIES and POLICIES[name] is not cls:
-            raise ConfigError(f"policy name '{name}' is already registered for {POLICIES[name].__name__}")
-        POLICIES[name] = cls
-        return cls
-    return wrap
-
-
-def policy_class(name: str) -> type[Policy]:
+def entry(name: str) -> Entry:
     try:
         return POLICIES[name]
     except KeyError:
         raise ConfigError(f"unknown policy '{name}'", hint=suggest(name, POLICIES)) from None
 
 
-def make_policy(name: str, **options: Any) -> Policy:
-    """A validated policy instance; ConfigError names the policy and option on any mistake."""
-    cls = policy_class(name)
-    cls.check_option_names(options)
-    policy = cls(**options)
-    policy.validate_params()
-    return policy
+def policy_class(name: str) -> type[Policy]:
+    return entry(name).cls
 
 
 def policy_parameters(name: str) -> dict[str, Any]:
-    """Parameter -> default value of a registered policy."""
-    return policy_class(name).param_defaults()
+    """The policy's own knobs -> their defaults in this variant."""
+    e = entry(name)
+    return {**e.cls.param_defaults(), **e.defaults}
+
+
+def run_parameters(cls: type[Policy]) -> dict[str, Param]:
+    """The runtime's knobs a policy of this class takes (beside its own)."""
+    table = dict(RUN_PARAMS)
+    if "io" in cls.services:
+        table.update(IO_PARAMS)
+    return table
+
+
+def scheduler_parameters(name: str) -> dict[str, Any]:
+    """Every option ``make_scheduler(name, ...)`` takes, with its default: the runtime's knobs
+    then the policy's own (a knob the policy declares itself keeps the policy's default)."""
+    cls = policy_class(name)
+    run = {k: RUN_DEFAULTS[k] for k in run_parameters(cls)}
+    return {**run, **policy_parameters(name)}
 
 
 def parameter_table(name: str) -> dict[str, Param]:
-    """Parameter -> declared constraint (type, choices, bounds, help)."""
-    return policy_class(name).param_table()
+    """Every option of ``scheduler_parameters(name)`` -> its declared constraint."""
+    cls = policy_class(name)
+    return {**run_parameters(cls), **cls.param_table()}
 
 
 def coerce_option(policy: str, name: str, value: Any, param: Param | None) -> Any:
@@ -95,78 +136,119 @@ def coerce_option(policy: str, name: str, value: Any, param: Param | None) -> An
             return int(f)
         if param.type is float:
             return float(value)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise ConfigError(f"policy '{policy}': option '{name}' must be {param.type.__name__}, got {value!r}",
                           field=name) from None
     return value
 
 
-def make_scheduler(name: str, options: dict[str, Any] | None = None):
-    """A ``PolicyScheduler`` (a BatsimScheduler) running policy ``name`` with coerced options."""
-    from mrsched.schedulers.execution.runtime import PolicyScheduler
+def _split(name: str, cls: type[Policy], defaults: Mapping[str, Any], options: Mapping[str, Any] | None
+           ) -> tuple[dict[str, Any], RunOptions]:
+    """Options -> (the policy's knobs over the variant's ``defaults``, the runtime's), each
+    coerced to its declared type.
 
-    from mrsched.schedulers.execution.cost import parse_decision_cost
-
-    cls = policy_class(name)
+    A runtime knob the policy declares as its own goes to the policy, and the runtime takes
+    the policy's value too (``period``: ipsched's MILP interval is also its round period),
+    except ``decision_cost`` / ``decision_scale``, which such a policy applies itself
+    (``hierarchical`` charges them to its leaves).
+    """
     options = dict(options or {})
     own = cls.param_names()
-    runtime = {k: coerce_option(name, k, options.pop(k), RUNTIME_PARAMS[k])
-               for k in RUNTIME_PARAMS if k in options and k not in own}
-    cls.check_option_names(options)
-    table = cls.param_table()
+    run_table = run_parameters(cls)
+    valid = [*own, *(k for k in run_table if k not in own)]
+    for key in options:
+        if key not in valid:
+            raise ConfigError(f"policy '{name}': unknown option '{key}'", field=key, hint=suggest(key, valid))
+    table = {**run_table, **_inferred(cls), **cls.param_table()}
     coerced = {k: coerce_option(name, k, v, table.get(k)) for k, v in options.items()}
-    cost = parse_decision_cost(runtime.get("decision_cost", RUNTIME_DEFAULTS["decision_cost"]),
-                               runtime.get("decision_scale", RUNTIME_DEFAULTS["decision_scale"]))
-    policy = make_policy(name, **coerced)
-    io_model = getattr(policy, "io_model", "none")
-    if getattr(policy, "job_model", "alloc-only") == "io-phased":
-        if io_model != "none":
-            raise ConfigError(f"policy '{name}': io_model '{io_model}' and job_model 'io-phased' both say how "
-                              "a job's I/O runs; choose one", field="io_model")
+    knobs = {**defaults, **{k: v for k, v in coerced.items() if k in own}}
+    run = {k: v for k, v in coerced.items() if k not in own}
+    if "period" in own:
+        run["period"] = knobs.get("period", cls.param_defaults()["period"])
+    return knobs, RunOptions(**run)
+
+
+def _inferred(cls: type[Policy]) -> dict[str, Param]:
+    """A type for each knob declared without a table entry, from its default (a user's class)."""
+    return {k: Param(type(v)) for k, v in cls.param_defaults().items()
+            if type(v) in (bool, int, float, str)}
+
+
+def _made(name: str, cls: type[Policy], knobs: Mapping[str, Any]) -> Policy:
+    policy = cls(**knobs)
+    policy.name = name                  # the registered name, for messages (not a knob)
+    policy.bind_catalog(CATALOG)
+    policy.validate_params()
+    return policy
+
+
+def make_policy(name: str, **knobs: Any) -> Policy:
+    """A validated policy instance from its own knobs (the runtime's knobs go to
+    ``make_runtime`` / ``make_scheduler``); ConfigError names the policy and option."""
+    e = entry(name)
+    own = e.cls.param_names()
+    for key in knobs:
+        if key not in own:
+            if key in run_parameters(e.cls):
+                raise ConfigError(f"policy '{name}': '{key}' is an option of the runtime, not a knob of "
+                                  "the policy", field=key, hint="give it to make_runtime or make_scheduler")
+            raise ConfigError(f"policy '{name}': unknown option '{key}'", field=key, hint=suggest(key, own))
+    policy_knobs, _ = _split(name, e.cls, e.defaults, knobs)
+    return _made(name, e.cls, policy_knobs)
+
+
+def make_runtime(name: str, **options: Any) -> PolicyRuntime:
+    """The protocol-free runtime of policy ``name`` (tests, in-process drivers)."""
+    e = entry(name)
+    knobs, run = _split(name, e.cls, e.defaults, options)
+    policy = _made(name, e.cls, knobs)
+    _check_run(name, policy, run)
+    return PolicyRuntime(policy, run)
+
+
+def _check_run(name: str, policy: Policy, run: RunOptions) -> None:
+    run.check(name)
+    if run.job_model == "io-phased" and not policy.io_phased:
+        raise ConfigError(f"policy '{name}': job_model 'io-phased' is not available for this policy",
+                          field="job_model", hint="use job_model=alloc-only")
+    if run.job_model == "io-phased" and run.io_model != "none":
+        raise ConfigError(f"policy '{name}': io_model '{run.io_model}' and job_model 'io-phased' both say how "
+                          "a job's I/O runs; choose one", field="io_model")
+
+
+def scheduler_for(policy: Policy, run: RunOptions) -> PolicyScheduler:
+    """The BatsimScheduler running ``policy`` under the job model ``run`` asks for."""
+    _check_run(policy.policy_name(), policy, run)
+    if run.job_model == "io-phased":
         from mrsched.schedulers.execution.iophased import IoPhasedScheduler
-        scheduler = IoPhasedScheduler(policy)
-    elif io_model == "contention":
+        return IoPhasedScheduler(policy, run)
+    if run.io_model == "contention":
         from mrsched.schedulers.execution.ioptask import IoPtaskScheduler
-        scheduler = IoPtaskScheduler(policy)
-    else:
-        scheduler = PolicyScheduler(policy)
-    scheduler.decision_cost = cost
-    return scheduler
+        return IoPtaskScheduler(policy, run)
+    return PolicyScheduler(policy, run)
 
 
-def scheduler_parameters(name: str) -> dict[str, Any]:
-    """Every option ``make_scheduler(name, ...)`` takes: the policy's knobs and the
-    scheduler's own (``decision_cost``, ``decision_scale``), with defaults."""
-    return {**RUNTIME_DEFAULTS, **policy_parameters(name)}
+def make_scheduler(name: str, options: dict[str, Any] | None = None) -> PolicyScheduler:
+    """A ``PolicyScheduler`` (a BatsimScheduler) running policy ``name`` with coerced options."""
+    e = entry(name)
+    knobs, run = _split(name, e.cls, e.defaults, options)
+    return scheduler_for(_made(name, e.cls, knobs), run)
 
 
-def _discover() -> None:
-    """Import every module of ``mrsched.schedulers.policies`` so that their policies register.
-
-    A module registers with ``@register(name)``; a Policy subclass declaring its own ``name``
-    and not registered yet is added under that name. A module that fails to import is
-    reported (logged) and skipped, so one broken policy does not take the others down.
-    """
-    import importlib
-    import inspect
-    import logging
-    import pkgutil
-
-    from mrsched.schedulers import policies
-
-    log = logging.getLogger(__name__)
-    for info in pkgutil.iter_modules(policies.__path__):
-        name = f"{policies.__name__}.{info.name}"
-        try:
-            module = importlib.import_module(name)
-        except Exception as exc:   # noqa: BLE001 - reported, the other policies stay usable
-            log.warning("policy module %s could not be imported: %s", name, exc)
-            continue
-        for _, cls in inspect.getmembers(module, inspect.isclass):
-            own = cls.__dict__.get("name")
-            if (issubclass(cls, Policy) and cls.__module__ == name and isinstance(own, str) and own
-                    and own not in POLICIES and cls not in POLICIES.values()):
-                POLICIES[own] = cls
+def make_scheduler_of_class(cls: type[Policy], options: dict[str, Any] | None = None) -> PolicyScheduler:
+    """A ``PolicyScheduler`` for a user's own :class:`Policy` subclass (``module:Class``)."""
+    name = cls.name or cls.__name__
+    knobs, run = _split(name, cls, {}, options)
+    return scheduler_for(_made(name, cls, knobs), run)
 
 
-_discover()
+class _Catalog:
+    """What a policy made of other policies (``hierarchical``) may ask of the registry."""
+
+    entry = staticmethod(entry)
+    parameter_table = staticmethod(parameter_table)
+    coerce_option = staticmethod(coerce_option)
+    make_runtime = staticmethod(make_runtime)
+
+
+CATALOG = _Catalog()

@@ -742,6 +742,15 @@ def serialize_event(e: Event) -> dict:
     return {"timestamp": e.timestamp, "type": e.type, "data": e.to_data()}
 
 
+def execute_job_data(timestamp: float, job_id: str, alloc: str, storage_mapping: dict | None = None) -> dict:
+    """An EXECUTE_JOB event as its wire dict, from an alloc already written as an interval
+    set (the policy runtime's hot path: no ProcSet, no dataclass)."""
+    data = {"job_id": job_id, "alloc": alloc}
+    if storage_mapping is not None:
+        data["storage_mapping"] = storage_mapping
+    return {"timestamp": timestamp, "type": "EXECUTE_JOB", "data": data}
+
+
 def serialize_message(message: Message) -> dict:
     """``Message`` -> the wire dict ``{"now": ..., "events": [...]}``."""
     return {"now": message.now,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -34,7 +35,9 @@ from procset import ProcSet
 from mrsched.errors import ProtocolError, SimulationError
 
 from . import messages as m
-from .intervals import format_intervals, parse_intervals
+from .intervals import format_intervals, is_known_intervals, parse_intervals, text_of_runs
+
+INF = math.inf
 
 __all__ = ["BatsimScheduler", "MIN_WAKEUP_DELAY"]
 
@@ -113,6 +116,115 @@ class BatsimScheduler:
         self.sched_config: Any = {}
         self.profiles: dict = {}
         self.workloads: dict = {}
+
+    # ------------------------------------------------------------------ the lean path
+    #: set while the lean path runs ``on_no_more_events`` (``in_lean_round``)
+    _lean_now: float | None = None
+
+    @property
+    def in_lean_round(self) -> bool:
+        """Whether the message being handled took the lean path (``handle_lean``)."""
+        return self._lean_now is not None
+
+    def lean_submitted(self, now: float, job_id: str, job: dict) -> None:
+        """The lean path's JOB_SUBMITTED (the job's dict as Batsim sent it, not copied)."""
+        raise NotImplementedError
+
+    def lean_completed(self, now: float, job_id: str) -> None:
+        """The lean path's JOB_COMPLETED of a job this scheduler started."""
+        raise NotImplementedError
+
+    def handle_lean(self, msg: Any) -> dict | None:
+        """The reply to the common messages (JOB_SUBMITTED, JOB_COMPLETED of a job started
+        with an alloc text seen before, REQUESTED_CALL; well-formed, time not going back),
+        handed to ``lean_submitted`` / ``lean_completed`` without building event objects,
+        then ``on_no_more_events``; None for any other message, which ``handle_message``
+        then parses, checks and reports. For a subclass that keeps its own record of jobs
+        and overrides no ``on_*`` callback of the events it takes."""
+        lean = self._lean_events(msg)
+        if lean is None:
+            return None
+        now = msg["now"]
+        self._now = now
+        self._actions = []
+        if self._wakeups:
+            self._wakeups = {t for t in self._wakeups if t > now}
+        jobs = self.jobs
+        for etype, data in lean:
+            if etype == "JOB_SUBMITTED":
+                job_id = data["job_id"]
+                jobs[job_id] = job = data["job"]
+                self._submitted.add(job_id)
+                self.lean_submitted(now, job_id, job)
+            elif etype == "JOB_COMPLETED":
+                self._completed.add(data["job_id"])
+                self.lean_completed(now, data["job_id"])
+        self._lean_now = now
+        try:
+            self.on_no_more_events()
+        finally:
+            self._lean_now = None
+        actions = self._actions
+        self._actions = []
+        if not actions:     # most rounds of an overloaded machine
+            return {"now": now, "events": actions}
+        # starts may be queued as ready wire dicts (execute_job_runs), other actions as events
+        return {"now": now, "events": [a if type(a) is dict else m.serialize_event(a) for a in actions]}
+
+    def execute_job_runs(self, job_id: str, runs: list[tuple[int, int]],
+                         storage_mapping: dict | None = None) -> None:
+        """``execute_job`` on the resource ids of ``runs`` (ascending, disjoint ``(first,
+        last)``) for a caller that checked the start itself (a submitted job, not started,
+        free resources): the EXECUTE_JOB is written without a ProcSet."""
+        self._actions.append(m.execute_job_data(self._now, job_id, text_of_runs(runs), storage_mapping))
+        self._started.add(job_id)
+
+    def _lean_events(self, msg: Any) -> list[tuple[str, dict]] | None:
+        """The (type, data) pairs of a message the lean path may take, else None (the full
+        path then parses, checks and reports whatever is unusual or wrong)."""
+        if self._finished or self._now is None or type(msg) is not dict:
+            return None
+        now = msg.get("now")
+        events = msg.get("events")
+        # `not self._now <= now < INF` also sends NaN to the full path, which refuses it
+        if (type(now) is not float and type(now) is not int) or not self._now <= now < INF or type(events) is not list:
+            return None
+        out = []
+        last = -INF
+        seen: set[str] = set()   # job ids submitted or completed in this message
+        for ev in events:
+            if type(ev) is not dict:
+                return None
+            ts = ev.get("timestamp")
+            etype = ev.get("type")
+            data = ev.get("data")
+            if (type(ts) is not float and type(ts) is not int) or type(data) is not dict or not last <= ts <= now:
+                return None
+            last = ts
+            if etype == "JOB_SUBMITTED":
+                # anything Batsim would not send (a job seen before, job.id other than job_id,
+                # res not an int) goes to the full path, which names it
+                if len(data) != 2 or type(data.get("job_id")) is not str or type(data.get("job")) is not dict:
+                    return None
+                job_id = data["job_id"]
+                job = data["job"]
+                if (job_id in self._submitted or job_id in seen or job.get("id", job_id) != job_id
+                        or type(job.get("res", 0)) is not int):
+                    return None
+                seen.add(job_id)
+            elif etype == "JOB_COMPLETED":
+                # the runtime frees what it allocated; the alloc text is the one we sent
+                if (len(data) != 4 or type(data.get("job_id")) is not str or "job_state" not in data
+                        or "return_code" not in data or not is_known_intervals(data.get("alloc"))):
+                    return None
+                job_id = data["job_id"]
+                if job_id not in self._started or job_id in self._completed or job_id in seen:
+                    return None
+                seen.add(job_id)
+            elif etype != "REQUESTED_CALL" or data:
+                return None
+            out.append((etype, data))
+        return out
 
     # ------------------------------------------------------------------ properties
     @property

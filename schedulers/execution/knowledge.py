@@ -25,9 +25,10 @@ writes them). Batsim itself ignores them: it still runs the profile and kills at
 A job without ``true_io_bandwidth_per_node`` uses its stated rate truly; ``perfect``/``noisy``
 need ``true_runtime`` (or a ``delay`` profile) and refuse a job without it.
 
-How the policies use it: when a policy first sees a job, its ``Job.request`` (the scheduler's
-own view, never sent to Batsim) gets ``walltime`` = the runtime estimate (capped at the
-walltime: Batsim kills there) and ``io_bandwidth_per_node`` = the rate estimate. Backfilling
+How the policies use it: the runtime applies it for every policy that declares the ``io``
+service. At a job's first round the job the policy sees is replaced by one whose ``request``
+(the scheduler's own view, never sent to Batsim) has ``walltime`` = the runtime estimate (capped
+at the walltime: Batsim kills there) and ``io_bandwidth_per_node`` = the rate estimate. Backfilling
 windows, reservations and the I/O-aware bandwidth profile then follow the estimate, as in
 Tsafrir's backfilling (the walltime stays the kill time). A job that outlives its estimate is
 held by the runtime as any overrunning job (``OVERRUN_HOLD``). The estimate is made once, at
@@ -46,7 +47,6 @@ from typing import Any
 import numpy as np
 
 from mrsched.errors import ConfigError, WorkloadError
-from mrsched.schedulers.model.decisions import Start
 from mrsched.schedulers.model.job import Job
 from mrsched.schedulers.model.params import KNOWLEDGE
 
@@ -198,16 +198,14 @@ def make_source(name: str, noise: float = 0.3, seed: int = 0) -> Requested:
 
 
 class KnowledgeTracker:
-    """A policy's knowledge across rounds: gives each new job the source's view, notes starts
-    and feeds ended jobs to the source (before any new job of the same round is estimated)."""
+    """The runtime's knowledge across rounds: the source's estimate of each new job, and the
+    ended jobs fed back to the source (before any new job of the same round is estimated)."""
 
     def __init__(self, source: Requested, tree=None):
         self.source = source
         self.tree = tree                        # the bandwidth tree (io_aware): estimates stay feasible
         self.jobs: dict[str, Job] = {}          # estimated, not ended yet
-        self.starts: dict[str, float] = {}
         self.estimates: dict[str, Estimate] = {}
-        self._last: tuple[float, list] | None = None   # previous round: (now, its decisions list)
 
     def _feasible_rate(self, rate: float, nodes: int) -> float:
         """Decision: a prediction never makes a job unrunnable on the tree (a real scheduler
@@ -217,46 +215,33 @@ class KnowledgeTracker:
             return rate
         return min(rate, tree.node_bw, min(tree.top_bw) / nodes)
 
-    def round(self, ctx) -> None:
-        """Catch up with what happened since the previous round, then estimate new jobs."""
-        if self._last is not None:
-            then, decisions = self._last
-            for d in decisions:
-                if type(d) is Start and d.job_id in self.jobs:
-                    self.starts[d.job_id] = then
-        for jid in ctx.ended:
-            job = self.jobs.pop(jid, None)
-            start = self.starts.pop(jid, None)
-            if job is not None and start is not None:
-                self.source.observe(job, ctx.now - start)
-        queue = ctx.queue
-        get = getattr(queue, "get", None)
-        for jid in ctx.submitted:
-            job = get(jid) if get is not None else next((j for j in queue if j.id == jid), None)
-            if job is None or jid in self.jobs:
-                continue
-            est = self.source.estimate(job)
-            req = job.request
-            wall = min(max(est.runtime, 1.0), req.walltime) if req.has_walltime else req.walltime
-            self.estimates[jid] = est
-            job.request = replace(req, walltime=wall,
-                                  io_bandwidth_per_node=self._feasible_rate(est.rate, req.nodes))
-            self.jobs[jid] = job
-        self._last = (ctx.now, ctx.decisions)
+    def observe(self, job_id: str, runtime: float) -> None:
+        """A job this tracker estimated ended after running ``runtime`` seconds."""
+        job = self.jobs.pop(job_id, None)
+        if job is not None:
+            self.source.observe(job, runtime)
+
+    def estimate(self, job: Job) -> Job:
+        """The job as the policy sees it: its request holds the source's estimates. A new
+        ``Job`` (the submitted one is not changed); the same one when already estimated."""
+        if job.id in self.jobs:
+            return job
+        est = self.source.estimate(job)
+        req = job.request
+        wall = min(max(est.runtime, 1.0), req.walltime) if req.has_walltime else req.walltime
+        self.estimates[job.id] = est
+        seen = replace(job, request=replace(req, walltime=wall,
+                                            io_bandwidth_per_node=self._feasible_rate(est.rate, req.nodes)))
+        self.jobs[job.id] = seen
+        return seen
 
 
-def knowledge_round(policy, ctx) -> None:
-    """The ``knowledge`` hook of a policy's round (nothing at all for ``requested``)."""
-    name = getattr(policy, "knowledge", "requested")
-    if name == "requested":
-        return
-    tracker = policy.__dict__.get("knowledge_")
-    if tracker is None:
-        if getattr(policy, "job_model", "alloc-only") != "alloc-only":
-            raise ConfigError(f"policy '{policy.policy_name()}': knowledge '{name}' needs job_model=alloc-only "
-                              "(io-phased phases take their walltime from the scheduler's view)",
-                              field="knowledge")
-        source = make_source(name, getattr(policy, "knowledge_noise", 0.3), getattr(policy, "knowledge_seed", 0))
-        tree = policy.__dict__.get("tree_") if getattr(policy, "io_aware", False) else None
-        tracker = policy.knowledge_ = KnowledgeTracker(source, tree)
-    tracker.round(ctx)
+def make_tracker(options, policy: str, tree=None) -> KnowledgeTracker | None:
+    """The tracker of a run's ``knowledge`` options (None for ``requested``: nothing to do)."""
+    if options.knowledge == "requested":
+        return None
+    if options.job_model != "alloc-only":
+        raise ConfigError(f"policy '{policy}': knowledge '{options.knowledge}' needs job_model=alloc-only "
+                          "(io-phased phases take their walltime from the scheduler's view)", field="knowledge")
+    source = make_source(options.knowledge, options.knowledge_noise, options.knowledge_seed)
+    return KnowledgeTracker(source, tree if options.io_aware else None)

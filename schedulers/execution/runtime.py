@@ -18,15 +18,18 @@ from typing import Any, Mapping
 from mrsched.errors import MrschedError, SimulationError
 from mrsched.schedulers.model.decisions import Allocation
 from mrsched.schedulers.profile.availability import AvailabilityProfile, Reservation, first_short, shift_rows
-from mrsched.schedulers.batsim.intervals import is_known_intervals, procset_of_ids, procset_of_runs, text_of_runs
-from mrsched.schedulers.batsim.messages import serialize_event
+from mrsched.schedulers.batsim.intervals import procset_of_ids, procset_of_runs
 from mrsched.schedulers.batsim.scheduler import BatsimScheduler
 from mrsched.schedulers.model.cluster import Cluster, cluster_from_simulation_begins
-from mrsched.schedulers.execution.cost import NO_COST, DecisionCost, charge_reply
+from mrsched.schedulers.execution.cost import NO_COST, DecisionCost, charge_reply, parse_decision_cost
 from mrsched.schedulers.model.decisions import Annotate, Decision, Reject, Start, WakeUp
 from mrsched.schedulers.model.job import Job, job_from_batsim
 from mrsched.schedulers.profile.placement import BurstBufferPlacer
+from mrsched.schedulers.execution.ioaware import io_profile, unrunnable
+from mrsched.schedulers.execution.knowledge import make_tracker
 from mrsched.schedulers.model.contract import OVERRUN_HOLD, Policy, SchedulingContext, WaitingQueue
+from mrsched.schedulers.model.params import RunOptions
+from mrsched.schedulers.profile.bandwidth import BandwidthTree
 from mrsched.schedulers.profile.feasibility import infeasible_reason
 
 logger = logging.getLogger(__name__)
@@ -52,20 +55,23 @@ class RunningJob:
 class PolicyRuntime:
     """Bookkeeping around a policy; every decision is checked before it reaches Batsim."""
 
-    def __init__(self, policy: Policy):
+    def __init__(self, policy: Policy, options: RunOptions | None = None):
         self.policy = policy
+        self.options = options if options is not None else RunOptions()
 
     # -- lifecycle ---------------------------------------------------------------------------
     def begin(self, cluster: Cluster, now: float = 0.0, profiles: Mapping[str, Any] | None = None) -> None:
-        self.policy.validate_params()
-        declared = getattr(self.policy, "declared_counters", None)   # a policy's `counters` knob
-        if declared is not None:   # capacities for runs without sched-config; sched-config wins
-            cluster.counters = {**declared(), **cluster.counters}
+        policy, options = self.policy, self.options
+        policy.validate_params()
+        options.check(policy.policy_name())
+        # capacities a policy declares (its `counters` knob) for runs without sched-config;
+        # sched-config wins
+        cluster.counters = {**policy.declared_counters(), **cluster.counters}
         self.cluster = cluster
         self.profiles = dict(profiles or {})          # workload -> {profile name -> profile}
         # the release log only for a policy that reads it (``release_log``, conservative)
         self.profile = AvailabilityProfile(cluster, now, placer=BurstBufferPlacer(cluster),
-                                           release_log=getattr(self.policy, "release_log", False))
+                                           release_log=policy.release_log)
         # waiting, submission order. Not a plain dict: a dict keeps a hole per removed entry
         # until it grows again and iteration walks the holes, so reading the head of a long
         # FIFO queue (every round) cost O(jobs started so far); OrderedDict unlinks instead.
@@ -82,9 +88,15 @@ class PolicyRuntime:
         self._capacities = tuple(s.capacity for s in cluster.storage)
         self._ends: list[tuple[float, str]] = []       # heap: reservation end, running job id
         self._overrun: dict[str, RunningJob] = {}      # running at or past their reservation's end
-        self.period = float(getattr(self.policy, "period", 0.0) or 0.0)
+        self.period = float(options.period or 0.0)
         self.next_tick: float | None = None
-        self.policy.setup(cluster)
+        # the runtime's services (seed 004): the bandwidth tree of an I/O-aware run, and the
+        # knowledge source whose estimates the policy sees instead of the users' requests
+        self.tree = BandwidthTree.from_cluster(cluster) if options.io_aware else None
+        self.knowledge = make_tracker(options, policy.policy_name(), self.tree)
+        self._serviced = 0                             # submitted ids already estimated / checked
+        self._ended_starts: dict[str, float] = {}      # ended since the last round: start time
+        policy.setup(cluster)
 
     def submit(self, now: float, job_id: str, job: Mapping[str, Any], profile: Mapping | None = None) -> Job | None:
         """Queue a job, or reject it now when it can never run (or is malformed)."""
@@ -142,6 +154,8 @@ class PolicyRuntime:
         if run.allocation.bb:
             shift_rows(self.bb_free, None, 0, 1, run.allocation.bb, 1)
         self.ended.append(job_id)
+        if self.knowledge is not None:
+            self._ended_starts[job_id] = run.start
 
     # -- rounds ------------------------------------------------------------------------------
     def on_tick(self, now: float) -> bool:
@@ -176,20 +190,25 @@ class PolicyRuntime:
         held = self._hold_overrun(now) if self._overrun else ()
         if held is None:   # a policy's own plan counts on the overrun resources: wait for them
             return []
+        checked = self._services(now) if self.knowledge is not None or self.tree is not None else []
         if not held and self.policy.idle_round(self.profile, self.queue):
-            return []
+            return checked
         queue = WaitingQueue(self.queue)      # no copy: O(1) however long the queue
-        ctx = SchedulingContext(now, self.cluster, self.profile, queue, self.running,
-                                self.submitted, self.ended)
+        profile = self.profile
+        if self.tree is not None:
+            profile = io_profile(profile, self.tree, now, self.running, self.queue,
+                                 self.policy.kept_reservations(), OVERRUN_HOLD)
+        ctx = SchedulingContext(now, self.cluster, profile, queue, self.running,
+                                self.submitted, self.ended, estimates=self.knowledge is not None)
         self.submitted, self.ended = [], []
+        self._serviced = 0
         try:
             decisions = self.policy.schedule(ctx) or []
         finally:
             for r in held:
                 self.profile.release(r)
         if not decisions:
-            return []
-        checked = []
+            return checked
         for d in decisions:
             if type(d) is Start:
                 checked.append(self._apply_start(now, d, ctx))
@@ -205,6 +224,30 @@ class PolicyRuntime:
             else:
                 raise SimulationError(f"policy '{self.policy.policy_name()}' returned {d!r}, not a decision")
         return checked
+
+    def _services(self, now: float) -> list[Decision]:
+        """Before the policy's round: the knowledge source learns from the jobs that ended and
+        estimates the new ones (the waiting job is replaced by its estimated view), then the
+        new jobs whose bandwidth can never be given are rejected (I/O-aware runs)."""
+        fresh = self.submitted[self._serviced:]
+        self._serviced = len(self.submitted)
+        tracker = self.knowledge
+        if tracker is not None:
+            for jid, start in self._ended_starts.items():
+                tracker.observe(jid, now - start)
+            self._ended_starts.clear()
+            for jid in fresh:
+                job = self.queue.get(jid)
+                if job is not None:
+                    self.queue[jid] = tracker.estimate(job)
+        out = []
+        if self.tree is not None:
+            waiting = [job for job in map(self.queue.get, fresh) if job is not None]
+            for job, reason in unrunnable(self.tree, waiting):
+                d = Reject(job.id, reason)
+                self._apply_reject(d)
+                out.append(d)
+        return out
 
     def _hold_overrun(self, now: float) -> list[Reservation] | None:
         """Reservations keeping the jobs that reached their reservation's end but have not
@@ -373,14 +416,15 @@ class PolicyScheduler(BatsimScheduler):
     #: the policy's decision time charged to the simulation (``decision_cost`` option)
     decision_cost: DecisionCost = NO_COST
 
-    def __init__(self, policy: Policy, options: Mapping[str, Any] | None = None):
-        super().__init__(options if options is not None else policy.get_params())
+    def __init__(self, policy: Policy, run: RunOptions | None = None):
+        run = run if run is not None else RunOptions()
+        super().__init__({**policy.get_params(), **run.changed()})
         self.policy = policy
-        self.runtime = PolicyRuntime(policy)
-        # the lean path below calls the runtime directly: only when no callback is overridden
+        self.runtime = PolicyRuntime(policy, run)
+        self.decision_cost = parse_decision_cost(run.decision_cost, run.decision_scale)
+        # the lean path calls the runtime directly: only when no callback is overridden
         cls = type(self)
         self._lean = all(getattr(cls, name) is getattr(PolicyScheduler, name) for name in _LEAN_HOOKS)
-        self._lean_now: float | None = None    # set while the lean path runs a round
 
     def handle_message(self, msg: dict) -> dict:
         """One message; with a ``decision_cost`` the reply is stamped when the work is done
@@ -391,87 +435,19 @@ class PolicyScheduler(BatsimScheduler):
 
     def _handle_message(self, msg: dict) -> dict:
         """Every message goes through :meth:`BatsimScheduler.handle_message`, except the
-        common ones (only JOB_SUBMITTED, JOB_COMPLETED with an alloc text seen before, and
-        REQUESTED_CALL events, well-formed, time not going back), whose events are handed to
-        the runtime without building event objects: same effects, same reply, a third less
-        work on the hot path."""
-        lean = self._lean_events(msg) if self._lean else None
-        if lean is None:
-            return super().handle_message(msg)
-        now = msg["now"]
-        self._now = now
-        self._actions = []
-        if self._wakeups:
-            self._wakeups = {t for t in self._wakeups if t > now}
-        runtime = self.runtime
-        jobs = self.jobs
-        for etype, data in lean:
-            if etype == "JOB_SUBMITTED":
-                job_id = data["job_id"]
-                jobs[job_id] = job = data["job"]
-                self._submitted.add(job_id)
-                runtime.submit(now, job_id, job, None)
-            elif etype == "JOB_COMPLETED":
-                self._completed.add(data["job_id"])
-                runtime.complete(now, data["job_id"])
-        self._lean_now = now
-        try:
-            self.on_no_more_events()
-        finally:
-            self._lean_now = None
-        actions = self._actions
-        self._actions = []
-        if not actions:     # most rounds of an overloaded machine
-            return {"now": now, "events": actions}
-        # starts are queued as ready wire dicts (start_job below), other actions as events
-        return {"now": now, "events": [a if type(a) is dict else serialize_event(a) for a in actions]}
+        common ones, which the lean path hands to the runtime without building event objects
+        (``BatsimScheduler.handle_lean``): same effects, same reply, less work."""
+        if self._lean:
+            reply = self.handle_lean(msg)
+            if reply is not None:
+                return reply
+        return super().handle_message(msg)
 
-    def _lean_events(self, msg: Any) -> list[tuple[str, dict]] | None:
-        """The (type, data) pairs of a message the lean path may take, else None (the full
-        path then parses, checks and reports whatever is unusual or wrong)."""
-        if self._finished or self._now is None or type(msg) is not dict:
-            return None
-        now = msg.get("now")
-        events = msg.get("events")
-        # `not self._now <= now < INF` also sends NaN to the full path, which refuses it
-        if (type(now) is not float and type(now) is not int) or not self._now <= now < INF or type(events) is not list:
-            return None
-        out = []
-        last = -INF
-        seen: set[str] = set()   # job ids submitted or completed in this message
-        for ev in events:
-            if type(ev) is not dict:
-                return None
-            ts = ev.get("timestamp")
-            etype = ev.get("type")
-            data = ev.get("data")
-            if (type(ts) is not float and type(ts) is not int) or type(data) is not dict or not last <= ts <= now:
-                return None
-            last = ts
-            if etype == "JOB_SUBMITTED":
-                # anything Batsim would not send (a job seen before, job.id other than job_id,
-                # res not an int) goes to the full path, which names it
-                if len(data) != 2 or type(data.get("job_id")) is not str or type(data.get("job")) is not dict:
-                    return None
-                job_id = data["job_id"]
-                job = data["job"]
-                if (job_id in self._submitted or job_id in seen or job.get("id", job_id) != job_id
-                        or type(job.get("res", 0)) is not int):
-                    return None
-                seen.add(job_id)
-            elif etype == "JOB_COMPLETED":
-                # the runtime frees what it allocated; the alloc text is the one we sent
-                if (len(data) != 4 or type(data.get("job_id")) is not str or "job_state" not in data
-                        or "return_code" not in data or not is_known_intervals(data.get("alloc"))):
-                    return None
-                job_id = data["job_id"]
-                if job_id not in self._started or job_id in self._completed or job_id in seen:
-                    return None
-                seen.add(job_id)
-            elif etype != "REQUESTED_CALL" or data:
-                return None
-            out.append((etype, data))
-        return out
+    def lean_submitted(self, now: float, job_id: str, job: dict) -> None:
+        self.runtime.submit(now, job_id, job, None)
+
+    def lean_completed(self, now: float, job_id: str) -> None:
+        self.runtime.complete(now, job_id)
 
     def on_simulation_begins(self, event) -> None:
         data = with_default_bb_capacity(event.to_data(), self.sched_config)
@@ -506,17 +482,11 @@ class PolicyScheduler(BatsimScheduler):
     def start_job(self, d: Start) -> None:
         """Turn a checked Start into protocol actions (the job model's hook; alloc-only here,
         ``mrsched.schedulers.execution.iophased`` overrides it)."""
-        now = self._lean_now
-        if now is not None and d.allocation is not None:
-            # lean path: the runtime checked the start (waiting job, existing free nodes), so
-            # the EXECUTE_JOB is written directly from the node mask's runs
+        if self.in_lean_round and d.allocation is not None:
+            # the runtime checked the start (waiting job, existing free nodes): the
+            # EXECUTE_JOB is written directly from the node mask's runs
             runs = self.runtime.cluster.runs_of(d.allocation.nodes)
             if runs:
-                data = {"job_id": d.job_id, "alloc": text_of_runs(runs)}
-                smap = self.runtime.storage_mapping(d)
-                if smap is not None:
-                    data["storage_mapping"] = smap
-                self._actions.append({"timestamp": now, "type": "EXECUTE_JOB", "data": data})
-                self._started.add(d.job_id)
+                self.execute_job_runs(d.job_id, runs, self.runtime.storage_mapping(d))
                 return
         self.execute_job(d.job_id, self.runtime.procset_of(d), storage_mapping=self.runtime.storage_mapping(d))

@@ -10,15 +10,14 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Callable, ClassVar, Iterator
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Iterator
 
 from mrsched.errors import ConfigError, suggest
-from typing import TYPE_CHECKING
 
 from mrsched.schedulers.model.cluster import Cluster, NodeShares
 from mrsched.schedulers.model.decisions import Allocation, Annotate, Decision, Reject, Start, WakeUp
 from mrsched.schedulers.model.job import Job
-from mrsched.schedulers.model.params import COMMON_PARAMS, Param
+from mrsched.schedulers.model.params import RUN_PARAMS, Param
 
 if TYPE_CHECKING:   # the profile is built on this module; a policy receives one in its context
     from mrsched.schedulers.profile.availability import AvailabilityProfile, Reservation
@@ -149,8 +148,9 @@ class SchedulingContext:
     """
 
     def __init__(self, now: float, cluster: Cluster, profile: AvailabilityProfile, queue: list[Job],
-                 running: dict[str, Any], submitted: list[str], ended: list[str]):
+                 running: dict[str, Any], submitted: list[str], ended: list[str], *, estimates: bool = False):
         self.now = now
+        self.estimates = estimates      # requests carry a knowledge source's estimates, not the users' word
         self.cluster = cluster
         self.profile = profile
         self.queue = queue              # waiting jobs, submission order
@@ -186,10 +186,24 @@ class SchedulingContext:
 
 
 class Policy:
-    """Base class: declared knobs, parameter validation, and the per-round hook."""
+    """A scheduling policy: declared knobs, and one decision hook per round.
+
+    ``__init__`` only stores the policy's own keyword-only knobs (``get_params()`` returns
+    them); run-time state (trailing underscore) is made by ``setup`` at simulation start. The
+    runtime's knobs (``RUN_PARAMS``: job model, period, decision cost) are not the policy's:
+    a policy declares one only when its algorithm reads it (``ipsched``'s period is its MILP
+    interval). ``services`` names the runtime services the policy's decisions stay correct
+    under; the runtime refuses the knobs of the others (``{"io"}``: ``IO_PARAMS``, an
+    I/O-aware profile and estimated requests).
+    """
 
     name: ClassVar[str] = ""
     _parameter_constraints: ClassVar[dict[str, Param]] = {}
+    services: ClassVar[frozenset[str]] = frozenset()
+    #: whether the runtime's profile keeps its log of releases (``released_span``)
+    release_log: ClassVar[bool] = False
+    #: whether ``job_model=io-phased`` may run this policy's starts
+    io_phased: ClassVar[bool] = True
 
     @classmethod
     def param_names(cls) -> list[str]:
@@ -203,14 +217,14 @@ class Policy:
 
     @classmethod
     def param_table(cls) -> dict[str, Param]:
-        table = dict(COMMON_PARAMS)
+        table = dict(RUN_PARAMS)
         for klass in reversed(cls.__mro__):
             table.update(getattr(klass, "_parameter_constraints", {}))
         return {name: table[name] for name in cls.param_names() if name in table}
 
-    @classmethod
-    def policy_name(cls) -> str:
-        return cls.name or cls.__name__
+    def policy_name(self) -> str:
+        """The registered name this policy was made under (else the class's)."""
+        return self.name or type(self).__name__
 
     def get_params(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.param_names()}
@@ -221,21 +235,12 @@ class Policy:
         for name, value in self.get_params().items():
             if name in table:
                 table[name].check(self.policy_name(), name, value)
-        if getattr(self, "job_model", "alloc-only") == "io-phased" and not self.supports_io_phased():
-            raise ConfigError(f"policy '{self.policy_name()}': job_model 'io-phased' is not available yet",
-                              field="job_model", hint="use job_model=alloc-only")
 
-    def supports_io_phased(self) -> bool:
-        """Whether ``job_model=io-phased`` is allowed (``mrsched.schedulers.execution.iophased`` runs the
-        phases for any policy: it only changes how a Start is executed)."""
-        return True
-
-    @classmethod
-    def check_option_names(cls, options: dict[str, Any]) -> None:
-        valid = cls.param_names()
+    def check_option_names(self, options: Mapping[str, Any], also: Sequence[str] = ()) -> None:
+        valid = [*self.param_names(), *also]
         for name in options:
             if name not in valid:
-                raise ConfigError(f"policy '{cls.policy_name()}': unknown option '{name}'", field=name,
+                raise ConfigError(f"policy '{self.policy_name()}': unknown option '{name}'", field=name,
                                   hint=suggest(name, valid))
 
     # -- run time ------------------------------------------------------------------------
@@ -244,6 +249,7 @@ class Policy:
         self.cluster_ = cluster
 
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
+        """This round's decisions (``ctx.start``, ``ctx.reject``, ... record them)."""
         raise NotImplementedError
 
     def idle_round(self, profile: AvailabilityProfile, queue: Mapping[str, Job]) -> bool:
@@ -251,6 +257,21 @@ class Policy:
         jobs by id, submission order): the runtime then skips the round without building its
         context. Optional and exact: False (the default) always runs the round."""
         return False
+
+    def kept_reservations(self) -> Iterable[Reservation]:
+        """The reservations this policy keeps in the runtime's profile across rounds (its plan),
+        so that the runtime's services account for them (an I/O-aware round takes their
+        bandwidth too). None by default."""
+        return ()
+
+    def bind_catalog(self, catalog: Any) -> None:
+        """A policy made of other policies (``hierarchical``) receives the registry's factories
+        here when the registry makes it; others need nothing."""
+
+    def declared_counters(self) -> dict[str, float]:
+        """Capacities of countable resources this policy declares (its ``counters`` knob), added
+        to the machine's before the run when ``sched-config`` gives none."""
+        return {}
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())

@@ -4,7 +4,8 @@ one place (STYLE.md Do 2), and the knobs every policy shares, declared once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, fields
 from typing import Any
 
 from mrsched.errors import ConfigError
@@ -30,6 +31,9 @@ class Param:
         if not ok:
             raise ConfigError(f"policy '{policy}': option '{name}' must be {self.type.__name__}, "
                               f"got {value!r}", field=name)
+        if self.type is float and not math.isfinite(value):
+            raise ConfigError(f"policy '{policy}': option '{name}' must be a finite number, got {value!r}",
+                              field=name)
         if self.choices is not None and value not in self.choices:
             raise ConfigError(f"policy '{policy}': option '{name}' must be one of "
                               f"{', '.join(map(str, self.choices))}; got {value!r}", field=name)
@@ -41,42 +45,62 @@ class Param:
 
 JOB_MODELS = ("alloc-only", "io-phased")
 ORDERS = ("fcfs", "sjf", "largest", "smallest")
+#: where a policy's runtime and I/O-rate estimates come from (``execution/knowledge.py``)
+KNOWLEDGE = ("requested", "perfect", "noisy", "learned")
+IO_MODELS = ("none", "contention")
 
-# Knobs every policy accepts (consumed by the runtime, declared once here).
-COMMON_PARAMS: dict[str, Param] = {
+#: Knobs of the runtime that every policy takes (``execution/runtime.py``, ``execution/cost.py``):
+#: how a start is executed, when rounds happen, the decision time charged to the simulation.
+RUN_PARAMS: dict[str, Param] = {
     "job_model": Param(str, JOB_MODELS, help="how a started job is executed: alloc-only (one Batsim job) "
                                              "or io-phased (stage-in/compute/checkpoint/stage-out phases)"),
     "period": Param(float, min=0.0, help="seconds between scheduling rounds; 0 = on every event"),
-}
-
-# Knobs every policy accepts that its scheduler applies, not the policy (schedulers/execution/cost.py):
-# the policy's decision time charged to the simulation. A policy declaring one of them as its
-# own knob (``hierarchical``) receives it instead.
-RUNTIME_PARAMS: dict[str, Param] = {
     "decision_cost": Param(str, help="scheduler time charged to the simulation: none, measured, "
                                      "or per_event=S,per_job=S,per_start=S"),
     "decision_scale": Param(float, min=0.0, help="factor on measured CPU time (decision_cost=measured)"),
 }
-RUNTIME_DEFAULTS: dict[str, Any] = {"decision_cost": "none", "decision_scale": 1.0}
 
-
-#: where a policy's runtime and I/O-rate estimates come from (``execution/knowledge.py``)
-KNOWLEDGE = ("requested", "perfect", "noisy", "learned")
-
-#: the knobs of the policies whose estimates can come from a knowledge source (declared once)
-KNOWLEDGE_PARAMS: dict[str, Param] = {
-    "knowledge": Param(str, KNOWLEDGE, help="where runtime and I/O-rate estimates come from: requested "
-                                            "(walltime, stated rate), perfect, noisy, learned (seed 004 Ch. 4)"),
-    "knowledge_noise": Param(float, min=0.0, help="knowledge=noisy: sigma of the log-normal error factor"),
-    "knowledge_seed": Param(int, min=0, help="knowledge=noisy: seed of the per-job errors"),
-}
-
-#: the knobs of the policies that can be made I/O-aware (declared once), with where their
-#: runtime and I/O-rate estimates come from
+#: Knobs of the runtime's services that a policy opts into (``Policy.services``): the
+#: bandwidth tree (seed 004 Ch. 3) and the source of runtime and I/O-rate estimates (Ch. 4).
 IO_PARAMS: dict[str, Param] = {
     "io_aware": Param(bool, help="also allocate io_bandwidth_per_node on every level of the platform's "
                                  "bandwidth tree, now and in reservations (seed 004)"),
-    "io_model": Param(str, ("none", "contention"), help="contention: each job's I/O runs as an "
-                                                        "additional_io_job ptask beside its compute"),
-    **KNOWLEDGE_PARAMS,
+    "io_model": Param(str, IO_MODELS, help="contention: each job's I/O runs as an additional_io_job ptask "
+                                           "beside its compute"),
+    "knowledge": Param(str, KNOWLEDGE, help="where runtime and I/O-rate estimates come from: requested "
+                                            "(walltime, stated rate), perfect, noisy, learned (seed 004 Ch. 4)"),
+    "knowledge_noise": Param(float, min=0.0, max=10.0, help="knowledge=noisy: sigma of the log-normal error "
+                                                            "factor"),
+    "knowledge_seed": Param(int, min=0, help="knowledge=noisy: seed of the per-job errors"),
 }
+
+#: the service a policy declares for the knobs of ``IO_PARAMS``
+IO_SERVICES = frozenset({"io"})
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The runtime's knobs for one run (``RUN_PARAMS`` and ``IO_PARAMS``), with their defaults."""
+
+    job_model: str = "alloc-only"
+    period: float = 0.0
+    decision_cost: str = "none"
+    decision_scale: float = 1.0
+    io_aware: bool = False
+    io_model: str = "none"
+    knowledge: str = "requested"
+    knowledge_noise: float = 0.3
+    knowledge_seed: int = 0
+
+    def check(self, policy: str) -> None:
+        """Every knob against its declared table (ConfigError naming the policy and option)."""
+        table = {**RUN_PARAMS, **IO_PARAMS}
+        for f in fields(self):
+            table[f.name].check(policy, f.name, getattr(self, f.name))
+
+    def changed(self) -> dict[str, Any]:
+        """The knobs that differ from their defaults."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) != f.default}
+
+
+RUN_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(RunOptions)}

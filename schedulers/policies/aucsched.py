@@ -47,7 +47,7 @@ class AucSched(CpuGpuPolicy):
     def __init__(self, *, window: int = 200, max_bids_per_job: int = 4, slurm_bids: bool = True,
                  priority: str = "basic", priority_max_age: float = 7 * 86400.0, period: float = 5.0,
                  time_limit: float = 0.0, on_timeout: str = "incumbent",
-                 mip_gap: float = 0.0, job_model: str = "alloc-only"):
+                 mip_gap: float = 0.0):
         self.window = window
         self.max_bids_per_job = max_bids_per_job
         self.slurm_bids = slurm_bids
@@ -57,7 +57,6 @@ class AucSched(CpuGpuPolicy):
         self.time_limit = time_limit
         self.on_timeout = on_timeout
         self.mip_gap = mip_gap
-        self.job_model = job_model
 
     def setup(self, cluster) -> None:
         super().setup(cluster)

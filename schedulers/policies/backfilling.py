@@ -19,12 +19,11 @@ Examples
 --------
 >>> from mrsched.schedulers.registry import make_policy
 >>> make_policy("sjf-bb").get_params()
-{'order': 'sjf', 'reserve': 'all', 'depth': 1, 'job_model': 'alloc-only', 'period': 0.0, 'io_aware': False, 'io_model': 'none', 'knowledge': 'requested', 'knowledge_noise': 0.3, 'knowledge_seed': 0}
+{'order': 'sjf', 'reserve': 'all', 'depth': 1}
 """
 
 from __future__ import annotations
 
-from mrsched.schedulers.model.params import IO_PARAMS
 from mrsched.schedulers.model.decisions import Decision
 from mrsched.schedulers.model.params import ORDERS, Param
 from mrsched.schedulers.model.contract import SchedulingContext
@@ -41,20 +40,12 @@ class EasyBackfilling(OrderedPolicy):
         "order": Param(str, ORDERS, help="queue order (sjf: shortest walltime first)"),
         "reserve": Param(str, RESERVE, help="what the blocked head job reserves: nodes only, or all resources"),
         "depth": Param(int, min=1, help="number of blocked jobs at the queue front that get a reservation"),
-        **IO_PARAMS,
     }
 
-    def __init__(self, *, order: str = "fcfs", reserve: str = "all", depth: int = 1,
-                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False, io_model: str = "none",
-                 knowledge: str = "requested", knowledge_noise: float = 0.3, knowledge_seed: int = 0):
+    def __init__(self, *, order: str = "fcfs", reserve: str = "all", depth: int = 1):
         self.order = order
         self.reserve = reserve
         self.depth = depth
-        self.io_aware = io_aware
-        self.io_model = io_model
-        self.knowledge, self.knowledge_noise, self.knowledge_seed = knowledge, knowledge_noise, knowledge_seed
-        self.job_model = job_model
-        self.period = period
 
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
         ctx, queue = self.begin_round(ctx)
@@ -89,35 +80,3 @@ class EasyBackfilling(OrderedPolicy):
         for reservation in held:
             profile.release(reservation)
         return ctx.decisions
-
-
-class FcfsEasy(EasyBackfilling):
-    """``fcfs-easy``: EASY whose head reservation covers nodes only (seed 001, Fig. 2 left)."""
-
-    name = "fcfs-easy"
-
-    def __init__(self, *, order: str = "fcfs", reserve: str = "nodes", depth: int = 1,
-                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False, io_model: str = "none",
-                 knowledge: str = "requested", knowledge_noise: float = 0.3, knowledge_seed: int = 0):
-        super().__init__(order=order, reserve=reserve, depth=depth, job_model=job_model, period=period,
-                         io_aware=io_aware, io_model=io_model, knowledge=knowledge,
-                         knowledge_noise=knowledge_noise, knowledge_seed=knowledge_seed)
-
-
-class FcfsBB(EasyBackfilling):
-    """``fcfs-bb``: EASY whose head reservation covers nodes and burst buffer (seed 001 Alg. 1)."""
-
-    name = "fcfs-bb"
-
-
-class SjfBB(EasyBackfilling):
-    """``sjf-bb``: ``fcfs-bb`` with the queue sorted by walltime (seed 001 Sect. 4.2)."""
-
-    name = "sjf-bb"
-
-    def __init__(self, *, order: str = "sjf", reserve: str = "all", depth: int = 1,
-                 job_model: str = "alloc-only", period: float = 0.0, io_aware: bool = False, io_model: str = "none",
-                 knowledge: str = "requested", knowledge_noise: float = 0.3, knowledge_seed: int = 0):
-        super().__init__(order=order, reserve=reserve, depth=depth, job_model=job_model, period=period,
-                         io_aware=io_aware, io_model=io_model, knowledge=knowledge,
-                         knowledge_noise=knowledge_noise, knowledge_seed=knowledge_seed)

@@ -35,10 +35,8 @@ from mrsched.errors import ConfigError, suggest
 from mrsched.schedulers.optim.genetic import GeneticSolver, MaxGenerations
 from mrsched.schedulers.model.params import Param
 from mrsched.schedulers.policies.window import WindowPolicy, WindowSelector
-from mrsched.schedulers.registry import register
 
-__all__ = ["BBSched", "Naive", "Weighted", "WeightedCpu", "WeightedBB", "Constrained",
-           "ConstrainedCpu", "ConstrainedBB", "BinPacking"]
+__all__ = ["BBSched", "Naive", "Weighted", "Constrained", "BinPacking"]
 
 
 def _genetic(policy) -> GeneticSolver:
@@ -46,7 +44,6 @@ def _genetic(policy) -> GeneticSolver:
                          termination=MaxGenerations(policy.generations))
 
 
-@register("bbsched")
 class BBSched(WindowPolicy):
     """``bbsched``: Pareto set of the window (GA or exact), then 000's 2x trade-off rule."""
 
@@ -59,8 +56,7 @@ class BBSched(WindowPolicy):
     def __init__(self, *, window: int = 20, base_order: str = "fcfs", starvation_bound: int = 50,
                  resources: str = "nodes,burst_buffer", solver: str = "ga", generations: int = 500,
                  population: int = 20, mutation: float = 0.0005, seed: int = 0,
-                 tradeoff_factor: float = 2.0, reserve: str = "all", counters: str = "",
-                 job_model: str = "alloc-only", period: float = 0.0):
+                 tradeoff_factor: float = 2.0, reserve: str = "all", counters: str = ""):
         self.window = window
         self.base_order = base_order
         self.starvation_bound = starvation_bound
@@ -73,37 +69,30 @@ class BBSched(WindowPolicy):
         self.tradeoff_factor = tradeoff_factor
         self.reserve = reserve
         self.counters = counters
-        self.job_model = job_model
-        self.period = period
 
     def make_selector(self, resources):
         return WindowSelector(method="tradeoff", solver=self.solver, factor=float(self.tradeoff_factor),
                               genetic=_genetic(self))
 
 
-@register("naive")
 class Naive(WindowPolicy):
     """``naive``: 000's Baseline, window jobs in order until one does not fit, then EASY."""
 
     name = "naive"
 
     def __init__(self, *, window: int = 20, base_order: str = "fcfs", starvation_bound: int = 50,
-                 resources: str = "nodes,burst_buffer", reserve: str = "all", counters: str = "",
-                 job_model: str = "alloc-only", period: float = 0.0):
+                 resources: str = "nodes,burst_buffer", reserve: str = "all", counters: str = ""):
         self.window = window
         self.base_order = base_order
         self.starvation_bound = starvation_bound
         self.resources = resources
         self.reserve = reserve
         self.counters = counters
-        self.job_model = job_model
-        self.period = period
 
     def make_selector(self, resources):
         return WindowSelector(method="naive")
 
 
-@register("weighted")
 class Weighted(WindowPolicy):
     """``weighted``: one optimum of a weighted sum of utilisations (000 Sect. 4.3: 0.5 / 0.5)."""
 
@@ -116,7 +105,7 @@ class Weighted(WindowPolicy):
     def __init__(self, *, window: int = 20, base_order: str = "fcfs", starvation_bound: int = 50,
                  resources: str = "nodes,burst_buffer", node_weight: float = 0.5, solver: str = "exact",
                  generations: int = 500, population: int = 20, mutation: float = 0.0005, seed: int = 0,
-                 reserve: str = "all", counters: str = "", job_model: str = "alloc-only", period: float = 0.0):
+                 reserve: str = "all", counters: str = ""):
         self.window = window
         self.base_order = base_order
         self.starvation_bound = starvation_bound
@@ -129,8 +118,6 @@ class Weighted(WindowPolicy):
         self.seed = seed
         self.reserve = reserve
         self.counters = counters
-        self.job_model = job_model
-        self.period = period
 
     def make_selector(self, resources):
         k = len(resources)
@@ -140,39 +127,6 @@ class Weighted(WindowPolicy):
                               genetic=_genetic(self))
 
 
-@register("weighted-cpu")
-class WeightedCpu(Weighted):
-    """``weighted-cpu``: 000's Weighted_CPU, 0.8 node / 0.2 burst buffer."""
-
-    name = "weighted-cpu"
-
-    def __init__(self, *, window: int = 20, base_order: str = "fcfs", starvation_bound: int = 50,
-                 resources: str = "nodes,burst_buffer", node_weight: float = 0.8, solver: str = "exact",
-                 generations: int = 500, population: int = 20, mutation: float = 0.0005, seed: int = 0,
-                 reserve: str = "all", counters: str = "", job_model: str = "alloc-only", period: float = 0.0):
-        super().__init__(window=window, base_order=base_order, starvation_bound=starvation_bound,
-                         resources=resources, node_weight=node_weight, solver=solver,
-                         generations=generations, population=population, mutation=mutation, seed=seed,
-                         reserve=reserve, counters=counters, job_model=job_model, period=period)
-
-
-@register("weighted-bb")
-class WeightedBB(Weighted):
-    """``weighted-bb``: 000's Weighted_BB, 0.2 node / 0.8 burst buffer."""
-
-    name = "weighted-bb"
-
-    def __init__(self, *, window: int = 20, base_order: str = "fcfs", starvation_bound: int = 50,
-                 resources: str = "nodes,burst_buffer", node_weight: float = 0.2, solver: str = "exact",
-                 generations: int = 500, population: int = 20, mutation: float = 0.0005, seed: int = 0,
-                 reserve: str = "all", counters: str = "", job_model: str = "alloc-only", period: float = 0.0):
-        super().__init__(window=window, base_order=base_order, starvation_bound=starvation_bound,
-                         resources=resources, node_weight=node_weight, solver=solver,
-                         generations=generations, population=population, mutation=mutation, seed=seed,
-                         reserve=reserve, counters=counters, job_model=job_model, period=period)
-
-
-@register("constrained")
 class Constrained(WindowPolicy):
     """``constrained``: maximise the ``target`` resource's use under the others' capacity."""
 
@@ -184,7 +138,7 @@ class Constrained(WindowPolicy):
     def __init__(self, *, window: int = 20, base_order: str = "fcfs", starvation_bound: int = 50,
                  resources: str = "nodes,burst_buffer", target: str = "nodes", solver: str = "exact",
                  generations: int = 500, population: int = 20, mutation: float = 0.0005, seed: int = 0,
-                 reserve: str = "all", counters: str = "", job_model: str = "alloc-only", period: float = 0.0):
+                 reserve: str = "all", counters: str = ""):
         self.window = window
         self.base_order = base_order
         self.starvation_bound = starvation_bound
@@ -197,8 +151,6 @@ class Constrained(WindowPolicy):
         self.seed = seed
         self.reserve = reserve
         self.counters = counters
-        self.job_model = job_model
-        self.period = period
 
     def make_selector(self, resources):
         if self.target not in resources:
@@ -208,46 +160,19 @@ class Constrained(WindowPolicy):
                               resource=resources.index(self.target), genetic=_genetic(self))
 
 
-@register("constrained-cpu")
-class ConstrainedCpu(Constrained):
-    """``constrained-cpu``: 000's Constrained_CPU, max node use under the BB constraint."""
-
-    name = "constrained-cpu"
-
-
-@register("constrained-bb")
-class ConstrainedBB(Constrained):
-    """``constrained-bb``: 000's Constrained_BB, max burst-buffer use under the node constraint."""
-
-    name = "constrained-bb"
-
-    def __init__(self, *, window: int = 20, base_order: str = "fcfs", starvation_bound: int = 50,
-                 resources: str = "nodes,burst_buffer", target: str = "burst_buffer", solver: str = "exact",
-                 generations: int = 500, population: int = 20, mutation: float = 0.0005, seed: int = 0,
-                 reserve: str = "all", counters: str = "", job_model: str = "alloc-only", period: float = 0.0):
-        super().__init__(window=window, base_order=base_order, starvation_bound=starvation_bound,
-                         resources=resources, target=target, solver=solver, generations=generations,
-                         population=population, mutation=mutation, seed=seed, reserve=reserve, counters=counters,
-                         job_model=job_model, period=period)
-
-
-@register("bin-packing")
 class BinPacking(WindowPolicy):
     """``bin-packing``: 000's Bin_Packing, Tetris alignment score normalised by capacity."""
 
     name = "bin-packing"
 
     def __init__(self, *, window: int = 20, base_order: str = "fcfs", starvation_bound: int = 50,
-                 resources: str = "nodes,burst_buffer", reserve: str = "all", counters: str = "",
-                 job_model: str = "alloc-only", period: float = 0.0):
+                 resources: str = "nodes,burst_buffer", reserve: str = "all", counters: str = ""):
         self.window = window
         self.base_order = base_order
         self.starvation_bound = starvation_bound
         self.resources = resources
         self.reserve = reserve
         self.counters = counters
-        self.job_model = job_model
-        self.period = period
 
     def make_selector(self, resources):
         return WindowSelector(method="bin-packing")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from mrsched.schedulers.model.params import IO_PARAMS
 from mrsched.schedulers.model.decisions import Decision
 from mrsched.schedulers.model.job import Job
 from mrsched.schedulers.profile.ordered_queue import OrderedQueue
@@ -27,17 +26,10 @@ class FCFS(OrderedPolicy):
     """``fcfs``: start jobs in queue order while they fit; no backfilling."""
 
     name = "fcfs"
-    _parameter_constraints = {"order": Param(str, ORDERS, help="queue order"), **IO_PARAMS}
+    _parameter_constraints = {"order": Param(str, ORDERS, help="queue order")}
 
-    def __init__(self, *, order: str = "fcfs", job_model: str = "alloc-only", period: float = 0.0,
-                 io_aware: bool = False, io_model: str = "none",
-                 knowledge: str = "requested", knowledge_noise: float = 0.3, knowledge_seed: int = 0):
+    def __init__(self, *, order: str = "fcfs"):
         self.order = order
-        self.job_model = job_model
-        self.period = period
-        self.io_aware = io_aware
-        self.io_model = io_model
-        self.knowledge, self.knowledge_noise, self.knowledge_seed = knowledge, knowledge_noise, knowledge_seed
 
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
         ctx, queue = self.begin_round(ctx)
@@ -60,7 +52,7 @@ class FCFS(OrderedPolicy):
 
     def _plain(self) -> bool:
         """Submission order on the stated requests, without an I/O view."""
-        return self.order == "fcfs" and not self.io_aware and self.knowledge == "requested"
+        return self.order == "fcfs"
 
     def idle_round(self, profile, queue) -> bool:
         """The first job in submission order blocks every job behind it: a round in which it

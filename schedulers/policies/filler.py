@@ -14,7 +14,6 @@ Examples
 
 from __future__ import annotations
 
-from mrsched.schedulers.model.params import IO_PARAMS
 from mrsched.schedulers.model.decisions import Decision
 from mrsched.schedulers.model.params import ORDERS, Param
 from mrsched.schedulers.model.contract import SchedulingContext
@@ -25,17 +24,10 @@ class Filler(OrderedPolicy):
     """``filler``: start every queued job that fits now, in queue order; no reservation."""
 
     name = "filler"
-    _parameter_constraints = {"order": Param(str, ORDERS, help="queue order"), **IO_PARAMS}
+    _parameter_constraints = {"order": Param(str, ORDERS, help="queue order")}
 
-    def __init__(self, *, order: str = "fcfs", job_model: str = "alloc-only", period: float = 0.0,
-                 io_aware: bool = False, io_model: str = "none",
-                 knowledge: str = "requested", knowledge_noise: float = 0.3, knowledge_seed: int = 0):
+    def __init__(self, *, order: str = "fcfs"):
         self.order = order
-        self.job_model = job_model
-        self.period = period
-        self.io_aware = io_aware
-        self.io_model = io_model
-        self.knowledge, self.knowledge_noise, self.knowledge_seed = knowledge, knowledge_noise, knowledge_seed
 
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
         ctx, queue = self.begin_round(ctx)

@@ -119,6 +119,7 @@ class Hierarchical(Policy):
     """``hierarchical``: a tree of scheduler instances working in parallel (seed 004 Ch. 5)."""
 
     name = "hierarchical"
+    io_phased = False          # every instance keeps its own clock: no phases
     _parameter_constraints = {
         "depth": Param(int, min=1, help="levels of the tree (1 = one centralized instance)"),
         "branching": Param(str, help="children per parent: one number, or one per level ('32,36')"),
@@ -133,8 +134,7 @@ class Hierarchical(Policy):
 
     def __init__(self, *, depth: int = 1, branching: str = "2", shape: str = "", leaf_policy: str = "fcfs",
                  distribution: str = "round-robin", distribution_cost: float = 0.0, launch_cost: float = 0.0,
-                 decision_cost: str = "none", decision_scale: float = 1.0, job_model: str = "alloc-only",
-                 period: float = 0.0):
+                 decision_cost: str = "none", decision_scale: float = 1.0, period: float = 0.0):
         self.depth = depth
         # a campaign file's `branching: 36` arrives as an int
         self.branching = str(branching) if type(branching) is int else branching
@@ -145,11 +145,17 @@ class Hierarchical(Policy):
         self.launch_cost = launch_cost
         self.decision_cost = decision_cost
         self.decision_scale = decision_scale
-        self.job_model = job_model
         self.period = period
 
-    def supports_io_phased(self) -> bool:
-        return False
+    def bind_catalog(self, catalog) -> None:
+        self._catalog = catalog         # the registry: leaves are registered policies
+
+    def _leaves(self):
+        catalog = getattr(self, "_catalog", None)
+        if catalog is None:
+            raise ConfigError("policy 'hierarchical' builds its leaves from the registry: make it with "
+                              "mrsched.schedulers.registry.make_policy('hierarchical', ...)")
+        return catalog
 
     def validate_params(self) -> None:
         super().validate_params()
@@ -179,8 +185,6 @@ class Hierarchical(Policy):
         return values
 
     def _build_spec(self) -> Instance:
-        from mrsched.schedulers.registry import make_policy
-
         if self.shape:
             root = self._from_shape(_load_shape(self.shape), "0")
         else:
@@ -194,7 +198,7 @@ class Hierarchical(Policy):
                 if inst.policy == self.name:
                     raise ConfigError(f"policy 'hierarchical': instance {inst.path} cannot itself be "
                                       "'hierarchical' (nest children in the shape instead)", field="shape")
-                make_policy(inst.policy, **inst.options)   # refuses bad names and options now
+                self._leaves().make_runtime(inst.policy, **inst.options)   # refuses bad names and options now
         return root
 
     def _from_shape(self, node: Any, path: str) -> Instance:
@@ -217,25 +221,22 @@ class Hierarchical(Policy):
         policy = node.get("policy", self.leaf_policy)
         if not isinstance(policy, str):
             raise ConfigError(f"policy 'hierarchical': shape node {path}: policy must be a name", field="shape")
-        from mrsched.schedulers.registry import coerce_option, parameter_table
         if not children:
-            table = parameter_table(policy)
-            options = {k: coerce_option(policy, k, v, table.get(k)) for k, v in options.items()}
+            catalog = self._leaves()
+            table = catalog.parameter_table(policy)
+            options = {k: catalog.coerce_option(policy, k, v, table.get(k)) for k, v in options.items()}
         return Instance(path, policy, dict(options), size,
                         [self._from_shape(c, f"{path}.{k}") for k, c in enumerate(children)])
 
     # -- simulation start -----------------------------------------------------------------
     def setup(self, cluster: Cluster) -> None:
-        from mrsched.schedulers.registry import make_policy
-        from mrsched.schedulers.execution.runtime import PolicyRuntime
-
         super().setup(cluster)
         self.root_ = root = self._build_spec()     # fresh run-time state every simulation
         self._grant(root, 0, cluster.nb_nodes, cluster)
         self._launch(root, 0.0)
         self.leaves_ = [i for i in root.walk() if i.leaf]
         for leaf in self.leaves_:
-            leaf.runtime = PolicyRuntime(make_policy(leaf.policy, **leaf.options))
+            leaf.runtime = self._leaves().make_runtime(leaf.policy, **leaf.options)
             leaf.runtime.begin(self._sub_cluster(cluster, leaf.lo, leaf.hi), 0.0)
         self.where_: dict[str, Instance] = {}      # job id -> its leaf, until it ends
         self.placed_: dict[str, str] = {}          # job id -> path of the leaf that started it

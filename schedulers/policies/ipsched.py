@@ -53,7 +53,7 @@ class IpSched(CpuGpuPolicy):
     def __init__(self, *, window: int = 200, objective: str = "priority", priority: str = "basic",
                  priority_max_age: float = 7 * 86400.0, period: float = 5.0, time_limit: float = 0.0,
                  on_timeout: str = "incumbent",
-                 mip_gap: float = 0.0, resolves: int = 3, job_model: str = "alloc-only"):
+                 mip_gap: float = 0.0, resolves: int = 3):
         self.window = window
         self.objective = objective
         self.priority = priority
@@ -63,7 +63,6 @@ class IpSched(CpuGpuPolicy):
         self.on_timeout = on_timeout
         self.mip_gap = mip_gap
         self.resolves = resolves
-        self.job_model = job_model
 
     def setup(self, cluster) -> None:
         super().setup(cluster)

@@ -33,7 +33,6 @@ from mrsched.schedulers.optim.genetic import GeneticSolver, MaxGenerations
 from mrsched.schedulers.optim.pareto import WindowProblem, choose_tradeoff, exact_front
 from mrsched.schedulers.model.params import Param
 from mrsched.schedulers.policies.window import WindowPolicy, trivial_selection
-from mrsched.schedulers.registry import register
 
 __all__ = ["MultiSchedSelector", "MultiSched"]
 
@@ -68,7 +67,6 @@ class MultiSchedSelector:
         return chosen
 
 
-@register("multisched")
 class MultiSched(WindowPolicy):
     """``multisched``: window = k% of the queue, pre-filter, exhaustive or GA, many resources."""
 
@@ -86,8 +84,7 @@ class MultiSched(WindowPolicy):
     def __init__(self, *, window_percent: float = 20.0, base_order: str = "fcfs",
                  starvation_bound: int = 50, resources: str = "auto", exhaustive_below: int = 10,
                  generations: int = 500, population: int = 20, mutation: float = 0.0005, seed: int = 0,
-                 tradeoff_factor_per_resource: float = 1.0, reserve: str = "all", counters: str = "",
-                 job_model: str = "alloc-only", period: float = 0.0):
+                 tradeoff_factor_per_resource: float = 1.0, reserve: str = "all", counters: str = ""):
         self.window_percent = window_percent
         self.base_order = base_order
         self.starvation_bound = starvation_bound
@@ -100,8 +97,6 @@ class MultiSched(WindowPolicy):
         self.tradeoff_factor_per_resource = tradeoff_factor_per_resource
         self.reserve = reserve
         self.counters = counters
-        self.job_model = job_model
-        self.period = period
 
     def window_size(self, queue_length: int) -> int:
         # Guard the float product against rounding up an exact integer (e.g. 20% of 10).

@@ -1,34 +1,27 @@
 """What the policies that walk their queue in a fixed order share (``fcfs``, ``filler``, the
-EASY family): the ordered queue kept across rounds, the I/O-aware view of a round, and the
-pass that starts every job that fits now."""
+EASY family): the ordered queue kept across rounds, and the pass that starts every job that
+fits now."""
 
 from __future__ import annotations
 
-from mrsched.schedulers.profile.bandwidth import BandwidthTree
-from mrsched.schedulers.execution.ioaware import io_context
-from mrsched.schedulers.execution.knowledge import knowledge_round
-from mrsched.schedulers.profile.ordered_queue import OrderedQueue
 from mrsched.schedulers.model.contract import Policy, SchedulingContext
+from mrsched.schedulers.model.params import IO_SERVICES
+from mrsched.schedulers.profile.ordered_queue import OrderedQueue
 
 
 class OrderedPolicy(Policy):
-    """A policy with an ``order`` and ``io_aware`` knob, walking ``queue_`` (an OrderedQueue)."""
+    """A policy with an ``order`` knob, walking ``queue_`` (an OrderedQueue); correct on an
+    I/O-aware profile and on estimated requests (the runtime's ``io`` service)."""
+
+    services = IO_SERVICES
 
     def setup(self, cluster) -> None:
         super().setup(cluster)
         self.queue_ = OrderedQueue(self.order)
-        self.tree_ = BandwidthTree.from_cluster(cluster) if self.io_aware else None
 
     def begin_round(self, ctx: SchedulingContext) -> tuple[SchedulingContext, OrderedQueue]:
-        """This round's context (with bandwidth when ``io_aware``) and its queue, the new
-        submissions placed in order."""
-        if self.__dict__.get("queue_") is None:   # a policy driven without setup()
-            self.queue_ = OrderedQueue(self.order)
-        knowledge_round(self, ctx)                # the estimates the queue indexes (knowledge.py)
-        queue = self.queue_.update(ctx.queue)
-        if self.io_aware:
-            ctx = io_context(self, ctx, queue)
-        return ctx, queue
+        """This round's context and its queue, the new submissions placed in order."""
+        return ctx, self.queue_.update(ctx.queue)
 
     @staticmethod
     def start_all_that_fit(ctx: SchedulingContext, queue: OrderedQueue, after=None) -> None:

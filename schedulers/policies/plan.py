@@ -658,16 +658,13 @@ class PlanBased(Policy):
     }
 
     def __init__(self, *, alpha: float = 2.0, seed: int = 0, steps: int = 30, moves: int = 6,
-                 cooling: float = 0.9, exhaustive_limit: int = 5, job_model: str = "alloc-only",
-                 period: float = 0.0):
+                 cooling: float = 0.9, exhaustive_limit: int = 5):
         self.alpha = alpha
         self.seed = seed
         self.steps = steps
         self.moves = moves
         self.cooling = cooling
         self.exhaustive_limit = exhaustive_limit
-        self.job_model = job_model
-        self.period = period
 
     def setup(self, cluster) -> None:
         super().setup(cluster)
@@ -708,39 +705,3 @@ class PlanBased(Policy):
                 later = t
         self.replan_at_ = later
         return ctx.decisions
-
-
-class Plan1(PlanBased):
-    """``plan-1``: alpha = 1, minimises the total waiting time (seed 001 Sect. 4.2)."""
-
-    name = "plan-1"
-
-    def __init__(self, *, alpha: float = 1.0, seed: int = 0, steps: int = 30, moves: int = 6,
-                 cooling: float = 0.9, exhaustive_limit: int = 5, job_model: str = "alloc-only",
-                 period: float = 0.0):
-        super().__init__(alpha=alpha, seed=seed, steps=steps, moves=moves, cooling=cooling,
-                         exhaustive_limit=exhaustive_limit, job_model=job_model, period=period)
-
-
-class Plan2(PlanBased):
-    """``plan-2``: alpha = 2 (seed 001's best on the whole trace)."""
-
-    name = "plan-2"
-
-    def __init__(self, *, alpha: float = 2.0, seed: int = 0, steps: int = 30, moves: int = 6,
-                 cooling: float = 0.9, exhaustive_limit: int = 5, job_model: str = "alloc-only",
-                 period: float = 0.0):
-        super().__init__(alpha=alpha, seed=seed, steps=steps, moves=moves, cooling=cooling,
-                         exhaustive_limit=exhaustive_limit, job_model=job_model, period=period)
-
-
-class Plan3(PlanBased):
-    """``plan-3``: alpha = 3, the strongest penalty on postponing one job."""
-
-    name = "plan-3"
-
-    def __init__(self, *, alpha: float = 3.0, seed: int = 0, steps: int = 30, moves: int = 6,
-                 cooling: float = 0.9, exhaustive_limit: int = 5, job_model: str = "alloc-only",
-                 period: float = 0.0):
-        super().__init__(alpha=alpha, seed=seed, steps=steps, moves=moves, cooling=cooling,
-                         exhaustive_limit=exhaustive_limit, job_model=job_model, period=period)

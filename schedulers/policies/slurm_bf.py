@@ -26,13 +26,10 @@ class SlurmBackfill(CpuGpuPolicy):
                                                         "0 = no backfilling past a blocked job"),
     }
 
-    def __init__(self, *, priority: str = "basic", priority_max_age: float = 7 * 86400.0, reservations: int = 1,
-                 period: float = 0.0, job_model: str = "alloc-only"):
+    def __init__(self, *, priority: str = "basic", priority_max_age: float = 7 * 86400.0, reservations: int = 1):
         self.priority = priority
         self.priority_max_age = priority_max_age
         self.reservations = reservations
-        self.period = period
-        self.job_model = job_model
 
     def _future(self, now: float):
         """Free counts at each expected end of running jobs (ascending time)."""

@@ -354,7 +354,7 @@ class WindowPolicy(Policy):
         """Capacities of the ``counters`` knob. The runtime adds them to the machine's
         counters before the simulation starts (campaign runs have no ``sched-config``), so
         that jobs' fields of these names become requests that every start must fit."""
-        return parse_counters(getattr(self, "counters", "") or "", policy=self.policy_name())
+        return parse_counters(self.counters or "", policy=self.policy_name())
 
     # -- run time ------------------------------------------------------------------------
     def setup(self, cluster: Cluster) -> None:
@@ -364,6 +364,7 @@ class WindowPolicy(Policy):
         self.selector_ = self.make_selector(self.resources_)
         self.rng_ = np.random.default_rng(getattr(self, "seed", 0))
         self.easy_ = EasyBackfilling(order="fcfs", reserve=self.reserve, depth=1)
+        self.easy_.setup(cluster)
         self.in_window_: dict[str, int] = {}
         self.forced_: list[str] = []   # ids started by the starvation bound, in order (diagnostics)
 

@@ -403,6 +403,19 @@ class IoAwareProfile:
             self._held[id(reservation)] = (reservation, rate)
         return reservation
 
+    def hold(self, reservation: Reservation) -> None:
+        """Take the bandwidth of a reservation already in the availability profile (one kept
+        across rounds); ``release`` gives it back with the reservation."""
+        rate = self._rate(reservation.tag)
+        if rate:
+            self.bandwidth.add(reservation.start, reservation.end, reservation.allocation.nodes, rate)
+            self._held[id(reservation)] = (reservation, rate)
+
+    def fit_spec(self, request: Request, duration: float | None = None) -> None:
+        """None: the availability profile's precomputed fits know nothing of bandwidth, so a
+        policy asking for one falls back to ``earliest_start``, which does."""
+        return None
+
     def release(self, reservation: Reservation, from_time: float | None = None) -> None:
         self.profile.release(reservation, from_time)
         held = self._held.pop(id(reservation), None)

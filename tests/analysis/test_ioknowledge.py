@@ -77,10 +77,10 @@ def test_replayed_estimates_are_the_schedulers(tmp_path, source):
     known = estimate_jobs(rows, json.loads(wl.read_text()), source, 0.3, 4)
     assert len(known) == 40
     if source == "requested":
-        assert "knowledge_" not in sched.policy.__dict__
+        assert sched.runtime.knowledge is None
         assert all(k.est_runtime == jobs[int(k.id.split("!")[1])]["walltime"] for k in known)
         return
-    tracker = sched.policy.knowledge_
+    tracker = sched.runtime.knowledge
     for k in known:
         est = tracker.estimates[k.id]
         wall = jobs[int(k.id.split("!")[1])]["walltime"]

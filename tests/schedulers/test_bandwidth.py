@@ -11,7 +11,7 @@ from mrsched.errors import ConfigError
 from mrsched.schedulers.profile.bandwidth import BandwidthProfile, BandwidthTree
 from mrsched.schedulers.model.cluster import cluster_from_simulation_begins
 from mrsched.schedulers.model.decisions import Reject, Start
-from mrsched.schedulers.registry import make_policy
+from mrsched.schedulers.registry import make_policy, make_runtime
 from mrsched.schedulers.execution.runtime import PolicyRuntime
 
 MB = 1e6
@@ -58,7 +58,7 @@ def test_fig_3_3_job2_refuses_the_contended_switch(policy):
     the other units instead; the I/O-ignorant one takes the lowest ids."""
     cl = tree_cluster(3, 2, 256 * MB, 10_000 * MB, 10_000 * MB)
     for aware, expected in ((True, [2, 3, 4]), (False, [1, 2, 3])):
-        rt = PolicyRuntime(make_policy(policy, io_aware=aware))
+        rt = make_runtime(policy, io_aware=aware)
         rt.begin(cl, 0.0)
         rt.submit(0.0, "w!1", job(1, 192 * MB))
         rt.submit(0.0, "w!2", job(3, 128 * MB))
@@ -70,7 +70,7 @@ def test_fig_3_3_job2_refuses_the_contended_switch(policy):
 def test_fig_3_3_job2_waits_when_no_part_of_the_tree_has_room():
     """With the PFS too small for both, Job 2 starts only when Job 1 has ended."""
     cl = tree_cluster(3, 2, 256 * MB, 10_000 * MB, 500 * MB)
-    rt = PolicyRuntime(make_policy("fcfs-easy", io_aware=True))
+    rt = make_runtime("fcfs-easy", io_aware=True)
     rt.begin(cl, 0.0)
     rt.submit(0.0, "w!1", job(1, 192 * MB, walltime=100))
     rt.submit(0.0, "w!2", job(3, 128 * MB, walltime=100))
@@ -85,7 +85,7 @@ def test_easy_reservation_respects_future_bandwidth():
     holding the PFS, and a later job asking bandwidth that would delay it is not backfilled,
     while one that fits beside it is."""
     cl = tree_cluster(2, 4, 10_000 * MB, 10_000 * MB, 500 * MB)
-    rt = PolicyRuntime(make_policy("fcfs-easy", io_aware=True))
+    rt = make_runtime("fcfs-easy", io_aware=True)
     rt.begin(cl, 0.0)
     rt.submit(0.0, "w!1", job(2, 150 * MB, walltime=100))   # 300 of 500 MB/s until t=100
     rt.submit(0.0, "w!2", job(4, 100 * MB, walltime=100))   # needs 400: reserved at t=100
@@ -101,7 +101,7 @@ def test_easy_reservation_respects_future_bandwidth():
 @pytest.mark.parametrize("policy", IO_POLICIES)
 def test_never_fitting_job_is_rejected_with_reason(policy):
     cl = tree_cluster(2, 2, 256 * MB, 10_000 * MB, 300 * MB)
-    rt = PolicyRuntime(make_policy(policy, io_aware=True))
+    rt = make_runtime(policy, io_aware=True)
     rt.begin(cl, 0.0)
     rt.submit(0.0, "w!1", job(4, 100 * MB))     # 400 MB/s > PFS 300
     rt.submit(0.0, "w!2", job(2, 140 * MB))     # 280 > 256 on one unit: one node per unit
@@ -113,7 +113,7 @@ def test_never_fitting_job_is_rejected_with_reason(policy):
 
 def test_io_aware_off_ignores_bandwidth():
     cl = tree_cluster(2, 2, 256 * MB, 10_000 * MB, 300 * MB)
-    rt = PolicyRuntime(make_policy("fcfs-easy"))
+    rt = make_runtime("fcfs-easy")
     rt.begin(cl, 0.0)
     rt.submit(0.0, "w!1", job(4, 100 * MB))
     assert starts(rt.step(0.0)) == {"w!1": [0, 1, 2, 3]}
@@ -139,7 +139,7 @@ def test_never_exceeds_any_level(policy, seed, aware=True):
     rng = random.Random(seed)
     cl = tree_cluster(4, 4, 300 * MB, 800 * MB, 600 * MB)
     tree = BandwidthTree.from_cluster(cl)
-    rt = PolicyRuntime(make_policy(policy, io_aware=aware))
+    rt = make_runtime(policy, io_aware=aware)
     rt.begin(cl, 0.0)
     jobs = []
     t = 0.0
@@ -204,7 +204,7 @@ def test_burst_buffer_job_keeps_its_nodes_and_waits_for_their_bandwidth():
                                   {"id": 5, "name": "pfs", "properties": {"role": "storage", "pfs": "true",
                                                                           "pfs_bw": repr(10_000 * MB)}}]}
     cl = cluster_from_simulation_begins(data)
-    rt = PolicyRuntime(make_policy("fcfs-bb", io_aware=True))
+    rt = make_runtime("fcfs-bb", io_aware=True)
     rt.begin(cl, 0.0)
     rt.submit(0.0, "w!1", job(1, 200 * MB, walltime=50))
     rt.submit(0.0, "w!2", dict(job(2, 100 * MB, walltime=50), burst_buffer=200))

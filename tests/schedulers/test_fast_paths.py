@@ -17,6 +17,12 @@ from mrsched.schedulers.model.cluster import Cluster, StorageNode
 from mrsched.schedulers.model.job import Request
 
 
+
+def set_up(policy, cluster):
+    """A policy ready for its first round (its run-time state made, as the runtime does)."""
+    policy.setup(cluster)
+    return policy
+
 def dragonfly(nb_nodes: int = 12) -> Cluster:
     """Nodes in 3 groups / 6 chassis, one storage node per group: placement depends on nodes."""
     storage = tuple(StorageNode(id=nb_nodes + s, name=f"bb{s}", capacity=1000, group=s, chassis=2 * s)
@@ -114,7 +120,7 @@ def test_easy_kept_queue_takes_the_decisions_of_a_fresh_policy():
             seq += 1
             queue[f"w!{seq}"] = Job(f"w!{seq}", now, random_request(rng))
         outs = []
-        for policy in (make_policy("sjf-bb"), warm):
+        for policy in (set_up(make_policy("sjf-bb"), cluster), warm):
             p = profile.copy() if policy is not warm else profile
             # the fresh one gets a plain list: order_queue's full sort, no incremental order
             waiting = WaitingQueue(queue) if policy is warm else list(queue.values())
@@ -202,7 +208,7 @@ def test_fcfs_kept_across_rounds_takes_the_decisions_of_the_textbook_algorithm(o
 
     rng = np.random.default_rng(5)
     cluster = dragonfly()
-    warm = make_policy("fcfs", order=order)
+    warm = set_up(make_policy("fcfs", order=order), cluster)
     profile = AvailabilityProfile(cluster, 0.0)
     queue, running, now, seq, started = {}, {}, 0.0, 0, 0
     for _ in range(600):

@@ -182,10 +182,10 @@ def test_explicit_shape_with_sizes_and_policies_per_child(tmp_path):
                      "  - children: [{policy: filler}, {policy: fcfs-easy, options: {order: sjf}}]\n")
     sched = make_scheduler("hierarchical", {"shape": str(shape)})
     sched.handle_message(begins(10))
-    got = [(i.path, i.lo, i.hi, type(i.runtime.policy).__name__ if i.leaf else None)
+    got = [(i.path, i.lo, i.hi, i.runtime.policy.policy_name() if i.leaf else None)
            for i in sched.policy.instances()]
-    assert got == [("0", 0, 10, None), ("0.0", 0, 6, "FCFS"), ("0.1", 6, 8, "ConservativeBackfilling"),
-                   ("0.2", 8, 10, None), ("0.2.0", 8, 9, "Filler"), ("0.2.1", 9, 10, "FcfsEasy")]
+    assert got == [("0", 0, 10, None), ("0.0", 0, 6, "fcfs"), ("0.1", 6, 8, "conservative-bb"),
+                   ("0.2", 8, 10, None), ("0.2.0", 8, 9, "filler"), ("0.2.1", 9, 10, "fcfs-easy")]
     assert sched.policy.instances()[-1].runtime.policy.order == "sjf"
 
 

@@ -13,7 +13,7 @@ from mrsched.schedulers.model.cluster import Cluster
 from mrsched.schedulers.model.decisions import Start
 from mrsched.schedulers.model.job import job_from_batsim
 from mrsched.schedulers.execution.knowledge import Learned, Noisy, Perfect, Requested, true_rate
-from mrsched.schedulers.registry import make_policy
+from mrsched.schedulers.registry import make_policy, make_runtime
 from mrsched.schedulers.execution.runtime import PolicyRuntime
 from test_bandwidth import tree_cluster
 
@@ -39,7 +39,7 @@ def easy_case(knowledge):
     """2 nodes. A (1 node, walltime 100, really 10 s) runs; B (2 nodes) is blocked until A
     ends; C (1 node, walltime 50, really 50 s) can backfill only if it ends before B's
     reservation: at 100 with the walltime (it does), at 10 with the true run time (it does not)."""
-    rt = PolicyRuntime(make_policy("fcfs-easy", knowledge=knowledge))
+    rt = make_runtime("fcfs-easy", knowledge=knowledge)
     rt.begin(Cluster.simple(2), 0.0)
     rt.submit(0.0, "w!A", job(1, 100, 10))
     assert starts(rt.step(0.0)) == {"w!A": [0]}
@@ -54,13 +54,13 @@ def test_requested_backfills_by_walltime_perfect_by_true_runtime():
 
 
 def test_requested_leaves_the_request_untouched():
-    rt = PolicyRuntime(make_policy("fcfs-easy", knowledge="requested", io_aware=True))
+    rt = make_runtime("fcfs-easy", knowledge="requested", io_aware=True)
     rt.begin(tree_cluster(2, 2, 1000 * MB, 1000 * MB, 1000 * MB), 0.0)
     parsed = rt.submit(0.0, "w!1", job(1, 100, 10, rate=100 * MB, true=300 * MB))
     before = parsed.request
     rt.step(0.0)
     assert rt.running["w!1"].job.request is before
-    assert "knowledge_" not in rt.policy.__dict__          # no tracker at all on the default path
+    assert rt.knowledge is None                 # no tracker at all on the default path
 
 
 @pytest.mark.parametrize("policy", KNOWLEDGE_POLICIES)
@@ -70,7 +70,7 @@ def test_perfect_io_rate_holds_the_job_that_would_contend(policy):
     cl = tree_cluster(2, 2, 10_000 * MB, 10_000 * MB, 500 * MB)
     got = {}
     for knowledge in ("requested", "perfect"):
-        rt = PolicyRuntime(make_policy(policy, io_aware=True, knowledge=knowledge))
+        rt = make_runtime(policy, io_aware=True, knowledge=knowledge)
         rt.begin(cl, 0.0)
         rt.submit(0.0, "w!1", job(1, 100, 100, rate=100 * MB, true=400 * MB))
         rt.submit(0.0, "w!2", job(1, 100, 100, rate=100 * MB, true=200 * MB))
@@ -82,7 +82,7 @@ def test_perfect_estimate_too_high_for_the_tree_is_clamped_not_rejected():
     """A job whose true total exceeds the PFS is not refused for a prediction: its rate is
     clamped to what the tree can carry, so it runs (alone)."""
     cl = tree_cluster(2, 2, 10_000 * MB, 10_000 * MB, 500 * MB)
-    rt = PolicyRuntime(make_policy("fcfs-easy", io_aware=True, knowledge="perfect"))
+    rt = make_runtime("fcfs-easy", io_aware=True, knowledge="perfect")
     rt.begin(cl, 0.0)
     rt.submit(0.0, "w!1", job(2, 100, 100, rate=100 * MB, true=400 * MB))
     assert starts(rt.step(0.0)) == {"w!1": [0, 1]}
@@ -138,11 +138,13 @@ def test_learned_uses_the_users_history_by_walltime_then_user():
 CLOCK = [0.0]
 
 
-def drive(policy, jobs, cluster):
+def drive(rt, jobs, cluster, source=None):
     """An event loop: submissions at their subtime, completions at start + true run time
-    (``CLOCK[0]``: the time of the round being run)."""
-    rt = PolicyRuntime(policy)
+    (``CLOCK[0]``: the time of the round being run); ``source`` replaces the runtime's
+    knowledge source."""
     rt.begin(cluster, 0.0)
+    if source is not None:
+        rt.knowledge.source = source
     events = [(j["subtime"], 1, f"w!{k}") for k, j in enumerate(jobs)]
     heapq.heapify(events)
     by_id = {f"w!{k}": j for k, j in enumerate(jobs)}
@@ -178,11 +180,7 @@ def test_learned_never_sees_the_future(policy):
             seen_at[j.id] = (CLOCK[0], set(self.seen))
             return super().estimate(j)
 
-    pol = make_policy(policy, knowledge="learned")
-    pol.__dict__["knowledge_"] = None
-    from mrsched.schedulers.execution.knowledge import KnowledgeTracker
-    pol.knowledge_ = KnowledgeTracker(Spy())
-    rt, ends = drive(pol, jobs, Cluster.simple(6))
+    rt, ends = drive(make_runtime(policy, knowledge="learned"), jobs, Cluster.simple(6), Spy())
     assert len(ends) == 60 and len(seen_at) == 60
     for jid, (when, seen) in seen_at.items():
         assert when >= jobs[int(jid[2:])]["subtime"]
@@ -192,18 +190,20 @@ def test_learned_never_sees_the_future(policy):
 
 
 def test_knowledge_needs_alloc_only():
-    rt = PolicyRuntime(make_policy("fcfs", knowledge="perfect", job_model="io-phased"))
-    rt.begin(Cluster.simple(2), 0.0)
-    rt.submit(0.0, "w!1", job(1, 10, 5))
+    rt = make_runtime("fcfs", knowledge="perfect", job_model="io-phased")
     with pytest.raises(ConfigError, match="alloc-only"):
-        rt.step(0.0)
+        rt.begin(Cluster.simple(2), 0.0)
 
 
 def test_knowledge_options_are_checked():
     with pytest.raises(ConfigError, match="knowledge"):
-        make_policy("fcfs-easy", knowledge="oracle")
+        make_runtime("fcfs-easy", knowledge="oracle")
     with pytest.raises(ConfigError, match="knowledge_noise"):
-        make_policy("conservative-bb", knowledge_noise=-1.0)
+        make_runtime("conservative-bb", knowledge_noise=-1.0)
+    with pytest.raises(ConfigError, match="knowledge_noise"):
+        make_runtime("conservative-bb", knowledge_noise=1e308)
+    with pytest.raises(ConfigError, match="'knowledge' is an option of the runtime"):
+        make_policy("fcfs-easy", knowledge="perfect")
 
 
 @pytest.mark.parametrize("policy", KNOWLEDGE_POLICIES)
@@ -220,7 +220,7 @@ def test_every_job_runs_when_jobs_outlive_their_estimates(policy, knowledge):
             user = rnd.choice("abcd")
             jobs.append(job(rnd.randint(1, 6), wall, rnd.randint(1, wall), rate=10 * MB,
                             true=rnd.choice([5, 10, 20]) * MB, user=user, subtime=rnd.randint(0, 3000)))
-        rt, ends = drive(make_policy(policy, io_aware=True, knowledge=knowledge, knowledge_noise=1.0), jobs, cl)
+        rt, ends = drive(make_runtime(policy, io_aware=True, knowledge=knowledge, knowledge_noise=1.0), jobs, cl)
         assert len(ends) == 80 and not rt.queue, (seed, len(ends))
 
 

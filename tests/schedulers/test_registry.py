@@ -7,9 +7,10 @@ import pytest
 from mrsched.cli import main
 from mrsched.errors import ConfigError
 from mrsched.schedulers.model.contract import Policy
-from mrsched.schedulers.registry import (POLICIES, make_policy, make_scheduler, policy_parameters,
-                                         register)
 from mrsched.schedulers.execution.runtime import PolicyScheduler
+from mrsched.schedulers.model.params import RunOptions
+from mrsched.schedulers.registry import (POLICIES, make_policy, make_runtime, make_scheduler,
+                                         make_scheduler_of_class, policy_parameters, scheduler_parameters)
 
 
 def test_papers_names_are_registered():
@@ -22,7 +23,17 @@ def test_every_policy_round_trips_its_params(name):
     assert policy.get_params() == policy_parameters(name)
     clone = make_policy(name, **policy.get_params())
     assert clone.get_params() == policy.get_params()
-    assert {"job_model", "period"} <= set(policy.get_params())
+    assert {"job_model", "period", "decision_cost"} <= set(scheduler_parameters(name))
+    assert "job_model" not in policy.get_params()        # the runtime's knob, declared once
+
+
+def test_variants_are_data_not_subclasses():
+    """``fcfs-easy``, ``fcfs-bb`` and ``sjf-bb`` are one class with other defaults."""
+    classes = {type(make_policy(n)) for n in ("fcfs-easy", "fcfs-bb", "sjf-bb", "easy-bf")}
+    assert len(classes) == 1
+    assert type(make_policy("plan-1")) is type(make_policy("plan-3"))
+    assert make_policy("plan-3").alpha == 3.0 and make_policy("weighted-cpu").node_weight == 0.8
+    assert make_policy("fcfs-easy").policy_name() == "fcfs-easy"
 
 
 def test_defaults_follow_the_paper():
@@ -44,14 +55,25 @@ def test_unknown_names_and_bad_values_are_config_errors():
     with pytest.raises(ConfigError, match="'depth' must be int"):
         make_policy("fcfs-bb", depth=1.5)
     with pytest.raises(ConfigError, match="'job_model' must be one of"):
-        make_policy("fcfs", job_model="io_phased")
-    assert make_policy("fcfs", job_model="io-phased").job_model == "io-phased"   # schedulers/execution/iophased.py
+        make_runtime("fcfs", job_model="io_phased")
+    assert make_runtime("fcfs", job_model="io-phased").options.job_model == "io-phased"
+    with pytest.raises(ConfigError, match="'job_model' is an option of the runtime"):
+        make_policy("fcfs", job_model="io-phased")
+    with pytest.raises(ConfigError, match="'knowledge_noise' must be a finite number"):
+        make_runtime("fcfs-easy", knowledge_noise=float("nan"))
+    with pytest.raises(ConfigError, match="'period' must be a finite number"):
+        make_scheduler("fcfs", {"period": "inf"})
+    with pytest.raises(ConfigError, match="unknown option 'io_aware'"):   # no io service
+        make_scheduler("plan-2", {"io_aware": "true"})
 
 
 def test_make_scheduler_coerces_strings():
     sched = make_scheduler("conservative-bb", {"period": "60", "order": "sjf"})
     assert isinstance(sched, PolicyScheduler)
-    assert sched.policy.get_params()["period"] == 60.0
+    assert sched.runtime.options.period == 60.0 and sched.policy.order == "sjf"
+    ips = make_scheduler("ipsched", {"period": "10"})      # ipsched's own knob, the runtime's too
+    assert ips.policy.period == 10.0 and ips.runtime.options.period == 10.0
+    assert make_scheduler("aucsched").runtime.options.period == 5.0
     assert make_scheduler("fcfs-bb", {"depth": "3"}).policy.depth == 3
     with pytest.raises(ConfigError, match="'depth' must be int"):
         make_scheduler("fcfs-bb", {"depth": "three"})
@@ -59,19 +81,20 @@ def test_make_scheduler_coerces_strings():
         make_scheduler("fcfs-bb", {"window": "3"})
 
 
-def test_register_decorator_adds_and_refuses_clashes():
-    @register("test-noop")
+def test_a_users_policy_class_runs_with_the_runtimes_options():
     class Noop(Policy):
-        def __init__(self, *, job_model: str = "alloc-only", period: float = 0.0):
-            self.job_model = job_model
-            self.period = period
+        name = "noop"
 
-    try:
-        assert make_policy("test-noop").get_params() == {"job_model": "alloc-only", "period": 0.0}
-        with pytest.raises(ConfigError, match="already registered"):
-            register("fcfs")(Noop)
-    finally:
-        del POLICIES["test-noop"]
+        def __init__(self, *, depth: int = 1):
+            self.depth = depth
+
+        def schedule(self, ctx):
+            return ctx.decisions
+
+    sched = make_scheduler_of_class(Noop, {"depth": "2", "period": "30"})
+    assert sched.policy.depth == 2 and sched.runtime.options == RunOptions(period=30.0)
+    with pytest.raises(ConfigError, match="unknown option 'io_aware'"):
+        make_scheduler_of_class(Noop, {"io_aware": "true"})
 
 
 def test_policies_command(capsys):
