@@ -15,7 +15,7 @@ explicit parser dispatched through ``PARSERS`` and diagnostics are built only on
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 from procset import ProcSet
 
@@ -44,6 +44,13 @@ NOTIFY_TYPES = ("no_more_static_job_to_submit", "no_more_external_event_to_occur
                 "event_machine_unavailable", "event_machine_available",
                 "registration_finished", "continue_registration")
 
+
+#: Smallest delay (s) between Batsim's clock and a wake-up moved forward by ``call_me_later``.
+#: Batsim aborts on a CALL_ME_LATER at or before its clock. 1 ms is 100x SimGrid's default
+#: time precision (``surf/precision`` = 1e-5 s), so the wake-up is never rounded back onto
+#: ``now``; it stays visible in Batsim's 6-decimal CSVs; and it is negligible against job
+#: durations (seconds to days) and Batsim's own round-trip delays (tens of microseconds).
+MIN_WAKEUP_DELAY = 1e-3
 
 def _extra(data: dict, known: int, names: tuple[str, ...]) -> dict | None:
     """Data keys this parser does not model, kept for a lossless round trip (rare path)."""
@@ -749,6 +756,35 @@ def execute_job_data(timestamp: float, job_id: str, alloc: str, storage_mapping:
     if storage_mapping is not None:
         data["storage_mapping"] = storage_mapping
     return {"timestamp": timestamp, "type": "EXECUTE_JOB", "data": data}
+
+
+def stamp_reply(reply: dict, clock: float, job_cost: Callable[[bool], float] | None = None,
+                min_delay: float = MIN_WAKEUP_DELAY) -> dict:
+    """A reply whose actions happen as the scheduler works (Batsim 4.2.1's costed replies):
+    stamped in sequence from ``clock``, a start first adding ``job_cost(True)`` and a
+    rejection ``job_cost(False)``; the reply's ``now`` is when the work ends. A wake-up is stamped at the end too, and one asked for at
+    or before that time moves ``min_delay`` after it (Batsim aborts on a CALL_ME_LATER at or
+    before its clock)."""
+    events = reply.get("events") or []
+    if not events and clock == reply["now"]:
+        return reply
+    out = []
+    wakeups = []
+    for ev in events:
+        etype = ev.get("type")
+        if job_cost is not None and etype in ("EXECUTE_JOB", "REJECT_JOB"):
+            clock += job_cost(etype == "EXECUTE_JOB")
+        if etype == "CALL_ME_LATER":
+            wakeups.append(ev)
+            continue
+        out.append({**ev, "timestamp": clock})
+    for ev in wakeups:   # stamped at the end of the work; never due before the reply's now
+        data = ev.get("data") or {}
+        when = data.get("timestamp", clock)
+        if when <= clock:
+            data = {**data, "timestamp": clock + min_delay}
+        out.append({**ev, "timestamp": clock, "data": data})
+    return {"now": clock, "events": out}
 
 
 def serialize_message(message: Message) -> dict:

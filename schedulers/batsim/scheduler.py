@@ -35,6 +35,7 @@ from procset import ProcSet
 from mrsched.errors import ProtocolError, SimulationError
 
 from . import messages as m
+from .messages import MIN_WAKEUP_DELAY
 from .intervals import format_intervals, is_known_intervals, parse_intervals, text_of_runs
 
 INF = math.inf
@@ -43,12 +44,6 @@ __all__ = ["BatsimScheduler", "MIN_WAKEUP_DELAY"]
 
 logger = logging.getLogger(__name__)
 
-#: Smallest delay (s) between Batsim's clock and a wake-up moved forward by ``call_me_later``.
-#: Batsim aborts on a CALL_ME_LATER at or before its clock. 1 ms is 100x SimGrid's default
-#: time precision (``surf/precision`` = 1e-5 s), so the wake-up is never rounded back onto
-#: ``now``; it stays visible in Batsim's 6-decimal CSVs; and it is negligible against job
-#: durations (seconds to days) and Batsim's own round-trip delays (tens of microseconds).
-MIN_WAKEUP_DELAY = 1e-3
 
 
 def check_submitted_job(job_id: str, job: dict) -> None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from mrsched.errors import ConfigError
+from mrsched.schedulers.batsim.messages import stamp_reply
 from mrsched.units import parse_time
 
 __all__ = ["DecisionCost", "parse_decision_cost", "charge_reply", "NO_COST"]
@@ -116,33 +117,8 @@ def charge_reply(cost: DecisionCost, msg: dict, handle: Callable[[dict], dict]) 
     else:
         reply = handle(msg)
         spent = 0.0
-    events = reply.get("events") or []
     now = reply["now"]
     if cost.kind == "model":
         clock = now + cost.per_event * len(msg.get("events") or ())
-    else:
-        clock = now + spent
-    if not events and clock == now:
-        return reply
-    from mrsched.schedulers.batsim.scheduler import MIN_WAKEUP_DELAY
-
-    out = []
-    wakeups = []
-    for ev in events:
-        etype = ev.get("type")
-        if cost.kind == "model":
-            if etype == "EXECUTE_JOB":
-                clock += cost.job_cost(True)
-            elif etype == "REJECT_JOB":
-                clock += cost.job_cost(False)
-        if etype == "CALL_ME_LATER":
-            wakeups.append(ev)
-            continue
-        out.append({**ev, "timestamp": clock})
-    for ev in wakeups:   # stamped at the end of the work; never due before the reply's now
-        data = ev.get("data") or {}
-        when = data.get("timestamp", clock)
-        if when <= clock:
-            data = {**data, "timestamp": clock + MIN_WAKEUP_DELAY}
-        out.append({**ev, "timestamp": clock, "data": data})
-    return {"now": clock, "events": out}
+        return stamp_reply(reply, clock, cost.job_cost)
+    return stamp_reply(reply, now + spent)
