@@ -13,7 +13,7 @@ from mrsched.schedulers.optim.annealing import CoolingSchedule, anneal
 from mrsched.schedulers.profile.availability import AvailabilityProfile
 from mrsched.schedulers.model.cluster import Cluster
 from mrsched.schedulers.model.job import Job, Request
-from mrsched.schedulers.policies.plan import PlanProblem, SearchStats, best_plan, initial_orders
+from mrsched.schedulers.optim.planning import PlanProblem, SearchStats, best_plan, initial_orders
 from mrsched.schedulers.registry import make_policy, make_scheduler, policy_parameters
 
 GB = 10**9

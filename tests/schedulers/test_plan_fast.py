@@ -13,7 +13,7 @@ from mrsched.schedulers.model.decisions import Allocation
 from mrsched.schedulers.profile.availability import AvailabilityProfile, Fit
 from mrsched.schedulers.model.job import Job, Request
 from mrsched.schedulers.model.contract import SchedulingContext
-from mrsched.schedulers.policies.plan import PlanProblem, best_plan
+from mrsched.schedulers.optim.planning import PlanProblem, best_plan
 from mrsched.schedulers.registry import make_scheduler
 
 GB = 10**9

@@ -17,7 +17,7 @@ from mrsched.schedulers.optim.annealing import CoolingSchedule, swap_move, swap_
 from mrsched.schedulers.profile.availability import AvailabilityProfile, fit_in_slices, lowest_bits
 from mrsched.schedulers.model.cluster import Cluster
 from mrsched.schedulers.model.job import Job, Request
-from mrsched.schedulers.policies.plan import PlanProblem, _reserve_in_slices, best_plan
+from mrsched.schedulers.optim.planning import PlanProblem, _reserve_in_slices, best_plan
 
 GB = 10**9
 
