@@ -27,7 +27,7 @@ _new_tuple = tuple.__new__
 
 def _built(bounds: list[tuple[int, int]]) -> ProcSet:
     """A ProcSet holding already-checked canonical ``(lo, hi)`` bounds as its intervals
-    (ProcSet() and ProcInt() re-check and re-merge: a third of a small start's cost)."""
+    (ProcSet() and ProcInt() would check and merge them again)."""
     ps = ProcSet.__new__(ProcSet)
     ps._itvs = [_new_tuple(ProcInt, b) for b in bounds]
     return ps

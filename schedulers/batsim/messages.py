@@ -8,7 +8,7 @@ kept in ``extra``, and unknown event types become ``UnknownEvent``. Interval-set
 (``alloc``, ``resources``) become ``procset.ProcSet``.
 
 This module and ``intervals.py`` are the only places that know the wire format. Parsing sits
-on the embedded engine's hot path (10,000+ jobs/s in-process), so each event type has a small
+on the embedded engine's hot path, so each event type has a small
 explicit parser dispatched through ``PARSERS`` and diagnostics are built only on failure.
 """
 

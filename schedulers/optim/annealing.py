@@ -75,7 +75,7 @@ def swap_pair(n: int, rng: np.random.Generator) -> tuple[int, int]:
     ``Generator.choice`` without replacement and without ``p`` samples by Floyd's algorithm
     (two bounded draws: in ``[0, n-2]``, then in ``[0, n-1]``, which becomes ``n-1`` if equal
     to the first) and then shuffles the two (one more bounded draw in ``[0, 1]``). The same
-    bounded draws through ``integers`` (same generator routine) cost half the time;
+    bounded draws through ``integers`` (same generator routine) cost less;
     tests/schedulers/test_plan_lists.py compares both streams draw by draw (a numpy whose
     ``choice`` samples otherwise fails it)."""
     integers = rng.integers

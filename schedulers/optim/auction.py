@@ -213,8 +213,8 @@ def winner_determination(priorities: list[float], reqs: list[CoreRequest], bids:
     (14) per atom and an exclusivity row for jobs needing more than half a node's GPUs or
     cores. Where every bid of j holding atom a asks all its nodes (R_jc^node = |N_c|: all
     but class C bids of node-count jobs), U_ja is not a variable but |a| times the sum of those
-    bids' b_jc (Eq. 10 leaves no other value): the same model, with far fewer variables (a
-    200-job window on an empty Machine-L: 42k variables before). The winners are then laid out
+    bids' b_jc (Eq. 10 leaves no other value): the same model, with far fewer variables. The
+    winners are then laid out
     node by node (emptiest nodes first); a winner the layout cannot place exactly gets SLURM's
     best fit inside its bid's nodes, or waits.
     MIP start (``start``): every job's SLURM bid wins, which is feasible because those bids

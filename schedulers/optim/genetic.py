@@ -3,7 +3,7 @@
 The optimiser is separate from the problem (:class:`~mrsched.schedulers.optim.pareto.WindowProblem`)
 and from the stopping rule (:class:`MaxGenerations`), as in pymoo (STYLE.md item 7). The
 whole population evolves with numpy array operations: one generation is a handful of
-vectorised steps, which keeps 500 generations of 20 chromosomes well under 0.2 s.
+vectorised steps.
 """
 
 from __future__ import annotations

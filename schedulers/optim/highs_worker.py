@@ -1,9 +1,8 @@
 """HiGHS run on a model given as plain arrays, in this process or in a worker child process.
 
-Why a child process: HiGHS checks its ``time_limit`` between phases, not inside them, and on
-seed 002's winner-determination models its presolve or root separation overran a 4-5 s limit
-by up to four minutes (the interrupt callback is called once in all of presolve). A child can
-be killed at the deadline; the policy then keeps the MIP start (SLURM's answer) as incumbent.
+Why a child process: HiGHS checks its ``time_limit`` between phases, not inside them (the
+interrupt callback is called once in all of presolve), so presolve or root separation can
+overrun a limit by far. A child can be killed at the deadline; the policy then keeps the MIP start (SLURM's answer) as incumbent.
 
 Protocol (the child runs this file as a script, with no ``mrsched`` import, so that it starts
 quickly): length-prefixed pickles on stdin/stdout; a request is the dict

@@ -5,13 +5,13 @@ interchangeable, so the model is written over those *classes* instead of single 
 job and class, ``y`` nodes used (Eq. 7's t_nj summed over the class) and ``z`` cores (x_nj
 summed). Eq. (2) and (4) become class capacities, Eq. (5)-(6) count ``y``; a node-level
 exclusivity row keeps two jobs that each need more than half a node's GPUs (or cores per
-node) off the same node. On Machine-L this is at most 27 classes instead of 1,024 nodes
-(10k variables for 200 jobs instead of 410k). The class answer is then laid out on concrete
+node) off the same node. On Machine-L this is at most 27 classes instead of 1,024 nodes. The
+class answer is then laid out on concrete
 nodes (GPU jobs first, emptiest nodes first); a job the layout cannot place exactly
 (the class relaxation is not exact per node) gets SLURM's best fit within its node range on
 what is left, or waits for the next round.
 
-Solver use (speed without changing what is optimal; bench/bench_ipsched.py measures it):
+Solver use (speed without changing what is optimal):
 - MIP start: SLURM's best fit of the window in priority order (:func:`greedy_start`), laid
   into the class variables, so HiGHS has an incumbent from its first node and a timeout
   still has an answer at least as good as SLURM's.

@@ -1,13 +1,11 @@
 """A small MILP builder solved by HiGHS (``highspy``, called directly): variables with bounds
 and integrality, sparse rows, a time limit, a MIP start, and the solver's own statistics.
 
-The time limit is honoured: HiGHS checks its own limit only between phases (a winner
-determination of 42k variables given 4 s ran for 245 s; presolve's probing overran 30 s by
-6 s), so a limited solve runs in a worker process (:mod:`.highs_worker`, one per scheduler
-process, started by the policy or on first use) that is killed ``GRACE`` seconds past the
-limit; the MIP start is then the answer. Decision: HiGHS runs on one thread: a campaign runs
-two simulations at a time on two cores, and seed 002's models solved no faster on two (same
-CPU time on winner determinations of a mix V run).
+The time limit is honoured: HiGHS checks its own limit only between phases, so a limited
+solve runs in a worker process (:mod:`.highs_worker`, one per scheduler process, started by
+the policy or on first use) that is killed ``GRACE`` seconds past the limit; the MIP start is
+then the answer. Decision: HiGHS runs on one thread: a campaign runs one simulation per core,
+and seed 002's models solved no faster on two.
 
 Why not ``scipy.optimize.milp``: it cannot take a starting solution, and seed 002's policies
 always have one (SLURM's best fit of the window), which gives HiGHS an incumbent from the first

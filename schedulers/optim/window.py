@@ -1,9 +1,8 @@
 """The window of a MILP policy that must answer within its scheduling interval (seed 002
 Sect. 3.1): a solve that hits the time limit halves the window for the next intervals.
 
-It never grows back, as in the paper, which only ever halves it. (An earlier Decision doubled
-it back after ten rounds solved in under half the limit: on AUCSCHED mix V runs the doubled
-window hit the limit again, 9 halvings a run instead of 3, each a whole interval of CPU.)
+It never grows back, as in the paper, which only ever halves it: a window doubled back after
+quick rounds hit the limit again on AUCSCHED's mix V runs, a whole interval of CPU each time.
 """
 
 from __future__ import annotations

@@ -14,8 +14,7 @@ layout fits; those stay in the window and up to ``resolves`` more MILPs in the s
 round before is not solved again (the same problem has the same answer).
 Decision (``mip_gap`` 0, HiGHS proves the optimum): with basic priorities two jobs' weights
 differ by 1 while the objective is up to 200 x 100,000, so any relative gap above ~5e-8 may
-hand a slot to a later job; only 0 never changes what Eq. (1) ranks first. Its cost, measured
-by bench/bench_ipsched.py on simulated Machine-L states, is a fraction of a second at w = 200.
+hand a slot to a later job; only 0 never changes what Eq. (1) ranks first.
 """
 
 from __future__ import annotations

@@ -89,8 +89,7 @@ class Room(dict):
     def admits(self):
         """``admits(nodes, bytes, walltime)``: the packing test of one job (None: bounds only).
         Bound on each read, not kept: a room holding its own bound method would be a reference
-        cycle, freed only by the garbage collector (on 10,000 nodes, 5 % of a run went to
-        collecting rooms and the slice lists they hold)."""
+        cycle, freed only by the garbage collector."""
         return self._packs if self._prefix is not None else None
 
     def _packs(self, n: int, total: int, w: float) -> bool:
@@ -99,10 +98,7 @@ class Room(dict):
         node's fewest free bytes over the window (the same prefix and test, so still a
         necessary condition). The queue asks it of a single job that a subtree's bounds let
         through; a job it refuses is passed over inside the walk, a leaf, instead of coming
-        back as a candidate that costs a query of every lane and a ``fits_now``: on 100
-        storage nodes (10,000-node ``fcfs-bb``, 100k jobs; ``bench/bench_scale.py --count``)
-        a backfilling pass tried 12.68 jobs and ``fits_now`` refused 12.09 of them before this
-        test, 0.59 and 0.00 with it."""
+        back as a candidate that costs a query of every lane and a ``fits_now``."""
         if not total or not n:
             return True
         times = self.times
@@ -440,20 +436,14 @@ class AvailabilityProfile:
         profile changes (after a change it is still necessary, only weaker).
 
         Bytes: the per-slice totals, not ``fits_now``'s per-storage minima (whose sum is at
-        most this): those cost a row operation per slice (100 storage nodes on the large
-        machine), and visiting the few more jobs this lets through is cheaper (96-node
-        ``fcfs-bb`` 20k jobs: 1.9 % more ``fits_now`` calls, prefix steps 275k -> 51k).
+        most this): those cost a row operation per slice, and visiting the few more jobs this
+        lets through is cheaper.
 
         ``packing``: the queue also tests each job the bounds let through with ``fits_now``'s
         burst-buffer capacity test (``Room.admits``, compiled with the queue's walk), so that
         the jobs it returns are nearly all the ones that fit. Without: the bounds alone, for a
         quick "may any job start?" (a walk that would stop at the first job through the
-        bounds, not at the first that packs). Measured, ``fcfs-bb`` 100k jobs on 100 storage
-        nodes (10,000-node machine): 130.4 -> 94.3 CPU s. On 12 (96 nodes), once the test
-        was compiled, ``fcfs-easy`` (whose nodes-only reservation leaves every free byte to
-        the bounds: jobs whose shares pack nowhere passed them in every round): 100k
-        34.7 -> 33.8 s, 400k 168.4 -> 148.9 s (scheduler 108.8 -> 89.2); ``fcfs-bb`` and
-        ``sjf-bb`` 100k within 2 %."""
+        bounds, not at the first that packs)."""
         if not packing or not self.bb[0]:
             return Room(self.times, self.nodes, self.bbsum)
         return Room(self.times, self.nodes, self.bbsum, self._prefix, self.placer.capacity_fits)

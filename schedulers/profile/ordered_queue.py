@@ -325,8 +325,7 @@ class _Run:
     ~sqrt(queue) subtrees. Within a lane node counts differ by less than 2x, so minima that
     pass nearly always belong to a job that nearly passes; the answer is the earliest of the
     lanes' first jobs, each lane searched only before the best answer so far. Runs of one
-    walltime (``sjf``) are split too, their node counts and bytes still disagreeing (sjf-bb on
-    300k overloaded jobs: 16 % less scheduler CPU than one lane; the same at 100k)."""
+    walltime (``sjf``) are split too, their node counts and bytes still disagreeing."""
 
     __slots__ = ("items", "occupied", "end", "slot", "lanes", "ks", "roots", "trees")
 
