@@ -40,30 +40,44 @@ def check_policy(policy: str, options: dict, *, file: str | None = None,
         from mrsched.schedulers.cli import load_scheduler_class
 
         try:
-            load_scheduler_class(policy)
+            cls = load_scheduler_class(policy)
         except ConfigError as exc:
             raise ConfigError(exc.message, file=file, field=key, hint=exc.hint) from exc
-        return {}
+        from mrsched.schedulers.model.contract import Policy
+        if not issubclass(cls, Policy):
+            return {}
+        params = _registry().class_parameters(cls)
+        _check_names(policy, options, params, file, key)
+        return params
     registry = _registry()
     if policy not in registry.POLICIES:
         raise ConfigError(f"unknown policy '{policy}'", file=file, field=key,
                           hint=suggest(policy, registry.POLICIES))
     params = dict(registry.scheduler_parameters(policy))   # + decision_cost, decision_scale
+    _check_names(policy, options, params, file, key)
+    return params
+
+
+def _check_names(policy: str, options: dict, params: dict, file: str | None, key: str) -> None:
     for name in options:
         if name not in params:
             raise ConfigError(f"unknown option '{name}' of policy '{policy}'", file=file,
                               field=f"{key}.options.{name}" if key else name,
                               hint=suggest(name, params))
-    return params
 
 
 def check_values(policy: str, options: dict, *, file: str | None = None,
                  key: str = "policy") -> None:
     """Build the scheduler once (cheap: run-time state starts with the simulation) so that a
     bad option value is refused now rather than in every run."""
-    if ":" in policy:
-        return
     try:
+        if ":" in policy:
+            from mrsched.schedulers.cli import load_scheduler_class
+            from mrsched.schedulers.model.contract import Policy
+            cls = load_scheduler_class(policy)
+            if issubclass(cls, Policy):
+                _registry().make_scheduler_of_class(cls, dict(options))
+            return
         _registry().make_scheduler(policy, dict(options))
     except ConfigError as exc:
         field = f"{key}.options.{exc.field}" if exc.field else key

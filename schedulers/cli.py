@@ -13,6 +13,7 @@ import argparse
 import importlib
 import inspect
 import logging
+import os
 import sys
 from typing import Any
 
@@ -55,16 +56,30 @@ def parse_options(items: list[str]) -> dict[str, str]:
     return options
 
 
+def _import_here_too(module_name: str):
+    """``importlib.import_module``, looking in the current directory too when the module is not
+    found elsewhere (a researcher's ``mypolicy.py`` beside the campaign file; mrsched's own
+    processes run Python with ``-P``, which leaves the current directory out)."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        here = os.getcwd()
+        if exc.name != module_name.split(".")[0] or here in sys.path:
+            raise
+        sys.path.append(here)
+        return importlib.import_module(module_name)
+
+
 def load_scheduler_class(spec: str) -> type:
     """``"package.module:ClassName"`` -> the class, with clear errors."""
     module_name, _, class_name = spec.partition(":")
     if not module_name or not class_name:
         raise ConfigError(f"bad scheduler {spec!r}", hint="expected module.path:ClassName")
     try:
-        module = importlib.import_module(module_name)
+        module = _import_here_too(module_name)
     except ModuleNotFoundError as exc:
         raise ConfigError(f"cannot import module '{module_name}': {exc}",
-                          hint="is it installed or on PYTHONPATH?") from None
+                          hint="is it installed, on PYTHONPATH or in the current directory?") from None
     try:
         cls = getattr(module, class_name)
     except AttributeError:

@@ -111,6 +111,11 @@ def scheduler_parameters(name: str) -> dict[str, Any]:
     return {**run, **policy_parameters(name)}
 
 
+def class_parameters(cls: type[Policy]) -> dict[str, Any]:
+    """``scheduler_parameters`` of a user's own :class:`Policy` subclass."""
+    return {**{k: RUN_DEFAULTS[k] for k in run_parameters(cls)}, **cls.param_defaults()}
+
+
 def parameter_table(name: str) -> dict[str, Param]:
     """Every option of ``scheduler_parameters(name)`` -> its declared constraint."""
     cls = policy_class(name)
