@@ -100,10 +100,8 @@ def test_random_kills_then_resume_give_the_uninterrupted_results(tmp_path, input
     single = read_manifest(tmp_path / "single")
     ref = tmp_path / "reference" / "runs" / "fcfs-easy-platform-wl1"
     assert single["outputs"]["out_jobs.csv"]["sha256"] == read_manifest(ref)["outputs"]["out_jobs.csv"]["sha256"]
-    try:
-        from mrsched.analysis import campaign_metrics
-    except ImportError:
-        return
+    from mrsched.analysis import campaign_metrics
+
     drop = lambda df: df.drop(columns=[c for c in df.columns if "wall" in c or "time_s" in c
                                        or c in ("dir", "path", "run_dir", "cpu_time", "peak_memory_mb")],
                            errors="ignore")
