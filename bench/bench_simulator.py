@@ -362,14 +362,14 @@ def main() -> None:
         return
     timed(f"delay, in-process ({label})",
           lambda: simulate(cluster, [delay_wl], policy, export_prefix=tmp / "a"), args.jobs)
-    from mrsched.simulator import engine as engine_mod
-    if engine_mod._compiled_steps:   # the same run on the step loop's Python twin
-        engine_mod.use_compiled_steps(False)
+    from mrsched.simulator import kernel
+    if kernel._compiled_steps:   # the same run on the kernel's Python twin
+        kernel.use_compiled_steps(False)
         try:
             timed("  the same, Python step loop", lambda: simulate(
                 cluster, [delay_wl], make_scheduler()[0], export_prefix=tmp / "py"), args.jobs)
         finally:
-            engine_mod.use_compiled_steps(True)
+            kernel.use_compiled_steps(True)
     timed("delay, ZeroMQ (REP thread)", lambda: run_zmq(cluster, delay_wl, tmp / "b"), args.jobs)
     if reg_label != label:
         timed(f"delay, in-process ({reg_label})",

@@ -1,24 +1,18 @@
-/* The engine's step loop, compiled: ``Engine._py_steps`` and the primitives it drives (sleep
-   actions, the server's mailbox, the message in flight), with the actors left in Python.
+/* The engine's kernel, compiled: ``kernel.Kernel`` (its step loop ``run`` and the primitives it
+   drives: sleep actions, the server's mailbox, the message in flight) with the actors left in
+   Python; ``kernel.CompiledKernel`` is this type with the kernel's Python-side calls mixed in.
 
-   Why: issue 18 asks for 20,000 in-process delay jobs a CPU second. The Python engine's
-   profile is flat, and about a quarter of it (py-spy, 28,000 delay jobs with the bench FCFS)
-   is this machinery: ~7 SimGrid steps a job, each deciding the next delta, decrementing the
-   sleeps and the transfer, and ordering the woken actors. Here it runs on C arrays of
-   doubles; every actor (an executor, a submitter, the server's handlers, the scheduler call)
-   is still the Python code, called at the same points in the same order. Measured by
-   bench/bench_simulator.py (same process): 28,000 delay jobs with the bench FCFS, engine
-   1.62 CPU s on the Python loop, 1.08 s here.
+   Why: a run takes ~7 SimGrid steps a job, each deciding the next delta, decrementing the
+   sleeps and the transfer, and ordering the woken actors, a large share of the engine's time
+   in Python (bench/bench_simulator.py runs both loops). Here it runs on C arrays of doubles.
 
    Same answers by construction: the same IEEE double operations in the same order as the
    Python twin (the clock is the running sum of the deltas, a sleep's max duration loses each
    delta in turn, a transfer pays its latency then its remaining bytes), the same ties (the
    first sleep of least time left, wakes sorted stably by creation rank), the same simcall
-   order. ``engine.py`` uses this module when it was built (an optional extension) and
-   ``MRSCHED_PURE_PYTHON`` is not set; the tests run both on every reference.
-
-   Also here: ``idle_stamp``, a job's start or end on its machines' state-change times (the
-   same additions as ``engine._idle_stamp``). */
+   order. ``kernel.py`` uses this module when it was built (an optional extension) and
+   ``MRSCHED_PURE_PYTHON`` is not set; the tests run both on every reference. The module also
+   holds ``idle_stamp`` (``_idle.c``, the twin of ``machines._idle_stamp``). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -80,14 +74,16 @@ static PyTypeObject TimerType = {
 };
 
 /* ---------------------------------------------------------------------------------------- */
-/* Kernel: the clock, the sleeps, the mailbox and the message in flight of one Engine. */
+/* Kernel: the clock, the sleeps, the mailbox and the message in flight of one run. */
 
 typedef struct {
     PyObject_HEAD
-    PyObject *engine;
-    PyObject *master;       /* engine.master: its puts cost engine.loopback */
+    PyObject *master;       /* net.master: its puts cost net.loopback */
     PyObject *loopback;
-    PyObject *comm_spec;    /* engine.comm_spec, the others' cost */
+    PyObject *comm_spec;    /* net.comm_spec, the others' cost */
+    PyObject *receive;      /* the server, receive(type, payload): run's argument */
+    PyObject *spawned;      /* list of (start, args): actors created, not started yet */
+    PyObject *now_obj;      /* ``now`` as Python reads it (a float, renewed each step) */
     double now;
     long long seq;
     /* sleeps: max durations (minus the pending deltas) and their timers, in creation order */
@@ -107,11 +103,11 @@ typedef struct {
     Py_ssize_t qhead, qlen, qcap;
     PyObject *simcalls;     /* list during a step's actors (owned), else NULL */
     double p_surf, p_work;
+    char stopped;           /* stop() was called: run returns after this step */
 } KernelObject;
 
-static PyObject *s_now, *s_finished, *s_sched_ready, *s_buffer, *s_send, *s_ptasks, *s_ending,
-    *s_replies, *s_start_reqrep, *s_stalled, *s_ptask_model, *s_time_left, *s_ptask_ends,
-    *s_fold, *s_batch, *s_master, *s_loopback, *s_comm_spec;
+static PyObject *s_ptasks, *s_ending, *s_ptask_model, *s_time_left, *s_ptask_ends, *s_fold,
+    *s_batch, *s_master, *s_loopback, *s_comm_spec;
 
 static int
 grow_sleeps(KernelObject *k)
@@ -270,7 +266,7 @@ queue_push(KernelObject *k, PyObject *msg)
     return 0;
 }
 
-/* An actor's put: into this step's simcalls, or straight to the server (Engine.put). */
+/* An actor's put: into this step's simcalls, or straight to the server (Kernel.put). */
 static int
 post(KernelObject *k, PyObject *msg)
 {
@@ -316,11 +312,11 @@ apply_simcalls(KernelObject *k, PyObject *calls)
     return 0;
 }
 
-/* An attribute of the engine, as a truth value (-1 on error). */
+/* An attribute of the kernel (the step shortcuts' switches), as a truth value (-1 on error). */
 static int
-engine_flag(KernelObject *k, PyObject *name)
+kernel_flag(KernelObject *k, PyObject *name)
 {
-    PyObject *v = PyObject_GetAttr(k->engine, name);
+    PyObject *v = PyObject_GetAttr((PyObject *)k, name);
     if (v == NULL)
         return -1;
     int r = PyObject_IsTrue(v);
@@ -328,29 +324,16 @@ engine_flag(KernelObject *k, PyObject *name)
     return r;
 }
 
-/* The server got a message (Engine._receive): it handles it, calls the scheduler if its
-   mailbox holds nothing else, then asks for the next message (a simcall). */
+/* The server got a message (Kernel._deliver): it handles it (and may call the scheduler), then
+   asks for the next message (a simcall). */
 static int
 receive(KernelObject *k, PyObject *msg)
 {
-    PyObject *r = PyObject_CallOneArg(PyTuple_GET_ITEM(msg, 1), PyTuple_GET_ITEM(msg, 2));
+    PyObject *args[2] = {PyTuple_GET_ITEM(msg, 1), PyTuple_GET_ITEM(msg, 2)};
+    PyObject *r = PyObject_Vectorcall(k->receive, args, 2, NULL);
     if (r == NULL)
         return -1;
     Py_DECREF(r);
-    int f = engine_flag(k, s_sched_ready);
-    if (f > 0)
-        f = engine_flag(k, s_buffer);
-    if (f > 0 && k->qlen == 0) {
-        f = engine_flag(k, s_finished);
-        if (f == 0) {
-            r = PyObject_CallMethodNoArgs(k->engine, s_send);
-            if (r == NULL)
-                return -1;
-            Py_DECREF(r);
-        }
-    }
-    if (f < 0)
-        return -1;
     return PyList_Append(k->simcalls, Py_None);
 }
 
@@ -516,103 +499,99 @@ Kernel_next_seq(KernelObject *k, PyObject *Py_UNUSED(ignored))
     return PyLong_FromLongLong(++k->seq);
 }
 
+static PyObject *
+Kernel_mailbox_empty(KernelObject *k, PyObject *Py_UNUSED(ignored))
+{
+    return PyBool_FromLong(k->qlen == 0);
+}
+
+static PyObject *
+Kernel_stop(KernelObject *k, PyObject *Py_UNUSED(ignored))
+{
+    k->stopped = 1;
+    Py_RETURN_NONE;
+}
+
 static int
 set_now(KernelObject *k)
 {
     PyObject *v = PyFloat_FromDouble(k->now);
     if (v == NULL)
         return -1;
-    int r = PyObject_SetAttr(k->engine, s_now, v);
-    Py_DECREF(v);
-    return r;
+    Py_XSETREF(k->now_obj, v);
+    return 0;
 }
 
-/* Starts the request-reply actors of the replies given in this step (their puts in turn). */
+/* Starts the actors spawned so far (KernelBase.spawn), in order: their puts are simcalls,
+   applied once all of them started, and again while they spawn others; ``direct`` (before the
+   first step): one pass, their puts at once. */
 static int
-start_replies(KernelObject *k)
+start_spawned(KernelObject *k, int direct)
 {
-    for (;;) {
-        PyObject *replies = PyObject_GetAttr(k->engine, s_replies);
-        if (replies == NULL)
-            return -1;
-        if (!PyList_CheckExact(replies)) {
-            Py_DECREF(replies);
-            PyErr_SetString(PyExc_TypeError, "Engine._replies must be a list");
-            return -1;
-        }
-        if (PyList_GET_SIZE(replies) == 0) {
-            Py_DECREF(replies);
-            return 0;
-        }
-        PyObject *fresh = PyList_New(0);
-        if (fresh == NULL || PyObject_SetAttr(k->engine, s_replies, fresh) < 0) {
-            Py_XDECREF(fresh);
-            Py_DECREF(replies);
-            return -1;
-        }
-        Py_DECREF(fresh);
-        PyObject *calls = PyList_New(0);
-        if (calls == NULL) {
-            Py_DECREF(replies);
-            return -1;
-        }
-        Py_INCREF(calls);
-        k->simcalls = calls;
-        int r = 0;
-        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(replies) && r == 0; i++) {
-            PyObject *rep = PyList_GET_ITEM(replies, i);
-            if (!PyTuple_CheckExact(rep) || PyTuple_GET_SIZE(rep) != 2) {
-                PyErr_SetString(PyExc_TypeError, "Engine._replies holds (events, now) pairs");
-                r = -1;
-                break;
-            }
-            PyObject *res = PyObject_CallMethodObjArgs(k->engine, s_start_reqrep,
-                                                       PyTuple_GET_ITEM(rep, 0),
-                                                       PyTuple_GET_ITEM(rep, 1), NULL);
-            if (res == NULL)
-                r = -1;
+    while (PyList_GET_SIZE(k->spawned)) {
+        PyObject *spawned = k->spawned, *calls = direct ? NULL : PyList_New(0);
+        k->spawned = PyList_New(0);
+        int r = k->spawned == NULL || (!direct && calls == NULL) ? -1 : 0;
+        if (k->spawned == NULL)
+            k->spawned = Py_NewRef(spawned);
+        if (calls != NULL)
+            k->simcalls = Py_NewRef(calls);
+        for (Py_ssize_t i = 0; r == 0 && i < PyList_GET_SIZE(spawned); i++) {
+            PyObject *entry = PyList_GET_ITEM(spawned, i), *res = NULL;
+            if (PyTuple_CheckExact(entry) && PyTuple_GET_SIZE(entry) == 2
+                    && PyTuple_CheckExact(PyTuple_GET_ITEM(entry, 1)))
+                res = PyObject_Call(PyTuple_GET_ITEM(entry, 0), PyTuple_GET_ITEM(entry, 1), NULL);
             else
-                Py_DECREF(res);
+                PyErr_SetString(PyExc_TypeError, "Kernel._spawned holds (start, args) pairs");
+            r = res == NULL ? -1 : 0;
+            Py_XDECREF(res);
         }
-        Py_DECREF(replies);
-        Py_CLEAR(k->simcalls);
-        if (r == 0)
-            r = apply_simcalls(k, calls);
-        Py_DECREF(calls);
-        if (r < 0)
-            return -1;
+        Py_DECREF(spawned);
+        if (calls != NULL) {
+            Py_CLEAR(k->simcalls);
+            if (r == 0)
+                r = apply_simcalls(k, calls);
+            Py_DECREF(calls);
+        }
+        if (r < 0 || direct)
+            return r;
     }
+    return 0;
 }
 
-/* The loop of Engine._py_steps, step for step (see it for SimGrid's references). */
+/* The loop of Kernel.run, step for step (see it for SimGrid's references). */
 static PyObject *
-Kernel_run(KernelObject *k, PyObject *Py_UNUSED(ignored))
+Kernel_run(KernelObject *k, PyObject *const *args, Py_ssize_t nargs)
 {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "run(receive, stalled)");
+        return NULL;
+    }
+    PyObject *stalled = args[1];
     const double inf = Py_HUGE_VAL, P_SURF = k->p_surf, P_WORK = k->p_work;
-    int fold = engine_flag(k, s_fold), batch = engine_flag(k, s_batch);
+    int fold = kernel_flag(k, s_fold), batch = kernel_flag(k, s_batch);
     if (fold < 0 || batch < 0)
         return NULL;
-    PyObject *ptasks = PyObject_GetAttr(k->engine, s_ptasks);
-    PyObject *ending = PyObject_GetAttr(k->engine, s_ending);
+    PyObject *ptasks = PyObject_GetAttr((PyObject *)k, s_ptasks);
+    PyObject *ending = PyObject_GetAttr((PyObject *)k, s_ending);
     if (ptasks == NULL || ending == NULL || !PyDict_CheckExact(ptasks)
             || !PyDict_CheckExact(ending)) {
         if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_TypeError, "Engine._ptasks and _ending must be dicts");
+            PyErr_SetString(PyExc_TypeError, "Kernel._ptasks and _ending must be dicts");
         Py_XDECREF(ptasks);
         Py_XDECREF(ending);
         return NULL;
     }
+    Py_INCREF(args[0]);
+    Py_XSETREF(k->receive, args[0]);
     Wakes ws;
     ws.w = ws.small;
     ws.n = 0;
     ws.cap = 8;
     PyObject *calls = NULL, *received = NULL;
-    for (;;) {
-        int fin = engine_flag(k, s_finished);
-        if (fin < 0)
-            goto error;
-        if (fin)
-            break;
+    if (start_spawned(k, 1) < 0)   /* actors created before the run: their puts at once */
+        goto error;
+    while (!k->stopped) {
         double delta = k->least;
         if (delta < inf && !k->first->alive) {   /* cancelled since: look again */
             forget_cancelled(k);
@@ -629,7 +608,7 @@ Kernel_run(KernelObject *k, PyObject *Py_UNUSED(ignored))
         }
         int has_ptasks = PyDict_GET_SIZE(ptasks) > 0;
         if (has_ptasks) {
-            PyObject *model = PyObject_GetAttr(k->engine, s_ptask_model);
+            PyObject *model = PyObject_GetAttr((PyObject *)k, s_ptask_model);
             if (model == NULL)
                 goto error;
             PyObject *v = PyObject_CallMethodNoArgs(model, s_time_left);
@@ -644,7 +623,7 @@ Kernel_run(KernelObject *k, PyObject *Py_UNUSED(ignored))
                 delta = left;
         }
         if (delta == inf) {
-            PyObject *r = PyObject_CallMethodNoArgs(k->engine, s_stalled);
+            PyObject *r = PyObject_CallNoArgs(stalled);
             if (r == NULL)
                 goto error;
             Py_DECREF(r);
@@ -737,7 +716,7 @@ Kernel_run(KernelObject *k, PyObject *Py_UNUSED(ignored))
             PyObject *now_v = PyFloat_FromDouble(now), *delta_v = PyFloat_FromDouble(delta);
             PyObject *ends = NULL;
             if (now_v != NULL && delta_v != NULL)
-                ends = PyObject_CallMethodObjArgs(k->engine, s_ptask_ends, now_v, delta_v,
+                ends = PyObject_CallMethodObjArgs((PyObject *)k, s_ptask_ends, now_v, delta_v,
                                                   NULL);
             Py_XDECREF(now_v);
             Py_XDECREF(delta_v);
@@ -745,7 +724,7 @@ Kernel_run(KernelObject *k, PyObject *Py_UNUSED(ignored))
                 goto error;
             if (!PyList_CheckExact(ends)) {
                 Py_DECREF(ends);
-                PyErr_SetString(PyExc_TypeError, "Engine._ptask_ends returns a list");
+                PyErr_SetString(PyExc_TypeError, "Kernel._ptask_ends returns a list");
                 goto error;
             }
             for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ends); i++) {
@@ -825,15 +804,17 @@ Kernel_run(KernelObject *k, PyObject *Py_UNUSED(ignored))
             goto error;
         if (PyDict_GET_SIZE(ending))
             PyDict_Clear(ending);
-        if (start_replies(k) < 0)
+        if (start_spawned(k, 0) < 0)
             goto error;
     }
+    Py_CLEAR(k->receive);
     Py_DECREF(ptasks);
     Py_DECREF(ending);
     if (ws.w != ws.small)
         PyMem_Free(ws.w);
     Py_RETURN_NONE;
 error:
+    Py_CLEAR(k->receive);
     Py_CLEAR(k->simcalls);
     Py_XDECREF(calls);
     Py_XDECREF(received);
@@ -848,26 +829,31 @@ error:
 static int
 Kernel_init(KernelObject *k, PyObject *args, PyObject *kwds)
 {
-    PyObject *engine;
+    PyObject *net;
     double p_surf, p_work;
-    if (!PyArg_ParseTuple(args, "Odd:Kernel", &engine, &p_surf, &p_work))
+    if (!PyArg_ParseTuple(args, "Odd:Kernel", &net, &p_surf, &p_work))
         return -1;
-    PyObject *master = PyObject_GetAttr(engine, s_master);
-    PyObject *loopback = master ? PyObject_GetAttr(engine, s_loopback) : NULL;
-    PyObject *comm_spec = loopback ? PyObject_GetAttr(engine, s_comm_spec) : NULL;
-    if (comm_spec == NULL) {
+    PyObject *master = PyObject_GetAttr(net, s_master);
+    PyObject *loopback = master ? PyObject_GetAttr(net, s_loopback) : NULL;
+    PyObject *comm_spec = loopback ? PyObject_GetAttr(net, s_comm_spec) : NULL;
+    PyObject *spawned = comm_spec ? PyList_New(0) : NULL;
+    PyObject *now = spawned ? PyFloat_FromDouble(0.0) : NULL;
+    if (now == NULL) {
         Py_XDECREF(master);
         Py_XDECREF(loopback);
+        Py_XDECREF(comm_spec);
+        Py_XDECREF(spawned);
         return -1;
     }
-    Py_INCREF(engine);
-    Py_XSETREF(k->engine, engine);
     Py_XSETREF(k->master, master);
     Py_XSETREF(k->loopback, loopback);
     Py_XSETREF(k->comm_spec, comm_spec);
+    Py_XSETREF(k->spawned, spawned);
+    Py_XSETREF(k->now_obj, now);
     k->now = 0.0;
     k->least = Py_HUGE_VAL;
     k->server_waiting = 1;
+    k->stopped = 0;
     k->p_surf = p_surf;
     k->p_work = p_work;
     return 0;
@@ -876,10 +862,12 @@ Kernel_init(KernelObject *k, PyObject *args, PyObject *kwds)
 static int
 Kernel_traverse(KernelObject *k, visitproc visit, void *arg)
 {
-    Py_VISIT(k->engine);
     Py_VISIT(k->master);
     Py_VISIT(k->loopback);
     Py_VISIT(k->comm_spec);
+    Py_VISIT(k->receive);
+    Py_VISIT(k->spawned);
+    Py_VISIT(k->now_obj);
     Py_VISIT(k->first);
     Py_VISIT(k->transfer);
     Py_VISIT(k->simcalls);
@@ -893,10 +881,12 @@ Kernel_traverse(KernelObject *k, visitproc visit, void *arg)
 static int
 Kernel_clear(KernelObject *k)
 {
-    Py_CLEAR(k->engine);
     Py_CLEAR(k->master);
     Py_CLEAR(k->loopback);
     Py_CLEAR(k->comm_spec);
+    Py_CLEAR(k->receive);
+    Py_CLEAR(k->spawned);
+    Py_CLEAR(k->now_obj);
     Py_CLEAR(k->first);
     Py_CLEAR(k->transfer);
     Py_CLEAR(k->simcalls);
@@ -926,81 +916,45 @@ Kernel_dealloc(KernelObject *k)
 
 static PyMethodDef Kernel_methods[] = {
     {"sleep", (PyCFunction)(void (*)(void))Kernel_sleep, METH_FASTCALL,
-     "sleep(duration, cb) -> Timer: an actor sleeps (Engine.sleep)."},
+     "sleep(duration, cb) -> Timer: an actor sleeps (Kernel.sleep)."},
     {"put", (PyCFunction)(void (*)(void))Kernel_put, METH_FASTCALL,
-     "put(src, handler, payload, on_sent=None): an actor's message to the server (Engine.put)."},
+     "put(src, type, payload, on_sent=None): an actor's message to the server (Kernel.put)."},
     {"next_seq", (PyCFunction)Kernel_next_seq, METH_NOARGS,
      "The creation rank of a new action."},
-    {"run", (PyCFunction)Kernel_run, METH_NOARGS,
-     "Steps until the engine is finished (Engine._py_steps)."},
+    {"mailbox_empty", (PyCFunction)Kernel_mailbox_empty, METH_NOARGS,
+     "Whether the server's mailbox holds no message (Kernel.mailbox_empty)."},
+    {"stop", (PyCFunction)Kernel_stop, METH_NOARGS,
+     "The simulation is over: run returns after this step (Kernel.stop)."},
+    {"run", (PyCFunction)(void (*)(void))Kernel_run, METH_FASTCALL,
+     "run(receive, stalled): steps until stop() (Kernel.run)."},
+    {NULL}
+};
+
+static PyMemberDef Kernel_members[] = {
+    {"now", T_OBJECT_EX, offsetof(KernelObject, now_obj), READONLY,
+     "SimGrid's clock: the running sum of the steps' deltas"},
+    {"_spawned", T_OBJECT_EX, offsetof(KernelObject, spawned), READONLY,
+     "actors created, not started yet: (start, args) pairs (KernelBase.spawn appends)"},
     {NULL}
 };
 
 static PyTypeObject KernelType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "mrsched.simulator._steps.Kernel",
-    .tp_doc = "Kernel(engine, surf_precision, remains_precision): the compiled step loop.",
+    .tp_doc = "Kernel(net, surf_precision, remains_precision): the compiled kernel "
+              "(kernel.CompiledKernel adds its Python-side calls).",
     .tp_basicsize = sizeof(KernelObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE,
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Kernel_init,
     .tp_traverse = (traverseproc)Kernel_traverse,
     .tp_clear = (inquiry)Kernel_clear,
     .tp_dealloc = (destructor)Kernel_dealloc,
     .tp_methods = Kernel_methods,
+    .tp_members = Kernel_members,
 };
 
-/* ---------------------------------------------------------------------------------------- */
-/* The machines' state-change times: a job's start adds each machine's idle time since its last
-   change, then stamps it (``engine._idle_stamp``, the twin). */
-
-/* idle_stamp(idle, now, last, lo, hi) -> idle + (now - last[k]) for k = lo..hi-1, added one by
-   one in that order (the same IEEE additions as the twin's loop and numpy's accumulate), then
-   last[lo:hi] = now; ``idle`` None: the stamp only (a job's end), returns None. ``last`` is a
-   writable contiguous 1-D float64 array. A start on a few machines paid ~2 us in numpy slices
-   and Python floats, a thousand machines ~5 us. */
-static PyObject *
-idle_stamp(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "idle_stamp(idle, now, last, lo, hi)");
-        return NULL;
-    }
-    int sum = args[0] != Py_None;
-    double idle = sum ? PyFloat_AsDouble(args[0]) : 0.0;
-    double now = PyFloat_AsDouble(args[1]);
-    Py_ssize_t lo = PyLong_AsSsize_t(args[3]), hi = PyLong_AsSsize_t(args[4]);
-    if (PyErr_Occurred())
-        return NULL;
-    Py_buffer view;
-    if (PyObject_GetBuffer(args[2], &view, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
-        return NULL;
-    if (view.ndim != 1 || view.itemsize != (Py_ssize_t)sizeof(double) || !view.format
-            || strcmp(view.format, "d") != 0) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_TypeError, "idle_stamp: last must be a 1-D float64 array");
-        return NULL;
-    }
-    Py_ssize_t n = view.len / (Py_ssize_t)sizeof(double);
-    if (lo < 0 || hi < lo || hi > n) {
-        PyBuffer_Release(&view);
-        PyErr_Format(PyExc_IndexError, "idle_stamp: machines %zd..%zd outside 0..%zd", lo, hi, n);
-        return NULL;
-    }
-    double *x = (double *)view.buf;
-    if (sum)
-        for (Py_ssize_t k = lo; k < hi; k++) {
-            idle += now - x[k];
-            x[k] = now;
-        }
-    else
-        for (Py_ssize_t k = lo; k < hi; k++)
-            x[k] = now;
-    PyBuffer_Release(&view);
-    if (!sum)
-        Py_RETURN_NONE;
-    return PyFloat_FromDouble(idle);
-}
+PyObject *idle_stamp(PyObject *module, PyObject *const *args, Py_ssize_t nargs);   /* _idle.c */
 
 static PyMethodDef steps_functions[] = {
     {"idle_stamp", (PyCFunction)(void (*)(void))idle_stamp, METH_FASTCALL,
@@ -1010,8 +964,8 @@ static PyMethodDef steps_functions[] = {
 
 static struct PyModuleDef steps_module = {
     PyModuleDef_HEAD_INIT, "_steps",
-    "The engine's step loop, compiled (see Engine._py_steps, its Python twin), and the "
-    "machines' idle-time stamps (engine._idle_stamp).", -1, steps_functions,
+    "The engine's kernel, compiled (see kernel.Kernel, its Python twin), and the "
+    "machines' idle-time stamps (machines._idle_stamp).", -1, steps_functions,
 };
 
 #define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
@@ -1019,16 +973,8 @@ static struct PyModuleDef steps_module = {
 PyMODINIT_FUNC
 PyInit__steps(void)
 {
-    INTERN(s_now, "now");
-    INTERN(s_finished, "finished");
-    INTERN(s_sched_ready, "sched_ready");
-    INTERN(s_buffer, "buffer");
-    INTERN(s_send, "_send_to_scheduler");
     INTERN(s_ptasks, "_ptasks");
     INTERN(s_ending, "_ending");
-    INTERN(s_replies, "_replies");
-    INTERN(s_start_reqrep, "_start_reqrep");
-    INTERN(s_stalled, "_stalled");
     INTERN(s_ptask_model, "_ptask_model");
     INTERN(s_time_left, "time_left");
     INTERN(s_ptask_ends, "_ptask_ends");

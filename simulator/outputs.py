@@ -271,6 +271,45 @@ class StreamedOutputs:
                 pass
 
 
+class Recorder:
+    """Where a run's ended jobs go: ``_schedule.csv``'s aggregates (``stats``), the output
+    files while the run goes (after ``open``), and the records kept for the run's result
+    (``records``, unless ``keep_records`` is False: then None)."""
+
+    def __init__(self, tracker: MachineStateTracker, *, keep_records: bool = True):
+        self.stats = ScheduleStats()
+        self.tracker = tracker
+        self.files: StreamedOutputs | None = None
+        self.records: list[JobRecord] | None = [] if keep_records else None
+
+    def open(self, prefix: str | Path) -> None:
+        """Write the files ``{prefix}_*.csv`` while the run goes."""
+        self.files = StreamedOutputs(prefix, self.tracker)
+
+    def add(self, record: JobRecord) -> None:
+        """A job ended (or was rejected): its row."""
+        self.stats.add(record)
+        if self.files is not None:
+            self.files.add(record)
+        if self.records is not None:
+            self.records.append(record)
+
+    def finish(self, **totals: float) -> dict[str, Path]:
+        """The run is over: ``_schedule.csv`` from the aggregates and ``totals``
+        (``ScheduleStats.row``'s arguments), every file in place; their paths ({} when none
+        were written)."""
+        if self.files is None:
+            return {}
+        paths = self.files.finish(self.stats.row(**totals))
+        self.files = None
+        return paths
+
+    def abort(self) -> None:
+        """The run failed: no file is written (no-op after ``finish``)."""
+        if self.files is not None:
+            self.files.abort()
+
+
 def write_outputs(prefix: str | Path, records: list[JobRecord], machines: MachineStateTracker,
                   schedule: dict[str, str]) -> dict[str, Path]:
     """Write ``{prefix}_jobs.csv``, ``_schedule.csv``, ``_machine_states.csv`` (each replaced

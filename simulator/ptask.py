@@ -31,17 +31,18 @@ import numpy as np
 
 from mrsched.errors import SimulationError
 
+from mrsched.simulator.maxmin import (MAXMIN_PRECISION, components, fair_bottleneck,
+                                     fair_bottleneck_small, solo_rate)
+
 try:  # the C function behind np.count_nonzero, without its Python wrapper (hot path)
     from numpy._core.multiarray import count_nonzero as _count
 except ImportError:  # pragma: no cover - other numpy layouts
     _count = np.count_nonzero
 
-#: SimGrid precisions: ``maxmin/precision`` (constraint slack), ``surf/precision`` (timing).
-MAXMIN_PRECISION = 1e-5
+#: SimGrid precisions: ``surf/precision`` (timing), and remaining work below this fraction is
+#: done (SimGrid: maxmin precision x surf precision).
 SURF_PRECISION = 1e-9
-#: Remaining work below this fraction is done (SimGrid: maxmin precision x surf precision).
 REMAINS_PRECISION = MAXMIN_PRECISION * SURF_PRECISION
-_MAX_ROUNDS = 1_000_000
 #: runs an iterator of side effects (``map`` of a setter) to its end in C
 _consume = deque(maxlen=0).extend
 #: Systems of more tasks are solved whole (the component split loops in Python) and stepped in
@@ -324,7 +325,7 @@ class PtaskModel:
         task._bound = bound
         if isolated:
             _consume(map(self._owner.__setitem__, task._cnsts, repeat(task)))
-            self._isolated(task, _solo_rate(list(map(self._cap_list.__getitem__, task._cnsts)), task._ws, bound))
+            self._isolated(task, solo_rate(list(map(self._cap_list.__getitem__, task._cnsts)), task._ws, bound))
             return task
         empty = used + n_links == 0  # nothing to do: done at once (SimGrid sets remains to 0)
         task._empty = empty
@@ -346,7 +347,7 @@ class PtaskModel:
 
         Same task as ``add``: its CPU constraints are the positions, its bound the slowest
         core's ``speed / amount`` (the least speed over ``amount``: division is monotonic), its
-        rate ``_solo_rate`` of the least capacity, equal to the per-host call's as it ends in
+        rate ``solo_rate`` of the least capacity, equal to the per-host call's as it ends in
         the first round (every capacity, ``cores * speed`` with ``cores >= 1``, offers at least
         the bound)."""
         if self._isolate and 0 < amount < math.inf and runs and max(hi for _, hi in runs) < len(self._hosts):
@@ -373,7 +374,7 @@ class PtaskModel:
                     self._range_lo.insert(k, lo)
                     self._range_hi.insert(k, hi)
                     self._range_task.insert(k, task)
-                self._isolated(task, _solo_rate([cap], (amount,), bound))
+                self._isolated(task, solo_rate([cap], (amount,), bound))
                 return task
         flops: dict[str, float] = {}
         for lo, hi in runs:
@@ -698,7 +699,7 @@ class PtaskModel:
         changes nothing in the rounds the others still need."""
         if len(tasks) > _SPLIT_MAX:  # the split's Python loops would cost more than they save
             return self._solve(tasks)
-        groups = _components(tasks)
+        groups = components(tasks)
         if len(groups) == 1:
             return self._solve(tasks)
         rates = [0.0] * len(tasks)
@@ -728,7 +729,7 @@ class PtaskModel:
                 ec.extend(task._cnsts)
                 ew.extend(task._ws)
                 ev.extend([v] * sizes[v])
-            return _fair_bottleneck_small(ev, ec, ew, starts, self._cap_list, self._fat_list, bound)
+            return fair_bottleneck_small(ev, ec, ew, starts, self._cap_list, self._fat_list, bound)
         if len(self._cap) != len(self._cap_list):
             self._cap = np.asarray(self._cap_list, dtype=np.float64)
             self._fat = np.asarray(self._fat_list, dtype=bool)
@@ -736,7 +737,7 @@ class PtaskModel:
         sizes_a = np.array(sizes, dtype=np.int64)
         starts_a = np.zeros(len(tasks), dtype=np.int64)
         np.cumsum(sizes_a[:-1], out=starts_a[1:])
-        return _fair_bottleneck(np.repeat(np.arange(len(tasks), dtype=np.int64), sizes_a),
+        return fair_bottleneck(np.repeat(np.arange(len(tasks), dtype=np.int64), sizes_a),
                                 np.fromiter(chain([t._cnsts for t in tasks]), dtype=np.int64, count=n_el),
                                 np.fromiter(chain([t._ws for t in tasks]), dtype=np.float64, count=n_el),
                                 starts_a, self._cap, self._fat, np.array(bound, dtype=np.float64)).tolist()
@@ -965,213 +966,9 @@ class _Sim:
         self.dirty = True
 
 
-def _components(tasks) -> list[list[int]]:
-    """The connected components of tasks linked by the resources (constraints) they share, as
-    lists of positions in ``tasks`` (increasing), ordered by their first task."""
-    n = len(tasks)
-    parent = list(range(n))  # union-find; a root is the smallest position of its component
-    first_user: dict[int, int] = {}
-    for i, task in enumerate(tasks):
-        for c in task._cnsts:
-            j = first_user.setdefault(c, i)
-            if j != i:
-                while parent[j] != j:
-                    j = parent[j]
-                k = i
-                while parent[k] != k:
-                    k = parent[k]
-                if j < k:
-                    parent[k] = j
-                elif k < j:
-                    parent[j] = k
-    groups: dict[int, list[int]] = {}
-    for i in range(n):
-        r = parent[i]
-        while parent[r] != r:
-            r = parent[r]
-        parent[i] = r
-        groups.setdefault(r, []).append(i)
-    return list(groups.values())
-
-
 def _task_id(task: Ptask) -> int:
     return task.id
 
 
 def _finish_order(task: Ptask) -> tuple[float, int]:
     return task.finish, task.id
-
-
-def _solo_rate(capacities: list[float], weights: list[float], bound: float) -> float:
-    """``_fair_bottleneck`` for one task alone on its resources (capacities and the task's
-    weights on them), in plain floats: the same operations in the same order, so the same rate."""
-    value = 0.0
-    remaining = capacities
-    for _ in range(_MAX_ROUNDS):
-        inc = min(map(operator.truediv, remaining, weights))
-        if bound - value < inc:
-            inc = bound - value
-        value += inc
-        if value == bound:
-            return value
-        remaining = [r - w * inc for r, w in zip(remaining, weights)]
-        remaining = [r if r >= MAXMIN_PRECISION else 0.0 for r in remaining]
-        if min(remaining) <= 0:
-            return value
-    raise SimulationError("the ptask share solver did not converge")
-
-
-def _fair_bottleneck_small(ev: list[int], ec_all: list[int], ew: list[float], starts: list[int],
-                           cap: list[float], fat: list[bool], bound: list[float]) -> list[float]:
-    """``_fair_bottleneck`` in plain floats for small systems (numpy's per-call cost dominates
-    there): the same operations in the same order (sums in element order), so the same rates."""
-    n_var = len(bound)
-    n_el = len(ev)
-    # local numbering of the constraints used
-    local: dict[int, int] = {}
-    ec_loc = []
-    for c in ec_all:
-        k = local.get(c)
-        if k is None:
-            k = local[c] = len(local)
-        ec_loc.append(k)
-    ec = ec_loc
-    n_c = len(local)
-    cap_l = cap
-    fat_l = fat
-    remaining = [cap_l[c] for c in local]
-    is_fat = [fat_l[c] for c in local]
-    any_fat = any(is_fat)
-    usage = [0.0] * n_c
-    cnst_live = [True] * n_c
-    value = [0.0] * n_var
-    mu = [0.0] * n_var
-    var_live = [True] * n_var
-    n_live = n_var
-    el_range = range(n_el)
-    var_els = list(zip(starts, starts[1:] + [n_el]))
-    rounds = 0
-    while n_live:
-        rounds += 1
-        if rounds > _MAX_ROUNDS:
-            raise SimulationError("the ptask share solver did not converge",
-                                  hint="FATPIPE links shared by tasks bottlenecked elsewhere can make "
-                                       "SimGrid's fair-bottleneck solver crawl")
-        nb = [0] * n_c
-        for e in el_range:
-            if var_live[ev[e]]:
-                nb[ec[e]] += 1
-        for c in range(n_c):
-            if cnst_live[c]:
-                k = nb[c]
-                if k == 0:
-                    remaining[c] = 0.0
-                    usage[c] = 0.0
-                    cnst_live[c] = False
-                else:
-                    usage[c] = remaining[c] / (1.0 if is_fat[c] else float(k))
-        for v in range(n_var):
-            if var_live[v]:
-                s, t = var_els[v]
-                m = min([usage[ec[e]] / ew[e] for e in range(s, t)])
-                room = bound[v] - value[v]
-                inc = m if m <= room else room
-                mu[v] = inc
-                value[v] += inc
-                if value[v] == bound[v]:
-                    var_live[v] = False
-                    n_live -= 1
-        dec = [0.0] * n_c
-        if any_fat:
-            fat_min = [math.inf] * n_c
-            for e in el_range:
-                c = ec[e]
-                x = ew[e] * mu[ev[e]]
-                dec[c] += x
-                if x < fat_min[c]:
-                    fat_min[c] = x
-            for c in range(n_c):
-                if is_fat[c]:
-                    dec[c] = usage[c] if usage[c] <= fat_min[c] else fat_min[c]
-        else:
-            for e in el_range:
-                dec[ec[e]] += ew[e] * mu[ev[e]]
-        saturated = []
-        for c in range(n_c):
-            if cnst_live[c]:
-                r = remaining[c] - dec[c]
-                if r < MAXMIN_PRECISION:
-                    r = 0.0
-                remaining[c] = r
-                if r <= 0:
-                    cnst_live[c] = False
-                    saturated.append(c)
-        if saturated:
-            sat = set(saturated)
-            for e in el_range:
-                if ec[e] in sat:
-                    v = ev[e]
-                    if var_live[v]:
-                        var_live[v] = False
-                        n_live -= 1
-    return value
-
-
-def _fair_bottleneck(ev: np.ndarray, ec: np.ndarray, ew: np.ndarray, starts: np.ndarray,
-                     cap: np.ndarray, fat: np.ndarray, bound: np.ndarray) -> np.ndarray:
-    """Rates by SimGrid's fair-bottleneck solver (``lmm/fair_bottleneck.cpp``).
-
-    ``ev``/``ec``/``ew``: variable, constraint and weight of every element (grouped by
-    variable, ``starts`` their first element). Each round, every unsaturated resource offers an
-    equal share of its remaining capacity to each unfrozen task crossing it (a FATPIPE link
-    offers all of it to each); a task grows by the smallest share/weight among its resources
-    (or up to its bound); resources left with no capacity freeze their tasks. Quirk kept on
-    purpose for fidelity: frozen tasks keep subtracting their last increment from the
-    resources they cross.
-    """
-    n_var = len(starts)
-    n_cnst = len(cap)
-    value = np.zeros(n_var)
-    mu = np.zeros(n_var)
-    var_live = np.ones(n_var, dtype=bool)
-    cnst_live = np.ones(n_cnst, dtype=bool)
-    remaining = cap.copy()
-    usage = np.zeros(n_cnst)
-    any_fat = bool(fat[ec].any())
-    rounds = 0
-    while _count(var_live):
-        rounds += 1
-        if rounds > _MAX_ROUNDS:
-            raise SimulationError("the ptask share solver did not converge",
-                                  hint="FATPIPE links shared by tasks bottlenecked elsewhere can make "
-                                       "SimGrid's fair-bottleneck solver crawl")
-        # shares offered by each live constraint
-        live_elem = var_live[ev]
-        nb = np.bincount(ec[live_elem], minlength=n_cnst).astype(np.float64)
-        if any_fat:
-            nb[fat & (nb > 0)] = 1.0
-        empty = cnst_live & (nb == 0)
-        remaining[empty] = 0.0
-        usage[empty] = 0.0
-        cnst_live &= ~empty
-        usage[cnst_live] = remaining[cnst_live] / nb[cnst_live]
-        # each live variable's increment
-        min_inc = np.minimum.reduceat(usage[ec] / ew, starts)
-        inc = np.minimum(min_inc, bound - value)
-        mu[var_live] = inc[var_live]
-        value[var_live] += mu[var_live]
-        var_live &= value != bound
-        # resources consumed by this round's increments (every element, frozen ones included)
-        contrib = ew * mu[ev]
-        dec = np.bincount(ec, weights=contrib, minlength=n_cnst)
-        if any_fat:
-            fat_min = np.full(n_cnst, np.inf)
-            np.minimum.at(fat_min, ec, contrib)
-            dec = np.where(fat, np.minimum(usage, fat_min), dec)
-        remaining[cnst_live] -= dec[cnst_live]
-        remaining[cnst_live & (remaining < MAXMIN_PRECISION)] = 0.0
-        saturated = cnst_live & (remaining <= 0)
-        if _count(saturated):
-            cnst_live &= ~saturated
-            var_live[ev[saturated[ec]]] = False
-    return value

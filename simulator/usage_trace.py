@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Any, Callable
 
 from mrsched.errors import WorkloadError
 from mrsched.simulator.profiles import PtaskSpec
-
-if TYPE_CHECKING:  # pragma: no cover
-    from mrsched.simulator.engine import Engine
 
 #: bytes of a rank's termination message (jobs_execution.cpp: ``mbox->put(rank, 4)``)
 TERMINATION_BYTES = 4.0
@@ -74,11 +71,13 @@ def load_usage_trace(trace: str, workload_file: str, profile: str) -> list[list[
 
 
 class UsageTraceRun:
-    """One ``usage_trace`` step of a job: its ranks' phases, then the termination messages."""
+    """One ``usage_trace`` step of a job: its ranks' phases, then the termination messages.
+    ``kernel`` runs them (``kernel.py``), ``machines`` gives the hosts' cores and the
+    messages' times (``machines.py``)."""
 
-    def __init__(self, engine: "Engine", ranks: list[list[Phase]], hosts: list[str], res: int,
-                 on_done: Callable[[], None]):
-        self.e, self.ranks, self.on_done = engine, ranks, on_done
+    def __init__(self, kernel: Any, machines: Any, ranks: list[list[Phase]], hosts: list[str],
+                 res: int, on_done: Callable[[], None]):
+        self.k, self.m, self.ranks, self.on_done = kernel, machines, ranks, on_done
         self.rank_host = [hosts[i % res] for i in range(len(ranks))]
         self.receiver = hosts[0]
         self.next_phase = [0] * len(ranks)
@@ -105,10 +104,10 @@ class UsageTraceRun:
         self.next_phase[rank] = k + 1
         usage, flops = phases[k]
         host = self.rank_host[rank]
-        cores = self.e.platform.hosts[host].cores
+        cores = self.m.platform.hosts[host].cores
         copies = max(round(usage * cores), 1)   # at least one core, or flops cannot be used
         spec = PtaskSpec(flops={host: flops}, bytes={}, hosts=(host,))
-        self.ptasks[rank] = self.e.start_ptask(spec, lambda: self._next(rank),
+        self.ptasks[rank] = self.k.start_ptask(spec, lambda: self._next(rank),
                                                copies={host: copies})
 
     def _send(self, rank: int) -> None:
@@ -122,8 +121,8 @@ class UsageTraceRun:
             return
         rank = self.queue.pop(0)
         self.receiving = True
-        dt = self.e.comm_time(self.rank_host[rank], self.receiver, TERMINATION_BYTES)
-        self.timer = self.e.at(self.e.now + dt, self._arrived)
+        dt = self.m.comm_time(self.rank_host[rank], self.receiver, TERMINATION_BYTES)
+        self.timer = self.k.at(self.k.now + dt, self._arrived)
 
     def _arrived(self) -> None:
         self.timer = None
@@ -138,7 +137,7 @@ class UsageTraceRun:
         """A walltime or a kill: the ranks' phases and messages stop here."""
         self.stopped = True
         for p in self.ptasks.values():
-            self.e.stop_ptask(p)
+            self.k.stop_ptask(p)
         self.ptasks.clear()
         if self.timer is not None:
             self.timer.alive = False

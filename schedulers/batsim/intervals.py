@@ -1,14 +1,26 @@
-"""Batsim interval-set strings (``"0-3 7 9-10"``) <-> ``procset.ProcSet``.
+"""Batsim interval-set strings (``"0-3 7 9-10"``): the one place that reads and writes them.
 
 Batsim writes resource sets as closed ranges and single ids separated by spaces; the canonical
 form is sorted with maximal ranges. Parsing is on the protocol's hot path (every
-``JOB_COMPLETED`` and every ``EXECUTE_JOB``), hence the hand-written parser below: procset's own
+``JOB_COMPLETED`` and every ``EXECUTE_JOB``), hence the hand-written parsers below: procset's own
 ``from_str`` re-merges interval by interval and is several times slower.
+
+Two readers, one per side of the wire:
+
+- the scheduler side reads what Batsim sends into a ``procset.ProcSet`` (``parse_intervals``,
+  strict: single spaces, ASCII digits);
+- the embedded engine reads what a scheduler sends in ``EXECUTE_JOB`` (``read_alloc``,
+  ``parse_ids``) as Batsim 4.2.1 does (``IntervalSet::from_string_hyphen``: any run of spaces
+  between tokens, ``std::stoi`` numbers), into the allocation's ids and their ranges, with
+  errors naming the event, the job and the field.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
+from itertools import chain, compress
+from operator import lt as _lt, ne
 from typing import Any
 
 from procset import ProcInt, ProcSet
@@ -16,7 +28,8 @@ from procset import ProcInt, ProcSet
 from mrsched.errors import ProtocolError
 
 __all__ = ["parse_intervals", "format_intervals", "is_known_intervals", "procset_of_ids", "procset_of_runs",
-           "text_of_runs"]
+           "text_of_runs", "read_alloc", "parse_ids", "canonical_runs", "runs_of_ids", "format_runs",
+           "RunIds"]
 
 # Fast construction: when the parsed intervals are already canonical (the only form Batsim and
 # our schedulers emit) we hand the list to the ProcSet directly instead of merging one by one.
@@ -182,3 +195,153 @@ def format_intervals(ids: ProcSet | Iterable[int]) -> str:
         prev = v
     parts.append(str(start) if start == prev else f"{start}-{prev}")
     return " ".join(parts)
+
+
+# --------------------------------------------------------------------------------------------
+# The engine side: EXECUTE_JOB's resource sets (one read per allocation text, hot path)
+
+def parse_ids(text: Any, *, job: str | None, field: str = "alloc",
+              event: str = "EXECUTE_JOB") -> list[int]:
+    """``"0-3 7"`` -> ``[0, 1, 2, 3, 7]`` (sorted, unique; unsorted or overlapping input is
+    merged). Not a non-empty string, or not ids and closed ranges: a ProtocolError naming
+    ``event``, ``job`` and ``field``."""
+    if not isinstance(text, str) or not text.strip():
+        raise ProtocolError(f"'{field}' must be a non-empty interval set string, got {text!r}",
+                            event=event, job=job, field=field)
+    # fast paths: canonical text (sorted, disjoint), which schedulers normally send
+    if "-" not in text:
+        try:
+            out = list(map(int, text.split()))
+        except ValueError:
+            out = []
+        if out and out[0] >= 0 and all(map(_lt, out, out[1:])):
+            return out
+    out = []
+    prev = -1
+    try:
+        for token in text.split():
+            lo, sep, hi = token.partition("-")
+            a = int(lo)
+            b = int(hi) if sep else a
+            if a <= prev or b < a:
+                break
+            out.extend(range(a, b + 1))
+            prev = b
+        else:
+            if out:
+                return out
+    except ValueError:
+        pass
+    ids: set[int] = set()
+    try:
+        for token in text.split():
+            lo, sep, hi = token.partition("-")
+            if sep:
+                a, b = int(lo), int(hi)
+                if a > b or a < 0:
+                    raise ValueError(token)
+                ids.update(range(a, b + 1))
+            else:
+                a = int(lo)
+                if a < 0:
+                    raise ValueError(token)
+                ids.add(a)
+    except ValueError:
+        raise ProtocolError(f"invalid interval set {text!r}", event=event, job=job,
+                            field=field, hint="expected e.g. '0-3 7'") from None
+    return sorted(ids)
+
+
+def runs_of_ids(ids: list[int]) -> list[tuple[int, int]]:
+    """Sorted unique ids -> their maximal ``(first, last)`` ranges."""
+    n = len(ids)
+    if ids[-1] - ids[0] == n - 1:   # one range (sorted, unique): no walk over the ids
+        return [(ids[0], ids[-1])]
+    # where an id is not the previous one plus one, found in C (wide allocations)
+    cuts = list(compress(range(1, n), map(ne, ids[1:], map((1).__add__, ids))))
+    return [(ids[a], ids[b - 1]) for a, b in zip([0] + cuts, cuts + [n])]
+
+
+def format_runs(runs: list[tuple[int, int]]) -> str:
+    """Maximal ranges -> Batsim's canonical text (nothing remembered, unlike ``text_of_runs``)."""
+    return " ".join([f"{lo}-{hi}" if hi != lo else str(lo) for lo, hi in runs])
+
+
+def canonical_runs(text: str) -> list[tuple[int, int]] | None:
+    """The ranges of a canonical interval text (what schedulers normally send: sorted,
+    disjoint, non-adjacent, as Batsim writes it), read token by token, not id by id; None
+    for any other text (``parse_ids`` then reads and checks it)."""
+    runs = []
+    prev = -2
+    try:
+        for token in text.split(" "):
+            lo, sep, hi = token.partition("-")
+            a = int(lo)
+            b = int(hi) if sep else a
+            if a <= prev + 1 or b < a:
+                return None
+            runs.append((a, b))
+            prev = b
+    except ValueError:
+        return None
+    return runs if format_runs(runs) == text else None
+
+
+def read_alloc(text: Any, *, job: str | None,
+               field: str = "alloc") -> tuple["list[int] | range | RunIds", str, list]:
+    """An EXECUTE_JOB resource set -> ``(ids, canonical text, ranges)``. A canonical text with
+    ranges is read range by range and its ids are a ``range`` (one range) or a ``RunIds`` (no
+    list of every id); any other text goes through ``parse_ids`` (a list). Errors as
+    ``parse_ids``'s."""
+    runs = canonical_runs(text) if type(text) is str and "-" in text else None
+    if runs is not None:
+        ids = range(runs[0][0], runs[0][1] + 1) if len(runs) == 1 else RunIds(runs)
+        return ids, text, runs
+    ids = parse_ids(text, job=job, field=field)
+    runs = runs_of_ids(ids)
+    canonical = format_runs(runs)
+    return ids, text if canonical == text else canonical, runs
+
+
+class RunIds:
+    """The resource ids of an allocation given as sorted disjoint ranges ``(first, last)``, read
+    from the ranges (``len``, an index, iteration, membership) rather than held one by one: a
+    wide job of a 10,000-node machine names ~1,000 ids, which a list would build and free per
+    allocation read. A one-range allocation is a plain ``range``."""
+
+    __slots__ = ("runs", "_ends")
+
+    def __init__(self, runs: list[tuple[int, int]]):
+        self.runs = runs
+        ends, n = [], 0
+        for lo, hi in runs:
+            n += hi + 1 - lo
+            ends.append(n)
+        self._ends = ends       # ids in the ranges up to and including each one
+
+    def __len__(self) -> int:
+        return self._ends[-1] if self._ends else 0
+
+    def __getitem__(self, k: int) -> int:
+        n = len(self)
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError(f"index {k} of an allocation of {n} resources")
+        r = bisect_right(self._ends, k)
+        return self.runs[r][1] + 1 - (self._ends[r] - k)
+
+    def __iter__(self):
+        return chain.from_iterable(range(lo, hi + 1) for lo, hi in self.runs)
+
+    def __contains__(self, rid: object) -> bool:
+        if type(rid) is not int:
+            return False
+        r = bisect_left(self.runs, (rid + 1,)) - 1
+        return r >= 0 and rid <= self.runs[r][1]
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == list(other) if isinstance(other, (RunIds, list, range)) else NotImplemented
+
+    def __repr__(self) -> str:
+        return f"RunIds({self.runs!r})"

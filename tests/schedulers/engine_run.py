@@ -98,7 +98,7 @@ def simulate(scheduler, machine: dict, jobs: list[dict]) -> dict:
     ``{"start": {id: t}, "finish": {id: t}, "alloc": {id: [ids]}, "rejected": set,
     "replies": [...]}`` (ids as Batsim writes them, ``w0!<id>``; times to Batsim's 6 decimals).
     """
-    from mrsched.simulator.engine import parse_alloc
+    from mrsched.schedulers.batsim.intervals import parse_ids
 
     with tempfile.TemporaryDirectory(prefix="mrsched-engine-run-") as tmp:
         platform = Path(tmp) / "platform.xml"
@@ -123,7 +123,7 @@ def simulate(scheduler, machine: dict, jobs: list[dict]) -> dict:
             continue
         out["start"][job_id] = round(rec.starting_time, 6)
         out["finish"][job_id] = round(rec.finish_time, 6)
-        out["alloc"][job_id] = parse_alloc(rec.alloc, job=job_id)
+        out["alloc"][job_id] = parse_ids(rec.alloc, job=job_id)
         check_execution(by_id[job_id], rec)
     return out
 

@@ -8,7 +8,8 @@ import csv
 import pytest
 
 from mrsched.errors import ProtocolError, SimulationError, WorkloadError
-from mrsched.simulator.engine import format_alloc, parse_alloc, simulate
+from mrsched.schedulers.batsim.intervals import format_intervals, parse_ids
+from mrsched.simulator.engine import simulate
 from test_engine_support import (fcfs, make_workload, platform_file,  # noqa: F401 (fixtures)
                                  scripted)
 
@@ -343,10 +344,11 @@ def test_mmax_and_too_big_job(platform_file, make_workload, scripted, caplog):
 
 
 def test_alloc_strings():
-    assert parse_alloc("0-3 7 9-10", job=None) == [0, 1, 2, 3, 7, 9, 10]
-    assert format_alloc([0, 1, 2, 3, 7, 9, 10]) == "0-3 7 9-10"
-    with pytest.raises(ProtocolError, match="invalid interval set '3-1'"):
-        parse_alloc("3-1", job="w0!1")
+    assert parse_ids("0-3 7 9-10", job=None) == [0, 1, 2, 3, 7, 9, 10]
+    assert format_intervals([0, 1, 2, 3, 7, 9, 10]) == "0-3 7 9-10"
+    with pytest.raises(ProtocolError, match="invalid interval set '3-1'") as err:
+        parse_ids("3-1", job="w0!1")
+    assert (err.value.event, err.value.job, err.value.field) == ("EXECUTE_JOB", "w0!1", "alloc")
 
 
 @pytest.mark.parametrize("text", ["0-1 3", "0 1 3", "3 1 0", "0-0 1 3", "0-1 3-3", "00-1 3"])
@@ -527,7 +529,7 @@ def test_a_run_leaves_no_garbage_cycle_per_job(platform_file, make_workload, fcf
         found = gc.collect()   # the engine is still referenced: only what the run dropped
     finally:
         gc.enable()
-    assert engine.nb_completed == 300
+    assert engine.server.nb_completed == 300
     assert found < 50   # each workload submitter's few one-off cycles, not ~5 a reply
 
 
@@ -548,6 +550,7 @@ def test_a_run_holds_no_state_of_ended_jobs(platform_file, make_workload, fcfs, 
     dropped (a shared marker stays for late events), records are kept only if asked, and a
     profile per job is not cached; the files are those of a run that keeps everything."""
     from mrsched.simulator import engine as eng
+    from mrsched.simulator.jobs import ENDED
     from mrsched.simulator.workload import load_workloads
 
     profiles = {f"d{i}": {"type": "delay", "delay": 5 + i % 7} for i in range(40)}
@@ -561,9 +564,9 @@ def test_a_run_holds_no_state_of_ended_jobs(platform_file, make_workload, fcfs, 
     lean = engine.run()
     assert lean.jobs == [] and lean.nb_jobs == kept.nb_jobs == len(kept.jobs) == 60
     assert lean.makespan == kept.makespan
-    assert all(s is eng.ENDED for s in engine.jobs.values())
-    assert list(engine._steps_cache) == [(id(engine.wl_by_name["w0"].profiles), "c")]
-    assert engine.tracker.rows == []
+    assert all(s is ENDED for s in engine.jobs.states.values())
+    assert list(engine.jobs._steps_cache) == [(id(engine.jobs.workloads["w0"].profiles), "c")]
+    assert engine.machines.tracker.rows == []
     assert any(r.final_state == "COMPLETED_WALLTIME_REACHED" for r in kept.jobs)
     for suffix in ("jobs", "machine_states"):
         assert ((tmp_path / f"lean_{suffix}.csv").read_bytes()
@@ -641,7 +644,7 @@ def test_wide_run_idle_sum_is_the_node_by_node_sum():
 
     import numpy as np
 
-    from mrsched.simulator.engine import _NUMPY_RUN, _idle_sum
+    from mrsched.simulator.machines import _NUMPY_RUN, _idle_sum
 
     rng = random.Random(3)
     wide = 0
@@ -664,13 +667,13 @@ def test_an_allocation_of_several_ranges_reads_as_its_list_of_ids():
     it is an IndexError."""
     import random
 
-    from mrsched.simulator.engine import _canonical_runs, _RunIds
+    from mrsched.schedulers.batsim.intervals import RunIds, canonical_runs
 
     rng = random.Random(5)
     for _ in range(300):
         ids = sorted(rng.sample(range(400), rng.randint(1, 120)))
-        runs = _canonical_runs(format_alloc(ids))
-        got = _RunIds(runs)
+        runs = canonical_runs(format_intervals(ids))
+        got = RunIds(runs)
         assert len(got) == len(ids) and list(got) == ids and got == ids
         for k in range(-len(ids), len(ids)):
             assert got[k] == ids[k]

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from mrsched.simulator import ptask
+from mrsched.simulator import maxmin, ptask
 from mrsched.simulator.platform import load_platform
 from mrsched.simulator.ptask import PtaskModel
 
@@ -134,14 +134,14 @@ def drive(model, script, probe=()):
 @pytest.mark.parametrize("isolate", [True, False])
 def test_split_and_cached_solves_give_the_whole_solve_bit_for_bit(two_groups, monkeypatch, seed, isolate):
     split_seen = []
-    original = ptask._components
+    original = ptask.components
 
     def spy(tasks):
         groups = original(tasks)
         split_seen.append(len(groups))
         return groups
 
-    monkeypatch.setattr(ptask, "_components", spy)
+    monkeypatch.setattr(ptask, "components", spy)
     script = make_script(seed)
     probe = set(range(5, len(script), 7))
     fast = drive(variant(two_groups, isolate=isolate), script, probe)
@@ -170,11 +170,11 @@ def test_components_group_tasks_by_shared_resources(two_groups):
          model.add({"b1": 10.0}, {("b1", "b2"): 50.0}, now=0.0),    # 3: b1's CPU, lb1, lb2
          model.add({"b2": 5.0}, {}, now=0.0),                         # 4: b2's CPU (3 has no flops there)
          model.add({}, {("b1", "sb"): 10.0}, now=0.0)]                # 5: lb1 (with 3), lsb
-    groups = ptask._components(t)
+    groups = maxmin.components(t)
     assert groups == [[0, 2], [1], [3, 5], [4]]
     # a transfer across the bridge joins the a-group and the b0..sb chain
     t.append(model.add({}, {("a0", "sb"): 10.0}, now=0.0))
-    assert ptask._components(t) == [[0, 2, 3, 5, 6], [1], [4]]
+    assert maxmin.components(t) == [[0, 2, 3, 5, 6], [1], [4]]
 
 
 def test_a_change_re_solves_only_its_component(two_groups):

@@ -212,17 +212,17 @@ def random_system(rng, n_var, n_cnst, p_fat):
 
 def test_small_solver_gives_the_numpy_solvers_rates_bit_for_bit(monkeypatch):
     from mrsched.errors import SimulationError
-    from mrsched.simulator import ptask
+    from mrsched.simulator import maxmin
 
-    monkeypatch.setattr(ptask, "_MAX_ROUNDS", 2000)  # FATPIPE crawls: both must give up alike
+    monkeypatch.setattr(maxmin, "_MAX_ROUNDS", 2000)  # FATPIPE crawls: both must give up alike
     rng = np.random.default_rng(7)
     compared = 0
     for i in range(600):
         ev, ec, ew, starts, cap, fat, bound = random_system(rng, int(rng.integers(1, 14)),
                                                            int(rng.integers(1, 10)), 0.25 if i % 2 else 0.0)
         out = []
-        for solve in (lambda: ptask._fair_bottleneck(ev, ec, ew, starts, np.array(cap), np.array(fat), bound),
-                      lambda: ptask._fair_bottleneck_small(ev.tolist(), ec.tolist(), ew.tolist(), starts.tolist(),
+        for solve in (lambda: maxmin.fair_bottleneck(ev, ec, ew, starts, np.array(cap), np.array(fat), bound),
+                      lambda: maxmin.fair_bottleneck_small(ev.tolist(), ec.tolist(), ew.tolist(), starts.tolist(),
                                                            cap, fat, bound.tolist())):
             try:
                 out.append(solve())
@@ -237,11 +237,11 @@ def test_small_solver_gives_the_numpy_solvers_rates_bit_for_bit(monkeypatch):
 
 
 def test_small_solver_handles_bounds_and_saturation_by_hand():
-    from mrsched.simulator.ptask import _fair_bottleneck_small
+    from mrsched.simulator.maxmin import fair_bottleneck_small
 
     # two tasks on one 100 B/s link (weights 10 and 30 bytes): equal 50 B/s shares -> rates
     # 5 and 5/3; a third task alone on its own 60 B/s link with weight 20 but bounded at 2/s
-    rates = _fair_bottleneck_small([0, 1, 2], [4, 4, 9], [10.0, 30.0, 20.0], [0, 1, 2],
+    rates = fair_bottleneck_small([0, 1, 2], [4, 4, 9], [10.0, 30.0, 20.0], [0, 1, 2],
                                    [0.0] * 4 + [100.0] + [0.0] * 4 + [60.0], [False] * 10, [math.inf, math.inf, 2.0])
     assert rates == pytest.approx([5.0, 5.0 / 3.0, 2.0], rel=1e-12)
 

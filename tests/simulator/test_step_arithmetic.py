@@ -1,5 +1,5 @@
 """SimGrid's step arithmetic in the engine (docs/DESIGN.md, "Equal times", issue #14): the
-shortcuts of the step loop (``Engine._py_steps`` and ``_steps.c``: sleeps' subtractions batched
+shortcuts of the step loop (``kernel.Kernel.run`` and ``_steps.c``: sleeps' subtractions batched
 until one ends, a message's latency step done with its transfer step) must be the very same
 float operations as plain steps. Over long randomised runs made of ties (equal submission
 times, most jobs one minute long, delays and executions, walltimes), both give every job's raw
@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import pytest
 
-from mrsched.simulator.engine import Engine, simulate
+from mrsched.simulator.engine import simulate
+from mrsched.simulator.kernel import KernelBase
 from test_engine_support import FCFS
 from test_equal_times import _batsim_messages, _tied_workload
 
 
 def _run(platform, wl, prefix, *, batch: bool, fold: bool):
-    saved = Engine._batch_sleeps, Engine._fold_latency
-    Engine._batch_sleeps, Engine._fold_latency = batch, fold
+    saved = KernelBase._batch_sleeps, KernelBase._fold_latency
+    KernelBase._batch_sleeps, KernelBase._fold_latency = batch, fold
     try:
         return simulate(platform, [wl], FCFS(), export_prefix=prefix, record_transcript=True)
     finally:
-        Engine._batch_sleeps, Engine._fold_latency = saved
+        KernelBase._batch_sleeps, KernelBase._fold_latency = saved
 
 
 @pytest.mark.parametrize("n, seed", [(600, 11), (3000, 12)])
@@ -45,11 +46,11 @@ def test_reference_cases_with_plain_steps(shared_dir, tmp_path, case):
 
     case_dir = shared_dir / "batsim-reference" / case
     transcript = load_transcript(case_dir / "transcript.jsonl")
-    saved = Engine._batch_sleeps, Engine._fold_latency
-    Engine._batch_sleeps = Engine._fold_latency = False
+    saved = KernelBase._batch_sleeps, KernelBase._fold_latency
+    KernelBase._batch_sleeps = KernelBase._fold_latency = False
     try:
         result = _run_engine(case_dir, ReplayScheduler(transcript), tmp_path / "out")
     finally:
-        Engine._batch_sleeps, Engine._fold_latency = saved
+        KernelBase._batch_sleeps, KernelBase._fold_latency = saved
     compare_all_messages(transcript, result.transcript)
     compare_jobs_rows(case_dir / "out_jobs.csv", tmp_path / "out_jobs.csv")

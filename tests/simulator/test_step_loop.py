@@ -1,5 +1,5 @@
-"""The engine's step loop in C (``simulator/_steps.c``) against its Python twin
-(``Engine._py_steps``): the same run, message for message and byte for byte, on every recorded
+"""The engine's kernel in C (``simulator/_steps.c``) against its Python twin
+(``kernel.Kernel.run``): the same run, message for message and byte for byte, on every recorded
 Batsim and batsched run, on long randomised runs of ties with kills, CALL_ME_LATER and
 walltimes (cancelled sleeps), and with the step shortcuts off; errors raised by an actor or the
 scheduler come out of either loop unchanged.
@@ -17,8 +17,10 @@ from pathlib import Path
 import pytest
 
 from mrsched.errors import SimulationError
-from mrsched.simulator import engine as engine_mod
-from mrsched.simulator.engine import Engine, simulate
+from mrsched.simulator import kernel as kernel_mod
+from mrsched.simulator import machines as machines_mod
+from mrsched.simulator.engine import simulate
+from mrsched.simulator.kernel import KernelBase
 from mrsched.simulator.replay import ReplayScheduler, load_transcript
 from test_engine_support import FCFS
 from test_equal_times import _tied_workload
@@ -32,17 +34,17 @@ WALL_CLOCK = ("scheduling_time", "simulation_time")
 
 @pytest.fixture
 def compiled(require):
-    require(engine_mod._steps is not None,
+    require(kernel_mod._steps is not None,
             "the compiled step loop (simulator/_steps.c) was not built: no C compiler at install")
 
 
 def _in_mode(c: bool, run):
-    saved = engine_mod._compiled_steps
-    assert engine_mod.use_compiled_steps(c) is c
+    saved = kernel_mod._compiled_steps
+    assert kernel_mod.use_compiled_steps(c) is c
     try:
         return run()
     finally:
-        engine_mod.use_compiled_steps(saved)
+        kernel_mod.use_compiled_steps(saved)
 
 
 def _schedule_row(path: Path) -> dict:
@@ -116,15 +118,15 @@ def test_both_loops_run_ties_kills_and_call_backs_alike(compiled, shared_dir, tm
     (batched subtractions, folded latency steps) and without."""
     platform = shared_dir / "batsim-reference" / "ties" / "platform.xml"
     wl = _tied_workload(tmp_path / "w.json", n, seed)
-    saved = Engine._batch_sleeps, Engine._fold_latency
-    Engine._batch_sleeps = Engine._fold_latency = shortcuts
+    saved = KernelBase._batch_sleeps, KernelBase._fold_latency
+    KernelBase._batch_sleeps = KernelBase._fold_latency = shortcuts
     try:
         runs = [_in_mode(c, lambda c=c: simulate(platform, [wl], _Unruly(seed),
                                                  export_prefix=tmp_path / f"out{int(c)}",
                                                  record_transcript=True))
                 for c in (True, False)]
     finally:
-        Engine._batch_sleeps, Engine._fold_latency = saved
+        KernelBase._batch_sleeps, KernelBase._fold_latency = saved
     kills = [e for e in runs[0].transcript if e["from"] == "batsim"
              for ev in e["msg"]["events"] if ev["type"] == "JOB_KILLED"]
     calls = [e for e in runs[0].transcript if e["from"] == "batsim"
@@ -179,16 +181,19 @@ def test_the_environment_selects_the_python_step_loop(compiled, value, compiled_
     import subprocess
     import sys
 
-    code = "from mrsched.simulator import engine; print(engine._compiled_steps)"
+    code = ("from types import SimpleNamespace as N; from mrsched.simulator import kernel; "
+            "net = N(master='m', loopback=(0.0, 1.0, 0.0), comm_spec=None, platform=None, "
+            "names=[]); print(kernel._compiled_steps, type(kernel.make_kernel(net)).__name__)")
     env = dict(os.environ, MRSCHED_PURE_PYTHON=value)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True)
-    assert out.stdout.strip() == str(compiled_used)
+    assert out.stdout.split() == [str(compiled_used),
+                                  "CompiledKernel" if compiled_used else "Kernel"]
 
 
 def test_idle_stamp_adds_as_its_twin(compiled):
     """A start's idle times summed and stamped in C (``_steps.idle_stamp``): the same float, bit
-    for bit, and the same stamps as ``engine._idle_stamp``, on runs of a few machines (the
+    for bit, and the same stamps as ``machines._idle_stamp``, on runs of a few machines (the
     twin's Python loop) and of thousands (its numpy accumulate); an end stamps only."""
     import numpy as np
 
@@ -202,16 +207,16 @@ def test_idle_stamp_adds_as_its_twin(compiled):
         hi = int(rng.integers(lo, n + 1))
         idle = float(rng.random() * 1e9) if rng.random() < 0.8 else 0.0
         c_last, py_last = last.copy(), last.copy()
-        got = engine_mod._steps.idle_stamp(idle, now, c_last, lo, hi)
-        want = engine_mod._idle_stamp(idle, now, py_last, lo, hi)
+        got = kernel_mod._steps.idle_stamp(idle, now, c_last, lo, hi)
+        want = machines_mod._idle_stamp(idle, now, py_last, lo, hi)
         assert got.hex() == want.hex(), (n, lo, hi)
         assert np.array_equal(c_last, py_last) and (c_last[lo:hi] == now).all()
-        assert engine_mod._steps.idle_stamp(None, now + 1, c_last, lo, hi) is None
-        engine_mod._idle_stamp(None, now + 1, py_last, lo, hi)
+        assert kernel_mod._steps.idle_stamp(None, now + 1, c_last, lo, hi) is None
+        machines_mod._idle_stamp(None, now + 1, py_last, lo, hi)
         assert np.array_equal(c_last, py_last)
-        widths.add(hi - lo >= engine_mod._NUMPY_RUN)
+        widths.add(hi - lo >= machines_mod._NUMPY_RUN)
     assert widths == {True, False}
-    stamp = engine_mod._steps.idle_stamp
+    stamp = kernel_mod._steps.idle_stamp
     with pytest.raises(IndexError, match="outside"):
         stamp(0.0, 1.0, np.zeros(4), 2, 5)
     with pytest.raises(IndexError, match="outside"):

@@ -99,3 +99,43 @@ def test_a_repeated_text_gives_an_independent_equal_set():
     assert again == ProcSet((2, 5), 9) and again is not first
     assert format_intervals(again) == "2-5 9"
     assert parse_intervals("2-5 9") == ProcSet((2, 5), 9)
+
+
+# -- the engine side: EXECUTE_JOB's resource sets --------------------------------------------
+
+@given(ids.filter(bool))
+def test_read_alloc_gives_the_ids_their_ranges_and_the_canonical_text(values):
+    from mrsched.schedulers.batsim.intervals import read_alloc, runs_of_ids
+
+    want = sorted(values)
+    canonical = format_intervals(values)
+    for text in (canonical, " ".join(map(str, want)), " ".join(map(str, reversed(want)))):
+        got, text_out, runs = read_alloc(text, job="w0!1")
+        assert list(got) == want and len(got) == len(want)
+        assert text_out == canonical
+        assert runs == runs_of_ids(want) == ranges_of(canonical)
+
+
+def test_read_alloc_reads_a_canonical_text_by_its_ranges():
+    from mrsched.schedulers.batsim.intervals import RunIds, read_alloc
+
+    ids, text, runs = read_alloc("0-3", job=None)
+    assert ids == range(0, 4) and text == "0-3" and runs == [(0, 3)]
+    ids, text, runs = read_alloc("0-3 7 9-10", job=None)
+    assert type(ids) is RunIds and list(ids) == [0, 1, 2, 3, 7, 9, 10] and runs == [(0, 3), (7, 7), (9, 10)]
+    # as Batsim's reader: any run of spaces, unsorted, overlapping or adjacent parts
+    for loose in ("0-1  2-3", "2-3 0-1", "0-2 1-3", "0 1 2 3", "00-3"):
+        assert read_alloc(loose, job=None)[1:] == ("0-3", [(0, 3)]), loose
+
+
+@pytest.mark.parametrize("bad", ["", "  ", None, 3, "a", "3-1", "-1", "1-", "0-x"])
+def test_read_alloc_errors_name_the_event_job_and_field(bad):
+    from mrsched.schedulers.batsim.intervals import parse_ids, read_alloc
+
+    with pytest.raises(ProtocolError) as err:
+        read_alloc(bad, job="w0!7")
+    assert (err.value.event, err.value.job, err.value.field) == ("EXECUTE_JOB", "w0!7", "alloc")
+    with pytest.raises(ProtocolError) as err:
+        parse_ids(bad, job="w0!7", field="additional_io_job.alloc")
+    assert err.value.field == "additional_io_job.alloc"
+    assert str(err.value.message).startswith(("invalid interval set", "'additional_io_job.alloc' must"))
