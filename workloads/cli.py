@@ -24,8 +24,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "property, else the trace header's MaxProcs / MaxNodes, else 1)")
     swf.add_argument("--model", default="delay", choices=["delay", "compute", "burst-buffer"],
                      help="profile model (default delay)")
-    swf.add_argument("--variant", default="io-phased", choices=["io-phased", "alloc-only"],
-                     help="burst-buffer model: shorten compute for I/O (io-phased, seed 001) or not")
+    swf.add_argument("--variant", default="alloc-only", choices=["alloc-only", "io-phased"],
+                     help="burst-buffer model: alloc-only keeps the run time (the burst buffer is held, "
+                          "as the policies' default job_model runs it); io-phased shortens compute to "
+                          "leave room for I/O phases (seed 001: run it with -O job_model=io-phased)")
     swf.add_argument("--jobs", type=int, help="keep the first N jobs (after --part)")
     swf.add_argument("--part", help="keep time window I of N, 1-based (seed 001: --part 3/16)")
     swf.add_argument("--part-length", help="fixed window length (e.g. 3w) instead of N equal windows")

@@ -109,6 +109,35 @@ def test_io_phased_workload_run_alloc_only_warns(tmp_path, inputs, engine_env, c
     assert "job_model=alloc-only" in read_manifest(out)["warnings"][0]
 
 
+SWF = """; MaxNodes: 16
+; MaxProcs: 16
+ 1   0  0   50   2 -1 -1   2   60  -1 1 1 1 -1 -1 -1 -1 -1
+ 2  60  0  600   4 -1 -1   4  900  -1 1 2 1 -1 -1 -1 -1 -1
+ 3  90  0 3000   3 -1 -1   3 3600  -1 1 4 1 -1 -1 -1 -1 -1
+"""
+
+
+def test_a_burst_buffer_conversion_runs_with_the_default_job_model_without_warning(tmp_path, capsys):
+    """The README's `workload swf --model burst-buffer` then `run`: the conversion's default
+    variant (alloc-only) is what every policy's default job_model runs, so nothing is said;
+    asking io-phased explicitly still warns when the run does not use that job model."""
+    from mrsched.platforms.bundled import bundled_path
+
+    trace, plat = tmp_path / "t.swf", str(bundled_path("cluster16"))
+    trace.write_text(SWF)
+    wl = tmp_path / "w.json"
+    assert main(["workload", "swf", str(trace), "--platform", plat, "--model", "burst-buffer",
+                 "-o", str(wl)]) == 0
+    assert json.loads(wl.read_text())["generator"]["variant"] == "alloc-only"
+    capsys.readouterr()
+    assert main(["run", "-p", plat, "-w", str(wl), "--policy", "fcfs-bb", "--out", str(tmp_path / "r")]) == 0
+    assert "warning" not in capsys.readouterr().err
+    assert main(["workload", "swf", str(trace), "--platform", plat, "--model", "burst-buffer",
+                 "--variant", "io-phased", "-o", str(wl)]) == 0
+    assert main(["run", "-p", plat, "-w", str(wl), "--policy", "fcfs-bb", "--out", str(tmp_path / "r2")]) == 0
+    assert "warning: the workload was converted with the io-phased variant" in capsys.readouterr().err
+
+
 @pytest.fixture()
 def artifact(shared_dir, tmp_path) -> dict[str, Path]:
     """The Euro-Par 2021 artifact's own platform and its first 150 jobs (same fields)."""
