@@ -78,15 +78,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build_spec(args: argparse.Namespace):
+    """The run, checked whole before anything is written: names and values first, then the
+    inputs (every job as the engine checks it, the policy started on the platform)."""
     from mrsched.expe import engines
     from mrsched.expe.spec import RunSpec
-    from mrsched.expe.validation import (check_file, check_policy, check_storage, check_values,
-                                         read_workload, with_seed, workload_warnings)
+    from mrsched.expe.validation import (check_file, check_jobs, check_policy, check_start,
+                                         check_storage, check_values, read_workload, with_seed,
+                                         workload_warnings)
 
     out = Path(run_directory(args.out)).resolve()
     platform = check_file(args.platform, what="platform")
     workload = check_file(args.workload, what="workload")
-    data = read_workload(workload, key="workload")
     bb_capacity = None
     if args.bb_capacity is not None:
         try:
@@ -101,7 +103,6 @@ def build_spec(args: argparse.Namespace):
         if role.count(":") != 1 or not all(role.split(":")):
             raise ConfigError(f"-r expects HOSTS:ROLE, got {role!r}", field="roles",
                               hint="e.g. -r node_8,node_17:storage")
-    check_storage(platform, args.roles, bb_capacity, data)
     options = parse_options(args.option)
     params = check_policy(args.policy, options, key="policy")
     options = with_seed(args.policy, options, args.seed, params)
@@ -113,12 +114,17 @@ def build_spec(args: argparse.Namespace):
     if args.engine == "docker":
         engines.docker_compose_argv()  # refuses when no Docker engine answers
     check_out(out, force=args.force)
+    # the inputs themselves, read whole: every job as the engine will check it
+    data = read_workload(workload, key="workload")
+    check_jobs(data, workload, engine=args.engine)
+    check_storage(platform, args.roles, bb_capacity, data)
     spec = RunSpec(run_id=out.name, out_dir=str(out), platform=str(platform.resolve()),
                    workload=str(workload.resolve()), policy=args.policy, options=options,
                    seed=args.seed, engine=args.engine,
                    batsim=args.batsim if args.engine == "batsim" else None, timeout=args.timeout,
                    roles=tuple(args.roles), bb_capacity=bb_capacity,
                    compute_sharing=args.compute_sharing)
+    check_start(spec)
     return spec, workload_warnings(data, options)
 
 

@@ -97,6 +97,67 @@ def test_failed_run_goes_to_stderr_with_exit_2(tmp_path, inputs, engine_env, hel
     assert err.startswith("mrsched run: error: run failed: ") and "exploded on purpose" in err
 
 
+@pytest.mark.parametrize("change, where, message", [
+    ({"profile": "nope"}, "job 3, field 'profile'", "unknown profile 'nope'"),
+    ({"subtime": None}, "job 3, field 'subtime'", "expected a number, got None"),
+    ({"res": 0}, "job 3, field 'res'", "'res' must be at least 1"),
+])
+def test_a_bad_workload_is_refused_before_the_run_directory_exists(tmp_path, inputs, capsys, change,
+                                                                    where, message):
+    """The engine's own checks of every job run before anything is written: one line naming the
+    file, the job (its id in the file, not the engine's w0!3) and the field; no class name."""
+    wl = with_jobs(tmp_path / "bad.json", inputs["workload"], **{"3": change})
+    out = tmp_path / "r"
+    assert run_cli(inputs, out, workload=wl) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"mrsched run: error: {wl}, {where}: {message}") and len(err.splitlines()) == 1
+    assert "Error" not in err and "w0!" not in err
+    assert not out.exists()
+
+
+def test_a_long_list_in_an_error_is_cut(tmp_path, inputs, capsys):
+    data = json.loads(inputs["workload"].read_text())
+    data["profiles"].update({f"p{k}": {"type": "delay", "delay": 1} for k in range(1500)})
+    data["jobs"][0]["profile"] = "p20000"
+    wl = tmp_path / "many.json"
+    wl.write_text(json.dumps(data))
+    assert run_cli(inputs, tmp_path / "r", workload=wl) == 2
+    err = capsys.readouterr().err
+    total = len(data["profiles"])
+    assert "did you mean 'p" in err and f" ... and {total - 30:,} more)" in err
+    assert len(err) < 600 and not (tmp_path / "r").exists()
+
+
+def test_a_policy_refusing_the_platform_is_refused_before_the_run_directory_exists(tmp_path, inputs,
+                                                                                   capsys):
+    """io_aware needs a bandwidth tree: the policy's own check at SIMULATION_BEGINS, met by
+    starting it on the platform before the run, not after its directory was made."""
+    out = tmp_path / "r"
+    assert run_cli(inputs, out, "-O", "io_aware=true") == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"mrsched run: error: {inputs['platform']}, field 'io_aware': io_aware needs "
+                          "a bandwidth tree") and "mrsched platform iotree" in err
+    assert "Error" not in err and not out.exists()
+
+
+def test_a_seed_002_policy_refuses_a_platform_of_whole_nodes_before_running(tmp_path, inputs, capsys):
+    out = tmp_path / "r"
+    assert run_cli(inputs, out, policy="ipsched") == 2
+    err = capsys.readouterr().err
+    assert "policy 'ipsched' needs a per-core CPU+GPU platform" in err
+    assert "`mrsched platform cluster --nodes N --cores C --gpus G`" in err and not out.exists()
+
+
+def test_an_error_inside_the_run_is_recorded_without_a_class_name(tmp_path, inputs, engine_env, capsys):
+    """A user's scheduler is not started before its run: its refusal ends the run failed,
+    in the manifest and on stderr as the one line it raised."""
+    out = tmp_path / "r"
+    assert run_cli(inputs, out, policy="misbehaving:RefusingScheduler") == 2
+    err = capsys.readouterr().err
+    assert "run failed: field 'platform': this machine will not do" in err and "ConfigError" not in err
+    assert read_manifest(out)["error"] == "field 'platform': this machine will not do"
+
+
 def test_io_phased_workload_run_alloc_only_warns(tmp_path, inputs, engine_env, capsys):
     data = json.loads(inputs["workload"].read_text())
     data["generator"] = {"command": "swf", "model": "burst-buffer", "variant": "io-phased"}
