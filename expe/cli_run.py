@@ -56,15 +56,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", "--out", dest="out", action="append", required=True,
                         metavar="DIR", help="run directory (manifest.json + out_*.csv)")
     parser.add_argument("--engine", choices=ENGINES, default="embedded",
-                        help="embedded simulator in a child process (default), a Batsim "
-                             "binary over ZeroMQ, or docker compose")
+                        help="embedded (the embedded simulator in a child process), batsim (a "
+                             "Batsim binary over ZeroMQ, see --batsim) or docker (docker compose)")
     parser.add_argument("--batsim", default="batsim",
                         help="Batsim command for --engine batsim: a path or a command string "
-                             "(e.g. 'mrsched simulate'); default: batsim")
+                             "(e.g. 'mrsched simulate')")
     parser.add_argument("--timeout", type=float, default=None,
                         help="wall-clock seconds before the run is killed (default: none)")
     parser.add_argument("--seed", type=int, default=None,
-                        help="recorded in the manifest; passed to policies that take a seed")
+                        help="recorded in the manifest; passed to policies that take a seed "
+                             "(default: none, the policy's own)")
     parser.add_argument("-r", "--add-role-to-hosts", dest="roles", action="append", default=[],
                         metavar="HOSTS:ROLE",
                         help="Batsim's -r, e.g. -r node_8,node_17:storage (repeatable)")
