@@ -1,5 +1,5 @@
 """``mrsched workload requests``: a hand-written CSV job list -> a Batsim workload for a
-per-core CPU+GPU platform (seed 002's request kinds, README "Job requests").
+per-core CPU+GPU platform (seed 002's request kinds, docs/WORKLOADS.md "Job requests").
 
 Columns: ``id,subtime,walltime,runtime,cores,nodes,cores_per_node,gpus_per_node`` (an empty
 cell: not requested), optionally ``nodes_min``, ``nodes_max``, ``contiguous``. ``cores`` may be
