@@ -288,3 +288,9 @@ def check_start(spec) -> None:
     except Exception as exc:   # a policy's own bug at start: the run would meet it too
         raise ConfigError(f"policy '{spec.policy}' fails to start on this platform: "
                           f"{type(exc).__name__}: {exc}", file=str(spec.platform)) from None
+    finally:   # a seed 002 policy's setup starts a solver worker: not kept through the run
+        import sys
+
+        milp = sys.modules.get("mrsched.schedulers.optim.milp")
+        if milp is not None:
+            milp.stop_worker()

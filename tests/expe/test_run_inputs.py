@@ -148,6 +148,27 @@ def test_a_seed_002_policy_refuses_a_platform_of_whole_nodes_before_running(tmp_
     assert "`mrsched platform cluster --nodes N --cores C --gpus G`" in err and not out.exists()
 
 
+def test_the_start_check_leaves_no_process_behind(tmp_path):
+    """A seed 002 policy starts its solver worker in setup: the check before the run ends it,
+    so that `mrsched run` does not carry an idle worker through the whole run."""
+    import psutil
+
+    from mrsched.expe.spec import RunSpec
+    from mrsched.expe.validation import check_start
+    from mrsched.platforms.cluster import generate_cluster
+
+    plat = tmp_path / "cg.xml"
+    plat.write_text(generate_cluster(nodes=2, cores=4, gpus=1, pfs=False).xml)
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps({"nb_res": 8, "profiles": {"d": {"type": "delay", "delay": 5}},
+                              "jobs": [{"id": 1, "subtime": 0, "res": 4, "walltime": 10, "profile": "d"}]}))
+    for policy in ("ipsched", "aucsched", "slurm-bf"):
+        check_start(RunSpec(run_id="r", out_dir=str(tmp_path / "r"), platform=str(plat), workload=str(wl),
+                            policy=policy))
+        assert psutil.Process().children(recursive=True) == [], policy
+    assert not (tmp_path / "r").exists()
+
+
 def test_an_error_inside_the_run_is_recorded_without_a_class_name(tmp_path, inputs, engine_env, capsys):
     """A user's scheduler is not started before its run: its refusal ends the run failed,
     in the manifest and on stderr as the one line it raised."""
