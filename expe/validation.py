@@ -199,9 +199,8 @@ def workload_warnings(workload: dict, options: dict) -> list[str]:
     if gen.get("variant") == "io-phased" and job_model != "io-phased":
         out.append("the workload was converted with the io-phased variant (compute shortened "
                    "to leave room for I/O phases) but runs with job_model=alloc-only: its jobs "
-                   "run shorter than in the trace; give the policy option job_model=io-phased (-O "
-                   "job_model=io-phased), or convert "
-                   "with --variant alloc-only")
+                   "run shorter than in the trace; give the policy option job_model=io-phased "
+                   "(-O job_model=io-phased), or convert with --variant alloc-only")
     return out
 
 
