@@ -7,19 +7,26 @@ import argparse
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    run_p = sub.add_parser("run", help="run every unfinished run, then write the report")
+    run_p = sub.add_parser("run", help="run every unfinished run, then write the report",
+                           description="Check the whole campaign file, generate its inputs once, run "
+                                       "every run not finished yet (a finished one is skipped, a broken "
+                                       "or interrupted one redone: the same command resumes), then write "
+                                       "the report into <campaign dir>/report/. Exit 1 if a run failed.")
     run_p.add_argument("file", help="campaign YAML file")
     run_p.add_argument("--executor", default="local",
                        help="local (default) or dask://HOST:PORT (an existing dask scheduler)")
     run_p.add_argument("--jobs", "-j", type=int, default=None,
                        help="runs at a time with the local executor (default: the file's parallelism)")
-    run_p.add_argument("--out", default=None,
+    run_p.add_argument("-o", "--output", "--out", dest="out", default=None, metavar="DIR",
                        help="campaign directory (default: the file's output, else results/<name>/ beside it)")
     run_p.add_argument("--no-progress", action="store_true", help="no progress bar")
     run_p.add_argument("--no-report", action="store_true", help="do not write the report")
-    st_p = sub.add_parser("status", help="count finished, failed and pending runs")
+    st_p = sub.add_parser("status", help="count finished, failed and pending runs",
+                          description="Check the campaign file and count its runs by status (ok, failed, "
+                                      "timeout, incomplete, pending) from their manifests, running nothing.")
     st_p.add_argument("file", help="campaign YAML file")
-    st_p.add_argument("--out", default=None, help="campaign directory (as for run)")
+    st_p.add_argument("-o", "--output", "--out", dest="out", default=None, metavar="DIR",
+                      help="campaign directory (default: as for run)")
     st_p.add_argument("--verbose", "-v", action="store_true", help="one line per run")
 
 

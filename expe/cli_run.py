@@ -16,29 +16,56 @@ def parse_options(pairs: list[str] | None) -> dict[str, str]:
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise ConfigError(f"--option expects key=value, got '{pair}'", field="option")
+            raise ConfigError(f"-O/--option expects KEY=VALUE, got '{pair}'", field="option")
         options[key.strip()] = value.strip()
     return options
 
 
+#: ``-o`` was ``--option`` here before it meant the output, as in every other command
+OLD_OPTION_HINT = "-o is the output (the run directory); policy options are -O/--option KEY=VALUE"
+
+
+def looks_like_option(value: str) -> bool:
+    """``order=sjf``: a policy option given with ``-o`` the old way, not a directory (one
+    named like that can still be written ``./order=sjf``)."""
+    import re
+
+    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=[^/]*", value) is not None
+
+
+def run_directory(values: list[str]) -> str:
+    """The one run directory of ``-o``/``--output``/``--out`` (given once, not an option)."""
+    options = [v for v in values if looks_like_option(v)]
+    if options:
+        raise ConfigError(f"'-o {options[0]}' looks like a policy option", field="output",
+                          hint=OLD_OPTION_HINT)
+    if len(values) > 1:
+        raise ConfigError(f"the run directory is given {len(values)} times ({', '.join(values)})",
+                          field="output", hint="give -o DIR once")
+    return values[0]
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--platform", "-p", required=True, help="SimGrid platform XML")
-    parser.add_argument("--workload", "-w", required=True, help="Batsim workload JSON")
+    parser.add_argument("-p", "--platform", required=True, help="SimGrid platform XML")
+    parser.add_argument("-w", "--workload", required=True, help="Batsim workload JSON")
     parser.add_argument("--policy", required=True,
                         help="registered policy name (see `mrsched policies`) or module.path:ClassName")
-    parser.add_argument("--option", "-o", action="append", metavar="KEY=VALUE",
-                        help="policy option (repeatable)")
-    parser.add_argument("--out", required=True, help="run directory (manifest.json + out_*.csv)")
+    parser.add_argument("-O", "--option", action="append", metavar="KEY=VALUE",
+                        help="policy option (repeatable; `mrsched policies NAME` lists them)")
+    # appended, not stored: a second -o (the old `-o key=value` beside --out) is refused, not lost
+    parser.add_argument("-o", "--output", "--out", dest="out", action="append", required=True,
+                        metavar="DIR", help="run directory (manifest.json + out_*.csv)")
     parser.add_argument("--engine", choices=ENGINES, default="embedded",
-                        help="embedded simulator in a child process (default), a Batsim "
-                             "binary over ZeroMQ, or docker compose")
+                        help="embedded (the embedded simulator in a child process), batsim (a "
+                             "Batsim binary over ZeroMQ, see --batsim) or docker (docker compose)")
     parser.add_argument("--batsim", default="batsim",
                         help="Batsim command for --engine batsim: a path or a command string "
-                             "(e.g. 'mrsched simulate'); default: batsim")
+                             "(e.g. 'mrsched simulate')")
     parser.add_argument("--timeout", type=float, default=None,
                         help="wall-clock seconds before the run is killed (default: none)")
     parser.add_argument("--seed", type=int, default=None,
-                        help="recorded in the manifest; passed to policies that take a seed")
+                        help="recorded in the manifest; passed to policies that take a seed "
+                             "(default: none, the policy's own)")
     parser.add_argument("-r", "--add-role-to-hosts", dest="roles", action="append", default=[],
                         metavar="HOSTS:ROLE",
                         help="Batsim's -r, e.g. -r node_8,node_17:storage (repeatable)")
@@ -48,18 +75,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--enable-compute-sharing", dest="compute_sharing", action="store_true",
                         help="Batsim's --enable-compute-sharing: jobs may share compute hosts")
     parser.add_argument("--force", action="store_true",
-                        help="overwrite --out even when it holds another run")
+                        help="overwrite the run directory even when it holds another run")
 
 
 def build_spec(args: argparse.Namespace):
+    """The run, checked whole before anything is written: names and values first, then the
+    inputs (every job as the engine checks it, the policy started on the platform)."""
     from mrsched.expe import engines
     from mrsched.expe.spec import RunSpec
-    from mrsched.expe.validation import (check_file, check_policy, check_storage, check_values,
-                                         read_workload, with_seed, workload_warnings)
+    from mrsched.expe.validation import (check_file, check_jobs, check_policy, check_start,
+                                         check_storage, check_values, read_workload, with_seed,
+                                         workload_warnings)
 
+    out = Path(run_directory(args.out)).resolve()
     platform = check_file(args.platform, what="platform")
     workload = check_file(args.workload, what="workload")
-    data = read_workload(workload, key="workload")
     bb_capacity = None
     if args.bb_capacity is not None:
         try:
@@ -74,7 +104,6 @@ def build_spec(args: argparse.Namespace):
         if role.count(":") != 1 or not all(role.split(":")):
             raise ConfigError(f"-r expects HOSTS:ROLE, got {role!r}", field="roles",
                               hint="e.g. -r node_8,node_17:storage")
-    check_storage(platform, args.roles, bb_capacity, data)
     options = parse_options(args.option)
     params = check_policy(args.policy, options, key="policy")
     options = with_seed(args.policy, options, args.seed, params)
@@ -85,14 +114,18 @@ def build_spec(args: argparse.Namespace):
         engines.batsim_argv(args.batsim)  # refuses a command that does not exist
     if args.engine == "docker":
         engines.docker_compose_argv()  # refuses when no Docker engine answers
-    out = Path(args.out).resolve()
     check_out(out, force=args.force)
+    # the inputs themselves, read whole: every job as the engine will check it
+    data = read_workload(workload, key="workload")
+    check_jobs(data, workload, engine=args.engine)
+    check_storage(platform, args.roles, bb_capacity, data)
     spec = RunSpec(run_id=out.name, out_dir=str(out), platform=str(platform.resolve()),
                    workload=str(workload.resolve()), policy=args.policy, options=options,
                    seed=args.seed, engine=args.engine,
                    batsim=args.batsim if args.engine == "batsim" else None, timeout=args.timeout,
                    roles=tuple(args.roles), bb_capacity=bb_capacity,
                    compute_sharing=args.compute_sharing)
+    check_start(spec)
     return spec, workload_warnings(data, options)
 
 
@@ -105,7 +138,7 @@ def check_out(out: Path, *, force: bool) -> None:
     if force or not out.exists():
         return
     if not out.is_dir():
-        raise ConfigError(f"--out {out} exists and is not a directory", field="out")
+        raise ConfigError(f"run directory {out} exists and is not a directory", field="output")
     ours = {MANIFEST, *OUTPUT_FILES, *LOG_FILES}
     others = sorted(p.name for p in out.iterdir() if p.name not in ours and not p.name.startswith("."))
     manifest = read_manifest(out) or {}
@@ -115,8 +148,8 @@ def check_out(out: Path, *, force: bool) -> None:
         what = f"other files ({', '.join(others[:3])}{', ...' if len(others) > 3 else ''})"
     else:
         return
-    raise ConfigError(f"--out {out} already holds {what}", field="out",
-                      hint="choose another --out, or add --force to overwrite it")
+    raise ConfigError(f"run directory {out} already holds {what}", field="output",
+                      hint="choose another -o DIR, or add --force to overwrite it")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mrsched.errors import ConfigError
+from mrsched.errors import ConfigError, MrschedError
 from mrsched.expe import processes
 from mrsched.atomic import sha256_file
 from mrsched.expe.campaign import Campaign, load_campaign, plan_runs, prepare_inputs, write_expanded
@@ -250,7 +250,7 @@ def _run_locked(campaign: Campaign, runs: list, *, executor, jobs, progress, rep
         try:
             summary.report = write_campaign_report(campaign.output)
         except Exception as exc:  # the runs are safe on disk; `mrsched report DIR` can retry
-            summary.report_error = f"{type(exc).__name__}: {exc}"
+            summary.report_error = str(exc) if isinstance(exc, MrschedError) else f"{type(exc).__name__}: {exc}"
             log(f"report not written: {summary.report_error}")
     return summary
 

@@ -116,7 +116,7 @@ def execute_run(spec: RunSpec | dict, *, warnings: list[str] | tuple = ()) -> di
                     status, error = "failed", (f"every job ({rejected['jobs']}) was rejected; "
                                                f"{n} because: {reason}")
     except MrschedError as exc:
-        status, error = "failed", f"{type(exc).__name__}: {exc}"
+        status, error = "failed", str(exc)
     except Exception as exc:  # e.g. an engine binary that cannot be executed: this run only
         status, error = "failed", f"cannot run the engine: {type(exc).__name__}: {exc}"
     if processes.INTERRUPTED.is_set():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from mrsched.errors import ConfigError, suggest
+from mrsched.errors import ConfigError, cut_list, suggest
 
 
 def _registry():
@@ -165,7 +165,7 @@ def check_storage(platform: str | Path, roles, bb_capacity: int | None, workload
         return  # no platform loader installed: the scheduler's own rejections will tell
     bb_hosts, without = hosts
     if without and not bb_hosts:
-        names = ", ".join(without[:4]) + (", ..." if len(without) > 4 else "")
+        names = cut_list(without, limit=4)
         raise ConfigError(f"platform {platform}: the storage hosts {names} have no bb_capacity, so "
                           "every burst-buffer job would be rejected", file=file,
                           field=key or "bb_capacity",
@@ -179,15 +179,23 @@ def check_storage(platform: str | Path, roles, bb_capacity: int | None, workload
                           file=file, field=key or "platform", hint=hint)
 
 
-@functools.lru_cache(maxsize=32)
-def _storage_hosts(platform: str, roles: tuple[str, ...]):
-    """(burst-buffer storage hosts with bb_capacity, those without) of a platform loaded as
-    Batsim loads it (``-r`` roles applied); None without the simulator's loader."""
+@functools.lru_cache(maxsize=4)
+def _loaded_platform(platform: str, roles: tuple[str, ...]):
+    """The platform as Batsim loads it (``-r`` roles applied); None without the simulator."""
     try:
         from mrsched.simulator.platform import load_platform
     except ModuleNotFoundError:
         return None
-    plat = load_platform(platform, roles=roles)
+    return load_platform(platform, roles=roles)
+
+
+@functools.lru_cache(maxsize=32)
+def _storage_hosts(platform: str, roles: tuple[str, ...]):
+    """(burst-buffer storage hosts with bb_capacity, those without) of a platform loaded as
+    Batsim loads it (``-r`` roles applied); None without the simulator's loader."""
+    plat = _loaded_platform(platform, roles)
+    if plat is None:
+        return None
     bb_hosts, without = [], []
     for host in plat.storage_hosts():
         props = host.properties or {}
@@ -205,6 +213,97 @@ def workload_warnings(workload: dict, options: dict) -> list[str]:
     if gen.get("variant") == "io-phased" and job_model != "io-phased":
         out.append("the workload was converted with the io-phased variant (compute shortened "
                    "to leave room for I/O phases) but runs with job_model=alloc-only: its jobs "
-                   "run shorter than in the trace; use --option job_model=io-phased, or convert "
-                   "with --variant alloc-only")
+                   "run shorter than in the trace; give the policy option job_model=io-phased "
+                   "(-O job_model=io-phased), or convert with --variant alloc-only")
     return out
+
+
+# ------------------------------------------------- a run checked whole before it writes
+
+def _located(exc, **where):
+    """``exc`` (a MrschedError) naming ``where`` (file, job) when it did not say already."""
+    fields = {k: getattr(exc, k) for k in ("file", "line", "element", "job", "field", "event")}
+    for key, value in where.items():
+        if fields.get(key) is None:
+            fields[key] = value
+    return type(exc)(exc.message, hint=exc.hint, **fields)
+
+
+def check_jobs(workload: dict, path: str | Path, *, engine: str = "embedded") -> None:
+    """What the engine refuses when it loads ``workload`` (already parsed from ``path``),
+    refused now, by the engine's own checks (``simulator/workload.py``, ``profiles.py``, after
+    Batsim's): a bad job or profile costs one line and leaves nothing behind. Jobs are named
+    by their id in the file. ``smpi`` profiles are left to real Batsim (``--engine batsim``)."""
+    from mrsched.errors import WorkloadError
+
+    try:
+        from mrsched.simulator.profiles import check_profile
+        from mrsched.simulator.workload import parse_job
+    except ModuleNotFoundError:
+        return   # no embedded engine installed: the engine that runs checks
+    file = str(path)
+    profiles = workload.get("profiles", {})
+    if not isinstance(profiles, dict):
+        raise WorkloadError("'profiles' must be an object", file=file, field="profiles")
+    for name, prof in profiles.items():
+        if engine != "embedded" and isinstance(prof, dict) and prof.get("type") == "smpi":
+            continue
+        check_profile(name, prof, profiles, file=file)
+        if prof.get("type") == "usage_trace" and engine == "embedded":
+            from mrsched.simulator.usage_trace import load_usage_trace
+
+            load_usage_trace(prof["trace"], file, name)
+    seen: set[str] = set()
+    for index, obj in enumerate(workload["jobs"]):
+        try:
+            job = parse_job(obj, "w0", profiles, file=file, index=index)
+        except WorkloadError as exc:   # "job w0!4" is the engine's name for the file's job 4
+            if exc.job and exc.job.startswith("w0!"):
+                raise WorkloadError(exc.message, file=exc.file, line=exc.line, element=exc.element,
+                                    job=exc.job[3:], field=exc.field, hint=exc.hint) from None
+            raise
+        if job.id in seen:
+            raise WorkloadError("duplicate job id", file=file, job=job.local_id, field="id")
+        seen.add(job.id)
+
+
+def check_start(spec) -> None:
+    """Start the run's policy on its platform with no job, in this process, writing nothing
+    (the embedded engine up to SIMULATION_BEGINS and SIMULATION_ENDS): what a policy refuses
+    when it sees the machine (``io_aware`` without a bandwidth tree, a seed 002 policy on a
+    platform of whole nodes) is refused before the run directory exists, naming the platform.
+    A ``module:Class`` scheduler of the user's is not started here (its start is its own
+    business, side effects included); its platform is still loaded."""
+    from mrsched.errors import MrschedError
+
+    roles = tuple(spec.roles)
+    try:
+        platform = _loaded_platform(str(spec.platform), roles)
+    except MrschedError as exc:
+        raise _located(exc, file=str(spec.platform)) from None
+    if platform is None or ":" in spec.policy:
+        return
+    from mrsched.expe.worker import make_scheduler
+    from mrsched.simulator.engine import simulate
+    from mrsched.simulator.workload import Workload
+
+    extra = {}   # the loaded platform has its roles already
+    if spec.sched_cfg:
+        extra["sched_cfg"] = spec.sched_cfg
+    if spec.compute_sharing:
+        extra["compute_sharing"] = True
+    try:
+        simulate(platform, [Workload(name="w0", path=str(spec.workload))],
+                 make_scheduler(spec.policy, dict(spec.options)), export_prefix=None,
+                 dynamic_jobs=spec.dynamic_jobs, keep_records=False, **extra)
+    except MrschedError as exc:
+        raise _located(exc, file=str(spec.platform)) from None
+    except Exception as exc:   # a policy's own bug at start: the run would meet it too
+        raise ConfigError(f"policy '{spec.policy}' fails to start on this platform: "
+                          f"{type(exc).__name__}: {exc}", file=str(spec.platform)) from None
+    finally:   # a seed 002 policy's setup starts a solver worker: not kept through the run
+        import sys
+
+        milp = sys.modules.get("mrsched.schedulers.optim.milp")
+        if milp is not None:
+            milp.stop_worker()

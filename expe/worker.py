@@ -110,8 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         atexit.register(_print_cpu)
         run_spec(spec)
         _finished.set()
-    except MrschedError as exc:
-        print(f"{ERROR_PREFIX}{type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+    except MrschedError as exc:   # the user's input: its line names file, job or field
+        print(f"{ERROR_PREFIX}{exc}", file=sys.stderr, flush=True)
         return 2
     except Exception as exc:  # a crashing policy: keep the traceback in the log, one line last
         traceback.print_exc()

@@ -22,7 +22,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("mrsched.schedulers.cli", "serve a scheduling policy to a real Batsim over ZeroMQ"),
     "policies": ("mrsched.schedulers.cli_policies", "list registered policies and their options"),
     "simulate": ("mrsched.simulator.cli", "run the embedded Batsim-compatible simulator (Batsim's flags)"),
-    "platform": ("mrsched.platforms.cli", "generate SimGrid platforms (dragonfly, cluster)"),
+    "platform": ("mrsched.platforms.cli", "generate SimGrid platforms (dragonfly, cluster, iotree) or list "
+                                          "the bundled ones"),
     "workload": ("mrsched.workloads.cli", "convert, generate and check workloads"),
     "run": ("mrsched.expe.cli_run", "run one simulation: platform + workload + policy"),
     "campaign": ("mrsched.expe.cli_campaign", "run or inspect a campaign of simulations"),
@@ -30,11 +31,39 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """Every flag's help ends with its default, unless the help already says it or there is
+    none to say (no value, an off switch): a new user reads in ``--help`` what a run without
+    the flag does."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if (not action.option_strings or self._says_default(text)
+                or default is None or default is False or default in ([], "", argparse.SUPPRESS)
+                or isinstance(action, (argparse._StoreTrueAction, argparse._CountAction))):
+            return text
+        return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
+
+    @staticmethod
+    def _says_default(text: str) -> bool:
+        """``(default 0)``, ``default: none``, ``...; default 6``: the help names it already."""
+        import re
+
+        return "%(default)" in text or re.search(r"(\(|; |, |^)default\b|\bdefault:", text) is not None
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with a 'did you mean' on a mistyped command or option (``mrsched campagin``,
-    ``--polcy``): the usual error line, plus the closest valid word."""
+    ``--polcy``): the usual error line, plus the closest valid word. Sub-command parsers are
+    of this class too (argparse builds them with the parent's class), so all share
+    :class:`HelpFormatter`."""
 
     argv: list[str] = []  # the command line being parsed (set by main), to find the typo
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         hint = self._suggestion(message)

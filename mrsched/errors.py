@@ -68,13 +68,31 @@ class SchedulerTimeout(MrschedError):
     """The scheduler or the engine did not answer within the configured time."""
 
 
+def cut_list(names, limit: int = 30) -> str:
+    """``a, b, c ... and 1,512 more``: a list of any length as part of one readable line (an
+    error naming every one of 1,525 profiles is a 10 KB line nobody reads)."""
+    names = [str(n) for n in names]
+    rest = len(names) - limit
+    if rest <= 0:
+        return ", ".join(names)
+    return f"{', '.join(names[:limit])} ... and {rest:,} more"
+
+
+def _natural(name: str) -> tuple:
+    """``job2`` before ``job10``; split so that text and numbers alternate, always comparable."""
+    import re
+
+    return tuple(int(t) if k % 2 else t for k, t in enumerate(re.split(r"(\d+)", name)))
+
+
 def suggest(name: str, valid) -> str:
-    """A 'did you mean' hint listing the valid names, closest first."""
+    """A 'did you mean' hint: the closest valid name, then the valid names (the first 30 in
+    natural order, and how many more)."""
     import difflib
 
-    valid = sorted({str(v) for v in valid})  # each name once, whatever the caller gathered
+    valid = sorted({str(v) for v in valid}, key=_natural)  # each once, whatever the caller gathered
     close = difflib.get_close_matches(name, valid, n=1)
-    text = f"valid: {', '.join(valid)}"
+    text = f"valid: {cut_list(valid)}"
     if close:
         text = f"did you mean '{close[0]}'? " + text
     return text

@@ -1,4 +1,5 @@
-"""``mrsched platform``: generate SimGrid platforms (dragonfly, cluster) or list the bundled ones."""
+"""``mrsched platform``: generate SimGrid platforms (dragonfly, cluster, iotree) or list the
+bundled ones."""
 
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                     "Up to 1,200 hosts: explicit topology with Full routing (loads and routes "
                                     "identically in SimGrid 3.25 and 3.3x); beyond: SimGrid <cluster> zones "
                                     "with implicit routing, one per chassis.")
-    df.add_argument("--groups", type=int, default=3)
+    df.add_argument("--groups", type=int, default=3, help="Dragonfly groups")
     df.add_argument("--chassis", type=int, default=4, help="chassis per group")
     df.add_argument("--routers", type=int, default=3, help="routers per chassis")
-    df.add_argument("--nodes-per-router", type=int, default=3)
+    df.add_argument("--nodes-per-router", type=int, default=3, help="nodes (compute and storage) per router")
     where = df.add_mutually_exclusive_group()
     where.add_argument("--storage-per-chassis", type=int, default=None,
                        help="burst-buffer nodes per chassis (default 1: each chassis' last node)")
@@ -27,10 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     where.add_argument("--storage-count", type=int, default=None, help="total burst-buffer nodes, spread evenly")
     df.add_argument("--bb-capacity", default="40GB", help="burst buffer per storage node (default 40GB)")
     df.add_argument("--speed", default="1Gf", help="host speed (default 1Gf)")
-    df.add_argument("--link-bandwidth", default="1250MBps")
-    df.add_argument("--link-latency", default="50us")
+    df.add_argument("--link-bandwidth", default="1250MBps", help="bandwidth of every node link and cable")
+    df.add_argument("--link-latency", default="50us", help="latency of every node link and cable")
     df.add_argument("--pfs-bandwidth", default="5GBps", help="the shared PFS link (default 5GBps)")
-    df.add_argument("--pfs-latency", default="100us")
+    df.add_argument("--pfs-latency", default="100us", help="latency of the PFS link")
     _link_sharing(df, "node links and green/black/blue cables")
     _output(df)
 
@@ -39,15 +40,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cl.add_argument("--nodes", type=int, required=True, help="compute nodes")
     cl.add_argument("--storage", type=int, default=0, help="burst-buffer storage nodes (default 0)")
     cl.add_argument("--bb-capacity", default="40GB", help="burst buffer per storage node (default 40GB)")
-    cl.add_argument("--speed", default="1Gf")
-    cl.add_argument("--link-bandwidth", default="1250MBps")
-    cl.add_argument("--link-latency", default="50us")
-    cl.add_argument("--pfs-bandwidth", default="5GBps")
+    cl.add_argument("--speed", default="1Gf", help="host speed")
+    cl.add_argument("--link-bandwidth", default="1250MBps", help="bandwidth of each node's link to the switch")
+    cl.add_argument("--link-latency", default="50us", help="latency of each node's link")
+    cl.add_argument("--pfs-bandwidth", default="5GBps", help="the shared PFS link")
     cl.add_argument("--no-pfs", action="store_true", help="no PFS host")
-    cl.add_argument("--gpus", type=int, default=0, help="GPUs per compute node (host property gpus)")
+    cl.add_argument("--gpus", type=int, default=0, help="GPUs per compute node (host property gpus; default 0)")
     cl.add_argument("--cores", type=int, default=0,
                     help="cores per compute node: one Batsim resource per core (hosts node_K_core_C with "
-                         "resource=core, node, cores, gpus properties; seed 002's CPU+GPU machines)")
+                         "resource=core, node, cores, gpus properties; seed 002's CPU+GPU machines, which "
+                         "slurm-bf, ipsched and aucsched need; default 0: one resource per node)")
     cl.add_argument("--node-hosts", action="store_true",
                     help="with --cores: one host per node carrying a cores property instead")
     _link_sharing(cl, "compute and storage node links")
@@ -65,10 +67,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     io.add_argument("--node-bandwidth", default="12.5GBps", help="each node's link (default 12.5GBps)")
     io.add_argument("--underprovision", type=float, default=0.0,
                     help="fraction of PFS bandwidth removed (0.3: 70 -> 49GBps; default 0)")
-    io.add_argument("--speed", default="1Gf")
+    io.add_argument("--speed", default="1Gf", help="compute node speed")
     io.add_argument("-o", "--output", required=True, help="output XML file")
 
-    bu = sub.add_parser("bundled", help="list the platforms shipped with mrsched (or rewrite them)")
+    bu = sub.add_parser("bundled", help="list the platforms shipped with mrsched (or rewrite them)",
+                        description="The platforms installed with mrsched (dragonfly96.xml: seed 001's "
+                                    "machine; cluster16.xml: a small test cluster), each path with a "
+                                    "summary; --write regenerates them from their generators.")
     bu.add_argument("--write", action="store_true", help="regenerate the bundled XML files in place")
 
 

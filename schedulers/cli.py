@@ -26,9 +26,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("policy", metavar="POLICY",
                         help="registered policy name, or module.path:ClassName of a "
                              "BatsimScheduler subclass")
-    parser.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
+    parser.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE",
                         help="policy option (repeatable); values are strings, coerced by "
                              "the policy registry")
+    # -o is the output in every command; here it was --option: a one-line hint, not a guess
+    parser.add_argument("-o", dest="old_option", action="append", default=[], help=argparse.SUPPRESS)
     parser.add_argument("-s", "--socket", default=DEFAULT_SOCKET,
                         help=f"ZeroMQ endpoint to bind (default {DEFAULT_SOCKET}); loopback "
                              "only unless --allow-remote")
@@ -136,6 +138,9 @@ def run(args: argparse.Namespace) -> int:
         logging.INFO if args.verbose == 1 else logging.DEBUG)
     logging.basicConfig(level=level, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
+    if args.old_option:
+        raise ConfigError(f"-o {args.old_option[0]}: serve writes no output",
+                          hint="policy options are -O/--option KEY=VALUE")
     options = parse_options(args.option)
     scheduler = make_scheduler_from_spec(args.policy, options)
     return serve(scheduler, args.socket, args.timeout, allow_remote=args.allow_remote,

@@ -20,7 +20,9 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 ON_CI = os.environ.get("CI", "").strip().lower() in ("true", "1")
 
-PYBATSIM_MODULES = ("batsim", "docopt", "sortedcontainers")
+# pybatsim's own module (not just a ``batsim`` folder: pytest puts tests/schedulers on sys.path,
+# where tests/schedulers/batsim/ would pass for a namespace package) and what it imports
+PYBATSIM_MODULES = ("batsim.batsim", "docopt", "sortedcontainers")
 PYBATSIM_INSTALL = "pip install --no-deps pybatsim==3.2.1 docopt sortedcontainers"
 
 

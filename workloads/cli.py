@@ -23,52 +23,75 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="processors of one node of the trace's machine (default: the platform's 'cores' "
                           "property, else the trace header's MaxProcs / MaxNodes, else 1)")
     swf.add_argument("--model", default="delay", choices=["delay", "compute", "burst-buffer"],
-                     help="profile model (default delay)")
-    swf.add_argument("--variant", default="io-phased", choices=["io-phased", "alloc-only"],
-                     help="burst-buffer model: shorten compute for I/O (io-phased, seed 001) or not")
+                     help="profile model: delay (run time as a delay), compute (run time x host speed "
+                          "flops) or burst-buffer (compute plus seed 001's burst-buffer requests; needs "
+                          "--platform with storage nodes); default delay")
+    swf.add_argument("--variant", default="alloc-only", choices=["alloc-only", "io-phased"],
+                     help="burst-buffer model: alloc-only keeps the run time (the burst buffer is held, "
+                          "as the policies' default job_model runs it); io-phased shortens compute to "
+                          "leave room for I/O phases (seed 001: run it with -O job_model=io-phased)")
     swf.add_argument("--jobs", type=int, help="keep the first N jobs (after --part)")
     swf.add_argument("--part", help="keep time window I of N, 1-based (seed 001: --part 3/16)")
     swf.add_argument("--part-length", help="fixed window length (e.g. 3w) instead of N equal windows")
     swf.add_argument("--oversize", default="drop", choices=["drop", "cap"],
                      help="jobs wider than the machine: drop (default) or cap to its size")
-    swf.add_argument("--exclude-status", type=int, nargs="*", default=[], help="drop jobs with these SWF statuses")
+    swf.add_argument("--exclude-status", type=int, nargs="*", default=[],
+                     help="drop jobs with these SWF statuses (default: keep every status)")
     swf.add_argument("--seed", type=int, default=0, help="seed of the burst-buffer draws (default 0)")
-    swf.add_argument("-o", "--output", required=True)
+    _output(swf)
 
     chk = sub.add_parser("check", help="validate a workload file (one line per problem, exit 1 if any)",
                          description="One line per problem (exit 1 if any). Warnings (exit status unchanged): "
                                      "requests that look like processors on a platform of whole nodes.")
-    chk.add_argument("workload", nargs="+")
+    chk.add_argument("workload", nargs="+", help="Batsim workload JSON file(s)")
     chk.add_argument("--platform", help="also check requests against this platform")
 
-    syn = sub.add_parser("synthetic", help="small synthetic workload (Poisson arrivals; no trace needed)")
+    syn = sub.add_parser("synthetic", help="small synthetic workload (Poisson arrivals; no trace needed)",
+                         description="Jobs arriving as a Poisson process, sizes and run times "
+                                     "log-uniform in the given ranges (small and short jobs common), "
+                                     "walltime = run time x U[1, factor] rounded up to a minute; on a "
+                                     "platform with burst buffer, seed 001's burst-buffer requests. "
+                                     "Written job by job; the same seed gives the same bytes. The "
+                                     "quickstart's workload.")
     syn.add_argument("--platform", help="platform (size, speed, burst buffer)")
     syn.add_argument("--nodes", type=int, help="machine size without --platform")
-    syn.add_argument("--jobs", type=int, default=50)
-    syn.add_argument("--mean-interarrival", type=float, default=120.0, help="seconds (default 120)")
-    syn.add_argument("--min-nodes", type=int, default=1)
-    syn.add_argument("--max-nodes", type=int)
-    syn.add_argument("--min-runtime", type=float, default=60.0)
-    syn.add_argument("--max-runtime", type=float, default=3600.0)
-    syn.add_argument("--walltime-factor", type=float, default=3.0)
+    syn.add_argument("--jobs", type=int, default=50, help="number of jobs")
+    syn.add_argument("--mean-interarrival", type=float, default=120.0, help="mean seconds between submissions")
+    syn.add_argument("--min-nodes", type=int, default=1, help="smallest job, in resources (nodes)")
+    syn.add_argument("--max-nodes", type=int, help="widest job, in resources (default: the machine)")
+    syn.add_argument("--min-runtime", type=float, default=60.0, help="shortest run time, seconds")
+    syn.add_argument("--max-runtime", type=float, default=3600.0, help="longest run time, seconds")
+    syn.add_argument("--walltime-factor", type=float, default=3.0, help="walltime = run time x U[1, this], rounded up to a minute")
     syn.add_argument("--model", default=None, choices=["delay", "compute", "burst-buffer"],
-                     help="default: burst-buffer with a platform that has storage, else compute")
-    syn.add_argument("--variant", default="alloc-only", choices=["io-phased", "alloc-only"])
-    syn.add_argument("--seed", type=int, default=0)
-    syn.add_argument("-o", "--output", required=True)
+                     help="profile model (default: burst-buffer with a platform that has storage, else compute)")
+    syn.add_argument("--variant", default="alloc-only", choices=["alloc-only", "io-phased"],
+                     help="burst-buffer model: alloc-only keeps the run time; io-phased shortens compute "
+                          "for I/O phases (run it with -O job_model=io-phased)")
+    syn.add_argument("--seed", type=int, default=0, help="seed of every draw")
+    _output(syn)
 
-    bb = sub.add_parser("bbsched", help="BBSched S1-S4: a fraction of jobs request large burst buffers (seed 000)")
+    bb = sub.add_parser("bbsched", help="BBSched S1-S4: a fraction of jobs request large burst buffers (seed 000)",
+                        description="Seed 000's scenarios on a given workload (or an SWF trace with --trace): "
+                                    "S1-S4 make 50 or 75 % of the jobs (or --fraction) request burst buffer "
+                                    "above a threshold of 5 or 20 TB on the reference machine (Theta or "
+                                    "Cori), every size scaled to this platform's burst-buffer capacity.")
     bb.add_argument("workload", nargs="?", help="input workload JSON (e.g. from `mrsched workload swf`)")
     _trace_arguments(bb)
     bb.add_argument("--platform", required=True, help="platform with burst-buffer storage nodes")
-    bb.add_argument("--scenario", default="S1", choices=["S1", "S2", "S3", "S4"])
+    bb.add_argument("--scenario", default="S1", choices=["S1", "S2", "S3", "S4"],
+                    help="seed 000's scenario (fraction of jobs and threshold)")
     bb.add_argument("--fraction", type=float, help="override the scenario's fraction of jobs")
     bb.add_argument("--threshold", help="override the scenario's threshold on the reference machine (e.g. 5TB)")
-    bb.add_argument("--reference", default="theta", choices=["theta", "cori"])
-    bb.add_argument("--seed", type=int, default=0)
-    bb.add_argument("-o", "--output", required=True)
+    bb.add_argument("--reference", default="theta", choices=["theta", "cori"],
+                    help="machine whose burst-buffer sizes the thresholds are scaled from")
+    bb.add_argument("--seed", type=int, default=0, help="seed of the draws")
+    _output(bb)
 
-    mr = sub.add_parser("multires", help="MultiSched workload: jobs request five extra countable resources (seed 003)")
+    mr = sub.add_parser("multires", help="MultiSched workload: jobs request five extra countable resources (seed 003)",
+                        description="Seed 003's multi-resource jobs: each job of the base workload (a JSON, "
+                                    "--trace, else a synthetic one) asks, with probability --fraction, each "
+                                    "of five extra countable resources; prints the policies' counters option "
+                                    "that declares their capacities.")
     mr.add_argument("workload", nargs="?", help="input workload JSON (default: --trace, else a synthetic one)")
     _trace_arguments(mr)
     mr.add_argument("--platform", help="platform (machine size scales the capacities)")
@@ -77,21 +100,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                     help="fraction of jobs requesting each resource (default 0.5)")
     mr.add_argument("--intensity", type=float, default=1.5,
                     help="mean demand of a requesting job, in units of its node share (default 1.5)")
-    mr.add_argument("--seed", type=int, default=0)
-    mr.add_argument("-o", "--output", required=True)
+    mr.add_argument("--seed", type=int, default=0, help="seed of the draws")
+    _output(mr)
 
-    esp = sub.add_parser("esp2", help="ESP-2 benchmark workload (seed 002 Table 11)")
+    esp = sub.add_parser("esp2", help="ESP-2 benchmark workload (seed 002 Table 11)",
+                         description="The ESP-2 effective system performance benchmark: 230 jobs of "
+                                     "14 types, each a fraction of the machine's cores with a fixed run "
+                                     "time; 50 released at 0, the rest about 30 s apart, then two "
+                                     "full-machine Z jobs; --gpu-copies adds seed 002's GPU copy of every "
+                                     "job (458 jobs).")
     esp.add_argument("--platform", help="platform (nodes, cores and gpus properties)")
-    esp.add_argument("--nodes", type=int, help="default 1024 (seed 002's Machine-L)")
-    esp.add_argument("--cores-per-node", type=int, help="default 8")
+    esp.add_argument("--nodes", type=int, help="machine nodes without --platform (default 1024: seed 002's Machine-L)")
+    esp.add_argument("--cores-per-node", type=int, help="cores per node without --platform (default 8)")
     esp.add_argument("--gpus", type=int, default=2, help="GPUs per node of the GPU copies (default 2)")
     esp.add_argument("--gpu-copies", action="store_true", help="seed 002's CPU-GPU version (458 jobs)")
-    esp.add_argument("--model", default="delay", choices=["delay", "compute"])
-    esp.add_argument("--seed", type=int, default=0)
-    esp.add_argument("-o", "--output", required=True)
+    esp.add_argument("--model", default="delay", choices=["delay", "compute"],
+                     help="profile model: delay, or compute (run time x host speed flops)")
+    esp.add_argument("--seed", type=int, default=0, help="seed of the submission order and gaps")
+    _output(esp)
 
     mo = sub.add_parser("model", help="seed 004's workload model fitted on an SWF trace (user arrivals, "
-                                      "power-of-two sizes, joint limit/elapsed; I/O rate per node)")
+                                      "power-of-two sizes, joint limit/elapsed; I/O rate per node)",
+                        description="Seed 004 Sect. 3.3.2: fit per-period user arrival rates, power-of-two "
+                                    "size bins and the joint law of time limit and elapsed time on a trace, "
+                                    "then sample --jobs jobs for a machine of --nodes nodes, each draining "
+                                    "--io-rate per node (optionally spread per user and job).")
     mo.add_argument("--from", "--trace", dest="trace", required=True, help="SWF trace to fit (.swf or .swf.gz)")
     mo.add_argument("--nodes", type=int, required=True, help="compute nodes of the target machine")
     mo.add_argument("--jobs", type=int, required=True, help="jobs to sample")
@@ -103,30 +136,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                     help="sigma of a per-user log-normal factor on each job's true I/O rate (0: every job "
                          "drains its stated rate); jobs then carry user, true_runtime, true_io_bandwidth_per_node")
     mo.add_argument("--io-jitter", type=float, default=0.1, help="with --io-spread: per-job sigma (default 0.1)")
-    mo.add_argument("--seed", type=int, default=0)
-    mo.add_argument("-o", "--output", required=True)
+    mo.add_argument("--seed", type=int, default=0, help="seed of the draws")
+    _output(mo)
 
     ens = sub.add_parser("ensemble", help="ensemble: many small jobs submitted at 0 (seed 004 Ch. 5)",
                          description="Fig. 5.2's synthetic ensembles (--cores 1 --runtime 0: zero-length jobs, "
                                      "written as Batsim accepts them), variable sizes / durations as ranges "
                                      "LOW-HIGH, or --kind uq (Sect. 5.4's UQ ensemble). One resource per core.")
-    ens.add_argument("--jobs", type=int, required=True)
+    ens.add_argument("--jobs", type=int, required=True, help="number of jobs")
     ens.add_argument("--cores", default="1", help="cores per job: N or LOW-HIGH (default 1)")
     ens.add_argument("--runtime", default="0", help="seconds: S or LOW-HIGH (default 0: zero-length jobs)")
-    ens.add_argument("--kind", default="synthetic", choices=["synthetic", "uq"])
+    ens.add_argument("--kind", default="synthetic", choices=["synthetic", "uq"],
+                     help="synthetic (--cores, --runtime) or uq (Sect. 5.4's UQ ensemble)")
     ens.add_argument("--walltime", type=float, help="seconds (default: twice the runtime, at least 60)")
     ens.add_argument("--platform", help="platform: nb_res is its number of compute resources")
     ens.add_argument("--nb-res", type=int, help="nb_res without --platform (default: the widest job)")
-    ens.add_argument("--seed", type=int, default=0)
-    ens.add_argument("-o", "--output", required=True)
+    ens.add_argument("--seed", type=int, default=0, help="seed of the draws (ranges, uq)")
+    _output(ens)
 
     from mrsched.workloads.cpugpu_cli import add_parsers
     add_parsers(sub)   # requests, cpugpu (seed 002)
 
-    fe = sub.add_parser("fetch", help="download a Parallel Workloads Archive trace into the cache (sha256 checked)")
+    fe = sub.add_parser("fetch", help="download a Parallel Workloads Archive trace into the cache (sha256 checked)",
+                        description="Download a trace once into the cache, uncompress it, check its "
+                                    "SHA-256 and print the path of the .swf (the commands after it take "
+                                    "that path). Known traces: " + ", ".join(_archive_traces()) + ".")
     fe.add_argument("name", help="trace name, e.g. KTH-SP2-1996-2.1-cln")
     fe.add_argument("--cache", help="cache directory (default $MRSCHED_CACHE or ~/.cache/mrsched/traces)")
     fe.add_argument("--source", help="local path or URL to copy instead of the archive")
+
+
+def _output(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-o", "--output", required=True, metavar="FILE", help="workload JSON to write")
+
+
+def _archive_traces() -> list[str]:
+    from mrsched.workloads.archive import TRACES
+
+    return list(TRACES)
 
 
 def _trace_arguments(parser: argparse.ArgumentParser) -> None:

@@ -11,11 +11,13 @@ one processor per node, so there ``res`` = processors), the SWF run time kept as
 - ``compute``: ``parallel_homogeneous`` with ``cpu`` = run time x host speed, ``com`` 0;
 - ``burst-buffer``: ``compute`` plus job fields ``bb_per_node`` (bytes per processor, see
   :mod:`mrsched.workloads.burst_buffer`) and ``burst_buffer`` = ``bb_per_node * res`` (whole
-  job). Variant ``io-phased`` (default) shortens compute to leave time for I/O as the artifact
-  does: ``cpu = speed * max(run - 40 * bb_per_node / link_bandwidth, 0.05 * run)`` for jobs
-  with walltime > 120 s (``link_bandwidth`` = 1250 MB/s, the node link; the factor 40 and the
-  5 % floor are the artifact's ``multiply_factor_runtime`` and minimum); variant
-  ``alloc-only`` keeps the full run time (the burst buffer is only held, not used).
+  job). Variant ``alloc-only`` (default) keeps the full run time: the burst buffer is only
+  held, which is what every policy's default ``job_model=alloc-only`` runs. Variant
+  ``io-phased`` (seed 001, run with ``job_model=io-phased``, whose phases do the I/O) shortens
+  compute to leave time for I/O as the artifact does: ``cpu = speed * max(run - 40 *
+  bb_per_node / link_bandwidth, 0.05 * run)`` for jobs with walltime > 120 s
+  (``link_bandwidth`` = 1250 MB/s, the node link; the factor 40 and the 5 % floor are the
+  artifact's ``multiply_factor_runtime`` and minimum).
 
 Differences from the artifact's 1000-job file (``KTH-SP2-1996-2.1-cln-io-aware-1000.json``):
 its ``bb`` is a profile field (bytes per node), ours are job fields (DESIGN.md "Job requests");
@@ -171,7 +173,7 @@ def part_mask(submit: np.ndarray, part: tuple[int, int], part_length: float | No
     return (submit >= lo) & (submit < hi)
 
 
-def iter_jobs(ids, subtime, walltime, res, run, *, model: str, variant: str = "io-phased", speed: float = 1e9,
+def iter_jobs(ids, subtime, walltime, res, run, *, model: str, variant: str = "alloc-only", speed: float = 1e9,
               bb_per_node=None, link_bandwidth: float = 1.25e9, io_factor: float = 40.0,
               min_compute_fraction: float = 0.05) -> Iterator[tuple[dict, str, dict]]:
     """``(job, profile name, profile)`` for each job under a profile model (profile named by the job id)."""
@@ -194,7 +196,7 @@ def iter_jobs(ids, subtime, walltime, res, run, *, model: str, variant: str = "i
 
 
 def convert_swf(trace: SwfTrace | str | Path, *, platform: PlatformInfo | None = None, nodes: int | None = None,
-                speed: float = 1e9, model: str = "delay", variant: str = "io-phased", seed: int = 0,
+                speed: float = 1e9, model: str = "delay", variant: str = "alloc-only", seed: int = 0,
                 jobs: int | None = None, part: tuple[int, int] | str | None = None,
                 part_length: float | None = None, oversize: str = "drop", exclude_status: tuple[int, ...] = (),
                 link_bandwidth: float = 1.25e9, io_factor: float = 40.0, min_compute_fraction: float = 0.05,

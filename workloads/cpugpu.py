@@ -4,7 +4,7 @@ mixes I-V (Sect. 5.2, Table 12); and :func:`read_machine`, the nodes of a platfo
 
 Every job's ``res`` is its core count (one Batsim resource per core) and its request is in
 the fields the seed 002 policies read: ``cores``, ``nodes``, ``cores_per_node``,
-``gpus_per_node`` (README "Job requests"). Profiles are delays (the paper's jobs sleep).
+``gpus_per_node`` (docs/WORKLOADS.md "Job requests"). Profiles are delays (the paper's jobs sleep).
 
 Mix decisions where Sect. 5.2 is silent: all jobs are submitted at time 0 (the generator
 targets a workload run time, not an arrival process); a job's cores are a multiple of the

@@ -10,20 +10,23 @@ def add_parsers(sub) -> None:
     rq = sub.add_parser("requests", help="CSV job list (cores, nodes, cores per node, GPUs per node) -> workload "
                                          "for a per-core CPU+GPU platform",
                         description="Columns id,subtime,walltime,runtime,cores,nodes,cores_per_node,gpus_per_node "
-                                    "(empty = not requested; optional nodes_min, nodes_max, contiguous).")
+                                    "(empty = not requested; optional nodes_min, nodes_max, contiguous). cores "
+                                    "may be left out when nodes and cores_per_node give it (their product). "
+                                    "Each job runs runtime seconds (a delay) on cores core resources.")
     rq.add_argument("jobs", help="CSV file")
     rq.add_argument("--platform", required=True, help="per-core platform (mrsched platform cluster --cores C)")
-    rq.add_argument("-o", "--output", required=True)
+    rq.add_argument("-o", "--output", required=True, metavar="FILE", help="workload JSON to write")
 
     cg = sub.add_parser("cpugpu", help="seed 002 CPU+GPU workloads: ESP-2 x 2 or mixes I-V (Table 12)",
                         description="--mix esp: ESP-2 with CPU-only and GPU copies (458 jobs, Table 11); "
                                     "--mix I..V: Table 12's generated workloads (run times U(60, 600) s).")
     cg.add_argument("--platform", required=True, help="per-core platform (mrsched platform cluster --cores C)")
-    cg.add_argument("--mix", required=True, choices=["esp", "I", "II", "III", "IV", "V"])
+    cg.add_argument("--mix", required=True, choices=["esp", "I", "II", "III", "IV", "V"],
+                    help="esp (ESP-2 x 2, Table 11) or a mix of Table 12")
     cg.add_argument("--jobs", type=int, default=400, help="jobs of a mix (default 400)")
     cg.add_argument("--max-cores", type=int, help="largest job of a mix in cores (default: machine / 8)")
-    cg.add_argument("--seed", type=int, default=0)
-    cg.add_argument("-o", "--output", required=True)
+    cg.add_argument("--seed", type=int, default=0, help="seed of the draws")
+    cg.add_argument("-o", "--output", required=True, metavar="FILE", help="workload JSON to write")
 
 
 def run_command(args: argparse.Namespace, write) -> int:

@@ -1,10 +1,12 @@
 """``mrsched workload requests``: a hand-written CSV job list -> a Batsim workload for a
-per-core CPU+GPU platform (seed 002's request kinds, README "Job requests").
+per-core CPU+GPU platform (seed 002's request kinds, docs/WORKLOADS.md "Job requests").
 
 Columns: ``id,subtime,walltime,runtime,cores,nodes,cores_per_node,gpus_per_node`` (an empty
-cell: not requested), optionally ``nodes_min``, ``nodes_max``, ``contiguous``. Each job
-becomes a delay of ``runtime`` seconds on ``res = cores`` core resources; a row that is not
-a valid request, or can never fit the machine, is one error line naming the file, row and field.
+cell: not requested), optionally ``nodes_min``, ``nodes_max``, ``contiguous``. ``cores`` may be
+left out when ``nodes`` and ``cores_per_node`` give it (their product, seed 002's third request
+kind, as a user writes "4 nodes of 16 cores"). Each job becomes a delay of ``runtime`` seconds on
+``res = cores`` core resources; a row that is not a valid request, or can never fit the machine,
+is one error line naming the file, row and field.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from mrsched.schedulers.optim.bestfit import never_fits
 from mrsched.schedulers.model.cores import core_request
 from mrsched.workloads.cpugpu import Machine
 
-REQUIRED = ("id", "subtime", "walltime", "runtime", "cores")
-OPTIONAL = ("nodes", "cores_per_node", "gpus_per_node", "nodes_min", "nodes_max", "contiguous")
+REQUIRED = ("id", "subtime", "walltime", "runtime")
+OPTIONAL = ("cores", "nodes", "cores_per_node", "gpus_per_node", "nodes_min", "nodes_max", "contiguous")
 
 
 def _num(text: str, where: dict, field: str, *, integer: bool = False) -> float | int | None:
@@ -53,7 +55,7 @@ def requests_workload(path: str | Path, machine: Machine) -> dict:
     missing = [c for c in REQUIRED if c not in header]
     if missing:
         raise WorkloadError(f"missing column(s) {', '.join(missing)}", file=str(path), line=1,
-                            hint="columns: " + ",".join(REQUIRED + OPTIONAL[:3]))
+                            hint="columns: " + ",".join(REQUIRED + OPTIONAL[:4]))
     unknown = [c for c in header if c not in REQUIRED + OPTIONAL]
     if unknown:
         raise WorkloadError(f"unknown column(s) {', '.join(unknown)}", file=str(path), line=1)
@@ -80,7 +82,10 @@ def requests_workload(path: str | Path, machine: Machine) -> dict:
             if value is not None:
                 fields[name] = value
         if "cores" not in fields:
-            raise WorkloadError("required", field="cores", **where)
+            if not fields.get("nodes") or not fields.get("cores_per_node"):
+                raise WorkloadError("required, unless nodes and cores_per_node give it", field="cores",
+                                    **where)
+            fields["cores"] = fields["nodes"] * fields["cores_per_node"]
         contiguous = row.get("contiguous", "").strip().lower()
         if contiguous not in ("", "0", "1", "true", "false", "yes", "no"):
             raise WorkloadError(f"expected true or false, got {contiguous!r}", field="contiguous", **where)

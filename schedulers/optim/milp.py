@@ -124,6 +124,12 @@ def start_worker() -> None:
     _worker().ready()
 
 
+def stop_worker() -> None:
+    """End this process's HiGHS worker now, if one runs (a policy started only to check it can
+    run, by ``mrsched run`` before the run itself)."""
+    _worker().stop()
+
+
 def _worker() -> _Worker:
     """This process's worker (a forked child starts its own: the parent's pipes are not its)."""
     global _WORKER, _WORKER_PID

@@ -12,9 +12,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from mrsched.errors import MrschedError, SimulationError
-from mrsched.schedulers.model.decisions import Allocation
+from mrsched.errors import ConfigError, MrschedError, SimulationError
 from mrsched.schedulers.model.cluster import Cluster
+from mrsched.schedulers.model.decisions import Allocation
 from mrsched.schedulers.model.job import Job
 from mrsched.schedulers.optim.bestfit import never_fits
 from mrsched.schedulers.model.nodes import Layout, NodeShare, NodeState, NodeView
@@ -59,6 +59,13 @@ class CpuGpuPolicy(Policy):
     def setup(self, cluster: Cluster) -> None:
         super().setup(cluster)
         self.view_ = NodeView.from_cluster(cluster)
+        if not self.view_.per_core:
+            # seed 002 places cores and GPUs of nodes: on whole-node resources each host would
+            # pass for a node of one core, and the run would mean nothing (DESIGN.md "CPU+GPU")
+            raise ConfigError(f"policy '{self.policy_name()}' needs a per-core CPU+GPU platform (one "
+                              "Batsim resource per core); this platform's compute resources are "
+                              "whole nodes", field="platform",
+                              hint="make one with `mrsched platform cluster --nodes N --cores C --gpus G`")
         self.state_ = NodeState(self.view_)
         self.running_: dict[str, Held] = {}
         self.requests_: dict[str, CoreRequest] = {}

@@ -17,6 +17,16 @@ class CrashingScheduler(BatsimScheduler):
         raise RuntimeError("policy exploded on purpose")
 
 
+class RefusingScheduler(BatsimScheduler):
+    """Refuses the machine at SIMULATION_BEGINS, as a policy refuses a platform it cannot use:
+    a user's class is not started before its run, so the run records the refusal."""
+
+    def on_simulation_begins(self, event):
+        from mrsched.errors import ConfigError
+
+        raise ConfigError("this machine will not do", field="platform")
+
+
 class HangingScheduler(BatsimScheduler):
     """Starts a helper process (its pid in $MRSCHED_TEST_PIDFILE), then never answers."""
 

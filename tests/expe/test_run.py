@@ -80,6 +80,36 @@ def test_cli_run_refuses_bad_input_before_running(tmp_path, inputs, capsys):
     assert not out.exists()
 
 
+def test_cli_run_o_is_the_output_and_O_the_option(tmp_path, inputs, engine_env, capsys):
+    """-o is the output in `run` as in every command; policy options are -O/--option."""
+    out = tmp_path / "r"
+    base = ["run", "-p", str(inputs["platform"]), "-w", str(inputs["workload"]), "--policy", "fcfs-easy"]
+    assert main([*base, "-O", "order=sjf", "-o", str(out)]) == 0, capsys.readouterr().err
+    assert read_manifest(out)["options"] == {"order": "sjf"}
+    assert main([*base, "--option", "order=sjf", "--output", str(tmp_path / "r2")]) == 0
+    assert read_manifest(tmp_path / "r2")["status"] == "ok"
+
+
+@pytest.mark.parametrize("args", [["-o", "order=sjf"], ["-o", "order=sjf", "--out", "{tmp}/x"],
+                                  ["--out", "{tmp}/x", "-o", "order=sjf"]])
+def test_cli_run_old_o_option_gets_a_one_line_hint(tmp_path, inputs, capsys, monkeypatch, args):
+    """The old `run -o key=value` (beside --out or alone) is refused with the new spelling,
+    never taken as a directory named 'order=sjf' nor dropped for the last -o."""
+    monkeypatch.chdir(tmp_path)
+    code = main(["run", "-p", str(inputs["platform"]), "-w", str(inputs["workload"]), "--policy",
+                 "fcfs-easy", *[a.format(tmp=tmp_path) for a in args]])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "'-o order=sjf' looks like a policy option" in err and "-O/--option KEY=VALUE" in err
+    assert not (tmp_path / "order=sjf").exists() and not (tmp_path / "x").exists()
+
+
+def test_cli_serve_old_o_option_gets_a_one_line_hint(capsys):
+    assert main(["serve", "fcfs", "-o", "order=sjf"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "-O/--option KEY=VALUE" in err
+
+
 def test_crashing_scheduler_is_reported_failed(tmp_path, inputs, engine_env):
     manifest = execute_run(spec_for(inputs, tmp_path / "crash", policy="misbehaving:CrashingScheduler",
                                     timeout=60))

@@ -97,6 +97,88 @@ def test_failed_run_goes_to_stderr_with_exit_2(tmp_path, inputs, engine_env, hel
     assert err.startswith("mrsched run: error: run failed: ") and "exploded on purpose" in err
 
 
+@pytest.mark.parametrize("change, where, message", [
+    ({"profile": "nope"}, "job 3, field 'profile'", "unknown profile 'nope'"),
+    ({"subtime": None}, "job 3, field 'subtime'", "expected a number, got None"),
+    ({"res": 0}, "job 3, field 'res'", "'res' must be at least 1"),
+])
+def test_a_bad_workload_is_refused_before_the_run_directory_exists(tmp_path, inputs, capsys, change,
+                                                                    where, message):
+    """The engine's own checks of every job run before anything is written: one line naming the
+    file, the job (its id in the file, not the engine's w0!3) and the field; no class name."""
+    wl = with_jobs(tmp_path / "bad.json", inputs["workload"], **{"3": change})
+    out = tmp_path / "r"
+    assert run_cli(inputs, out, workload=wl) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"mrsched run: error: {wl}, {where}: {message}") and len(err.splitlines()) == 1
+    assert "Error" not in err and "w0!" not in err
+    assert not out.exists()
+
+
+def test_a_long_list_in_an_error_is_cut(tmp_path, inputs, capsys):
+    data = json.loads(inputs["workload"].read_text())
+    data["profiles"].update({f"p{k}": {"type": "delay", "delay": 1} for k in range(1500)})
+    data["jobs"][0]["profile"] = "p20000"
+    wl = tmp_path / "many.json"
+    wl.write_text(json.dumps(data))
+    assert run_cli(inputs, tmp_path / "r", workload=wl) == 2
+    err = capsys.readouterr().err
+    total = len(data["profiles"])
+    assert "did you mean 'p" in err and f" ... and {total - 30:,} more)" in err
+    assert len(err) < 600 and not (tmp_path / "r").exists()
+
+
+def test_a_policy_refusing_the_platform_is_refused_before_the_run_directory_exists(tmp_path, inputs,
+                                                                                   capsys):
+    """io_aware needs a bandwidth tree: the policy's own check at SIMULATION_BEGINS, met by
+    starting it on the platform before the run, not after its directory was made."""
+    out = tmp_path / "r"
+    assert run_cli(inputs, out, "-O", "io_aware=true") == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"mrsched run: error: {inputs['platform']}, field 'io_aware': io_aware needs "
+                          "a bandwidth tree") and "mrsched platform iotree" in err
+    assert "Error" not in err and not out.exists()
+
+
+def test_a_seed_002_policy_refuses_a_platform_of_whole_nodes_before_running(tmp_path, inputs, capsys):
+    out = tmp_path / "r"
+    assert run_cli(inputs, out, policy="ipsched") == 2
+    err = capsys.readouterr().err
+    assert "policy 'ipsched' needs a per-core CPU+GPU platform" in err
+    assert "`mrsched platform cluster --nodes N --cores C --gpus G`" in err and not out.exists()
+
+
+def test_the_start_check_leaves_no_process_behind(tmp_path):
+    """A seed 002 policy starts its solver worker in setup: the check before the run ends it,
+    so that `mrsched run` does not carry an idle worker through the whole run."""
+    import psutil
+
+    from mrsched.expe.spec import RunSpec
+    from mrsched.expe.validation import check_start
+    from mrsched.platforms.cluster import generate_cluster
+
+    plat = tmp_path / "cg.xml"
+    plat.write_text(generate_cluster(nodes=2, cores=4, gpus=1, pfs=False).xml)
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps({"nb_res": 8, "profiles": {"d": {"type": "delay", "delay": 5}},
+                              "jobs": [{"id": 1, "subtime": 0, "res": 4, "walltime": 10, "profile": "d"}]}))
+    for policy in ("ipsched", "aucsched", "slurm-bf"):
+        check_start(RunSpec(run_id="r", out_dir=str(tmp_path / "r"), platform=str(plat), workload=str(wl),
+                            policy=policy))
+        assert psutil.Process().children(recursive=True) == [], policy
+    assert not (tmp_path / "r").exists()
+
+
+def test_an_error_inside_the_run_is_recorded_without_a_class_name(tmp_path, inputs, engine_env, capsys):
+    """A user's scheduler is not started before its run: its refusal ends the run failed,
+    in the manifest and on stderr as the one line it raised."""
+    out = tmp_path / "r"
+    assert run_cli(inputs, out, policy="misbehaving:RefusingScheduler") == 2
+    err = capsys.readouterr().err
+    assert "run failed: field 'platform': this machine will not do" in err and "ConfigError" not in err
+    assert read_manifest(out)["error"] == "field 'platform': this machine will not do"
+
+
 def test_io_phased_workload_run_alloc_only_warns(tmp_path, inputs, engine_env, capsys):
     data = json.loads(inputs["workload"].read_text())
     data["generator"] = {"command": "swf", "model": "burst-buffer", "variant": "io-phased"}
@@ -107,6 +189,35 @@ def test_io_phased_workload_run_alloc_only_warns(tmp_path, inputs, engine_env, c
     err = capsys.readouterr().err
     assert "warning: the workload was converted with the io-phased variant" in err
     assert "job_model=alloc-only" in read_manifest(out)["warnings"][0]
+
+
+SWF = """; MaxNodes: 16
+; MaxProcs: 16
+ 1   0  0   50   2 -1 -1   2   60  -1 1 1 1 -1 -1 -1 -1 -1
+ 2  60  0  600   4 -1 -1   4  900  -1 1 2 1 -1 -1 -1 -1 -1
+ 3  90  0 3000   3 -1 -1   3 3600  -1 1 4 1 -1 -1 -1 -1 -1
+"""
+
+
+def test_a_burst_buffer_conversion_runs_with_the_default_job_model_without_warning(tmp_path, capsys):
+    """The README's `workload swf --model burst-buffer` then `run`: the conversion's default
+    variant (alloc-only) is what every policy's default job_model runs, so nothing is said;
+    asking io-phased explicitly still warns when the run does not use that job model."""
+    from mrsched.platforms.bundled import bundled_path
+
+    trace, plat = tmp_path / "t.swf", str(bundled_path("cluster16"))
+    trace.write_text(SWF)
+    wl = tmp_path / "w.json"
+    assert main(["workload", "swf", str(trace), "--platform", plat, "--model", "burst-buffer",
+                 "-o", str(wl)]) == 0
+    assert json.loads(wl.read_text())["generator"]["variant"] == "alloc-only"
+    capsys.readouterr()
+    assert main(["run", "-p", plat, "-w", str(wl), "--policy", "fcfs-bb", "--out", str(tmp_path / "r")]) == 0
+    assert "warning" not in capsys.readouterr().err
+    assert main(["workload", "swf", str(trace), "--platform", plat, "--model", "burst-buffer",
+                 "--variant", "io-phased", "-o", str(wl)]) == 0
+    assert main(["run", "-p", plat, "-w", str(wl), "--policy", "fcfs-bb", "--out", str(tmp_path / "r2")]) == 0
+    assert "warning: the workload was converted with the io-phased variant" in capsys.readouterr().err
 
 
 @pytest.fixture()

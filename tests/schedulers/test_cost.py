@@ -130,12 +130,10 @@ def test_measured_cost_charges_cpu_time():
 
 
 # -- Batsim 4.2.1's own record of a costed exchange ---------------------------------------------
-def test_replies_match_batsims_recorded_costed_exchange(shared_dir):
+def test_replies_match_batsims_recorded_costed_exchange(shared_file):
     """decisioncost: a scheduler charging 0.25 s per received event and 1 s per started job,
     recorded against real Batsim 4.2.1. fcfs with the same model answers every message as it did."""
-    path = shared_dir / "batsim-reference" / "decisioncost" / "transcript.jsonl"
-    if not path.exists():
-        pytest.skip("no ../shared reference")
+    path = shared_file("batsim-reference", "decisioncost", "transcript.jsonl")
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     sched = make_scheduler("fcfs", {"decision_cost": "per_event=0.25,per_job=1"})
     for request, recorded in zip(lines[::2], lines[1::2]):
@@ -143,10 +141,8 @@ def test_replies_match_batsims_recorded_costed_exchange(shared_dir):
         assert sched.handle_message(request["msg"]) == recorded["msg"]
 
 
-def test_engine_reproduces_batsims_costed_run(shared_dir, tmp_path):
-    ref = shared_dir / "batsim-reference" / "decisioncost"
-    if not ref.exists():
-        pytest.skip("no ../shared reference")
+def test_engine_reproduces_batsims_costed_run(shared_file, tmp_path):
+    ref = shared_file("batsim-reference", "decisioncost")
     simulate(str(ref / "platform.xml"), [str(ref / "workload.json")],
              make_scheduler("fcfs", {"decision_cost": "per_event=0.25,per_job=1"}), export_prefix=str(tmp_path / "out"))
     with open(tmp_path / "out_jobs.csv") as f:

@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 from engine_run import begins_data, simulate
 
+from mrsched.errors import ConfigError
 from mrsched.schedulers.model.decisions import Reject, Start
+from mrsched.schedulers.policies.cpugpu import CpuGpuPolicy
 from mrsched.schedulers.policies.backfilling import EasyBackfilling
 from mrsched.schedulers.model.contract import order_queue
 from mrsched.schedulers.policies.conservative import ConservativeBackfilling
@@ -143,13 +145,16 @@ def check_no_overallocation(spy: Spy, res: dict) -> None:
 
 
 CORE = {"fcfs", "filler", "fcfs-easy", "fcfs-bb", "sjf-bb", "easy-bf", "conservative-bb", "conservative"}
+#: seed 002's policies place cores and GPUs on a per-core platform and refuse this machine of
+#: whole nodes (below); tests/schedulers/test_cpugpu_invariants.py sweeps them on their own
+PER_CORE = sorted(n for n in POLICIES if isinstance(make_scheduler(n, {}).policy, CpuGpuPolicy))
 
 
 def cases():
     """Every registered policy; the search-based ones (other areas) on a short workload by
     default and on the full one under ``-m slow`` (their GA / annealing cost seconds a run)."""
     out = []
-    for name in sorted(POLICIES):
+    for name in sorted(set(POLICIES) - set(PER_CORE)):
         for seed in (1, 2, 3):
             if name in CORE:
                 out.append(pytest.param(name, seed, 40, id=f"{name}-{seed}"))
@@ -188,6 +193,19 @@ def test_invariants_on_random_workloads(policy, seed, n):
     # determinism: same input, same decisions
     again = simulate(make_scheduler(policy, {}), machine(), jobs)
     assert again["start"] == res["start"] and again["alloc"] == res["alloc"]
+
+
+@pytest.mark.parametrize("policy", PER_CORE)
+def test_per_core_policies_refuse_a_machine_of_whole_nodes_at_start(policy):
+    """Seen as nodes of one core, a run of theirs would mean nothing: refused at
+    SIMULATION_BEGINS with the reason and the command that makes the right platform."""
+    assert {"ipsched", "aucsched", "slurm-bf"} <= set(PER_CORE)
+    jobs, _ = workload(1, n=4)
+    with pytest.raises(ConfigError) as info:
+        simulate(make_scheduler(policy, {}), machine(), jobs)
+    text = str(info.value)
+    assert f"policy '{policy}' needs a per-core CPU+GPU platform" in text
+    assert "`mrsched platform cluster --nodes N --cores C --gpus G`" in text
 
 
 @pytest.mark.parametrize("seed", [4, 5])

@@ -11,9 +11,6 @@ import pytest
 from mrsched.errors import WorkloadError
 from mrsched.workloads.batsim_json import read_workload, scan_workload, write_workload
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "batsim-reference"
-
-
 def scanned(path: Path) -> dict:
     """The workload rebuilt from what ``scan_workload`` hands out."""
     jobs, profiles = [], {}
@@ -44,9 +41,8 @@ def test_scan_gives_what_json_gives_on_written_and_hand_made_files(tmp_path):
     assert scan_workload(other, list.append, dict.__setitem__) == {"jobs": {"a": 1}, "profiles": []}
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/batsim-reference absent")
-def test_scan_gives_what_json_gives_on_batsim_reference_workloads():
-    paths = sorted(SHARED.glob("*/workload*.json"))
+def test_scan_gives_what_json_gives_on_batsim_reference_workloads(shared_file):
+    paths = sorted(shared_file("batsim-reference").glob("*/workload*.json"))
     assert len(paths) >= 5
     for path in paths:
         assert scanned(path) == read_workload(path), path

@@ -44,7 +44,8 @@ def test_oversize_cap_keeps_wide_jobs_at_machine_size(small_swf):
 
 
 def test_burst_buffer_model_fields_and_compute_shrink(small_swf, cluster16_info):
-    wl = convert_swf(small_swf, platform=cluster16_info, model="burst-buffer", seed=3).workload
+    wl = convert_swf(small_swf, platform=cluster16_info, model="burst-buffer", variant="io-phased",
+                     seed=3).workload
     jobs = {j["id"]: j for j in wl["jobs"]}
     assert jobs[1]["bb_per_node"] == 10 * 10**6  # walltime 60 <= 120 s: 10 MB
     assert wl["profiles"]["1"]["cpu"] == 50 * 10**9  # short jobs keep their compute
@@ -55,9 +56,9 @@ def test_burst_buffer_model_fields_and_compute_shrink(small_swf, cluster16_info)
         expected = round(1e9 * max(j["run_time"] - 40 * j["bb_per_node"] / 1.25e9, 0.05 * j["run_time"]))
         assert wl["profiles"][str(jid)]["cpu"] == expected
     assert wl["profiles"]["8"]["cpu"] < 7200 * 10**9
-    alloc = convert_swf(small_swf, platform=cluster16_info, model="burst-buffer", variant="alloc-only",
-                        seed=3).workload
-    assert alloc["profiles"]["8"]["cpu"] == 7200 * 10**9  # alloc-only: full run time
+    alloc = convert_swf(small_swf, platform=cluster16_info, model="burst-buffer", seed=3).workload
+    assert alloc["profiles"]["8"]["cpu"] == 7200 * 10**9  # alloc-only (the default): full run time
+    assert alloc["generator"]["variant"] == "alloc-only"
     assert [j["bb_per_node"] for j in alloc["jobs"]] == [j["bb_per_node"] for j in wl["jobs"]]
 
 

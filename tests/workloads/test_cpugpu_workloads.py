@@ -47,7 +47,22 @@ def test_requests_csv_to_workload(tmp_path, machine_l, capsys):
     assert not check_workload(wl, platform=read_platform_info(machine_l))
 
 
+def test_requests_derive_cores_from_nodes_and_cores_per_node(tmp_path, machine_l):
+    """"4 nodes of 8 cores" is a whole request: cores = nodes x cores_per_node, with or without
+    a cores column; a row with neither says what it needs."""
+    out = tmp_path / "w.json"
+    for header, row in ((HEADER, "1,0,100,50,,4,8,2"), ("id,subtime,walltime,runtime,nodes,cores_per_node\n",
+                                                         "1,0,100,50,4,8")):
+        csv = tmp_path / "jobs.csv"
+        csv.write_text(header + row + "\n")
+        assert main(["workload", "requests", str(csv), "--platform", str(machine_l), "-o", str(out)]) == 0
+        [job] = json.loads(out.read_text())["jobs"]
+        assert job["cores"] == job["res"] == 32 and job["nodes"] == 4 and job["cores_per_node"] == 8
+        assert core_request("1", job).kind == 3
+
+
 @pytest.mark.parametrize("row, message", [
+    ("1,0,10,10,,4,,", "field 'cores': required, unless nodes and cores_per_node give it"),
     ("1,0,10,10,16,,,3", "job 1: can never run on this platform: asks 3 GPUs per node"),
     ("1,0,10,10,40,3,4,", "field 'cores_per_node': nodes x cores_per_node must equal cores"),
     ("1,0,10,ten,4,,,", "field 'runtime': expected a number, got 'ten'"),

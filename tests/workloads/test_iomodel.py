@@ -11,7 +11,7 @@ import pytest
 from mrsched.workloads.iomodel import PERIODS, fit_model, period_of, sample_workload
 from mrsched.workloads.swf import read_swf
 
-KTH = "../shared/data/KTH-SP2-1996-2.1-cln.swf"
+KTH_NAME = "KTH-SP2-1996-2.1-cln.swf"   # in ../shared/data
 
 
 def swf(tmp_path, rows):
@@ -64,12 +64,12 @@ def test_sample_is_seeded_and_shaped(tmp_path):
         assert prof["type"] == "parallel_homogeneous" and 1e9 * 100 <= prof["cpu"] <= j["walltime"] * 1e9
 
 
-@pytest.mark.skipif(not __import__("os").path.exists(KTH), reason="needs ../shared/data")
-def test_cli_on_kth(tmp_path, capsys):
+def test_cli_on_kth(tmp_path, capsys, shared_file):
     from mrsched.cli import main
 
     out = tmp_path / "w.json"
-    assert main(["workload", "model", "--from", KTH, "--nodes", "3888", "--jobs", "300", "--io-rate", "18MB/s",
+    kth = str(shared_file("data", KTH_NAME))
+    assert main(["workload", "model", "--from", kth, "--nodes", "3888", "--jobs", "300", "--io-rate", "18MB/s",
                  "--seed", "1", "-o", str(out)]) == 0
     w = json.loads(out.read_text())
     assert len(w["jobs"]) == 300 and w["nb_res"] == 3888

@@ -197,7 +197,7 @@ def test_kth_conversions_are_byte_for_byte_unchanged(kth_swf):
     c16 = read_platform_info(bundled_path("cluster16.xml"))
     runs = {
         "delay": convert_swf(trace),
-        "bb": convert_swf(trace, platform=df96, model="burst-buffer", seed=1),
+        "bb": convert_swf(trace, platform=df96, model="burst-buffer", variant="io-phased", seed=1),
         "compute_p3": convert_swf(trace, platform=df96, model="compute", part="3/16"),
         "cap": convert_swf(trace, platform=c16, oversize="cap", jobs=500),
     }

@@ -56,23 +56,21 @@ def cluster16_info():
     return read_platform_info(bundled_path("cluster16.xml"))
 
 
-def llnl_trace(shared_dir: Path, name: str) -> Path:
-    path = shared_dir / "data" / f"{name}.swf.gz"
-    if not path.is_file():
-        pytest.skip(f"{name} not in ../shared/data")
-    return path
+def llnl_trace(shared_file, name: str) -> Path:
+    """A compressed LLNL trace of ../shared/data (absent: the suite's skip-or-fail rule)."""
+    return shared_file("data", f"{name}.swf.gz")
 
 
 @pytest.fixture(scope="session")
-def atlas_swf(shared_dir) -> Path:
+def atlas_swf(shared_file) -> Path:
     """LLNL Atlas: 1,152 nodes x 8 cores, sizes in processors (read in place, compressed)."""
-    return llnl_trace(shared_dir, "LLNL-Atlas-2006-2.1-cln")
+    return llnl_trace(shared_file, "LLNL-Atlas-2006-2.1-cln")
 
 
 @pytest.fixture(scope="session")
-def thunder_swf(shared_dir) -> Path:
+def thunder_swf(shared_file) -> Path:
     """LLNL Thunder: 1,002 nodes x 4 cores, sizes in processors."""
-    return llnl_trace(shared_dir, "LLNL-Thunder-2007-1.1-cln")
+    return llnl_trace(shared_file, "LLNL-Thunder-2007-1.1-cln")
 
 
 def write_platform(path: Path, nodes: int, cores: int, *, per_core: bool, declare_cores: bool = True) -> Path:
