@@ -36,7 +36,7 @@ from mrsched.errors import ProtocolError, SimulationError
 
 from . import messages as m
 from .messages import MIN_WAKEUP_DELAY
-from .intervals import format_intervals, is_known_intervals, parse_intervals, text_of_runs
+from .intervals import format_intervals, parse_intervals, text_of_runs
 
 INF = math.inf
 
@@ -46,9 +46,19 @@ logger = logging.getLogger(__name__)
 
 
 
+#: the states of a JOB_COMPLETED (Batsim 4.2.1 src/jobs.cpp, job_state_to_string)
+COMPLETED_STATES = frozenset({"COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED",
+                              "COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED"})
+
+
 def check_submitted_job(job_id: str, job: dict) -> None:
-    """Refuse a JOB_SUBMITTED real Batsim never sends: ``job.id`` other than ``job_id``,
-    ``res`` not an integer (Batsim's loader requires one)."""
+    """Refuse a JOB_SUBMITTED real Batsim never sends: an id that is not ``workload!name``
+    (src/jobs.cpp 42-83), ``job.id`` other than ``job_id``, ``res`` not an integer, a walltime
+    neither -1 nor positive (src/jobs.cpp 426-440)."""
+    workload, sep, name = job_id.partition("!")
+    if not sep or not workload or not name or "!" in name:
+        raise ProtocolError(f"job id {job_id!r} is not 'workload!name' (Batsim's form)",
+                            event="JOB_SUBMITTED", job=job_id, field="job_id")
     jid = job.get("id", job_id)
     if jid != job_id:
         raise ProtocolError(f"job.id is {jid!r}, not the job_id", event="JOB_SUBMITTED",
@@ -57,6 +67,12 @@ def check_submitted_job(job_id: str, job: dict) -> None:
     if res is not None and type(res) is not int:
         raise ProtocolError(f"res must be an integer, got {res!r}", event="JOB_SUBMITTED",
                             job=job_id, field="res")
+    if "walltime" in job:
+        wall = job["walltime"]
+        if isinstance(wall, bool) or not isinstance(wall, (int, float)) or not (wall == -1 or wall > 0) \
+                or wall != wall or wall == INF:
+            raise ProtocolError(f"walltime must be -1 (none) or a positive number, got {wall!r}",
+                                event="JOB_SUBMITTED", job=job_id, field="walltime")
 
 
 def completion_problem(scheduler: BatsimScheduler, job_id: str) -> str:
@@ -98,6 +114,7 @@ class BatsimScheduler:
         self._actions: list[m.Event] = []
         self._wakeups: set[float] = set()          # requested and not yet due
         self._started: set[str] = set()            # EXECUTE_JOB sent
+        self._allocs: dict[str, Any] = {}          # running: the alloc sent (text or ProcSet)
         self._decided: set[str] = set()            # REJECT_JOB sent
         self._submitted: set[str] = set()          # JOB_SUBMITTED received
         self._completed: set[str] = set()          # JOB_COMPLETED received
@@ -153,6 +170,7 @@ class BatsimScheduler:
                 self.lean_submitted(now, job_id, job)
             elif etype == "JOB_COMPLETED":
                 self._completed.add(data["job_id"])
+                del self._allocs[data["job_id"]]
                 self.lean_completed(now, data["job_id"])
         self._lean_now = now
         try:
@@ -171,8 +189,10 @@ class BatsimScheduler:
         """``execute_job`` on the resource ids of ``runs`` (ascending, disjoint ``(first,
         last)``) for a caller that checked the start itself (a submitted job, not started,
         free resources): the EXECUTE_JOB is written without a ProcSet."""
-        self._actions.append(m.execute_job_data(self._now, job_id, text_of_runs(runs), storage_mapping))
+        text = text_of_runs(runs)
+        self._actions.append(m.execute_job_data(self._now, job_id, text, storage_mapping))
         self._started.add(job_id)
+        self._allocs[job_id] = text
 
     def _lean_events(self, msg: Any) -> list[tuple[str, dict]] | None:
         """The (type, data) pairs of a message the lean path may take, else None (the full
@@ -203,17 +223,23 @@ class BatsimScheduler:
                     return None
                 job_id = data["job_id"]
                 job = data["job"]
+                wall = job.get("walltime", -1)
                 if (job_id in self._submitted or job_id in seen or job.get("id", job_id) != job_id
-                        or type(job.get("res", 0)) is not int):
+                        or type(job.get("res", 0)) is not int or job_id.count("!") != 1
+                        or job_id[0] == "!" or job_id[-1] == "!"
+                        or (type(wall) is not float and type(wall) is not int)
+                        or not (wall == -1 or 0 < wall < INF)
+                        or not self._profile_known(job_id, job.get("profile"))):
                     return None
                 seen.add(job_id)
             elif etype == "JOB_COMPLETED":
-                # the runtime frees what it allocated; the alloc text is the one we sent
-                if (len(data) != 4 or type(data.get("job_id")) is not str or "job_state" not in data
-                        or "return_code" not in data or not is_known_intervals(data.get("alloc"))):
+                # the runtime frees what it allocated: the alloc text must be the one we sent
+                if (len(data) != 4 or type(data.get("job_id")) is not str
+                        or data.get("job_state") not in COMPLETED_STATES or "return_code" not in data):
                     return None
                 job_id = data["job_id"]
-                if job_id not in self._started or job_id in self._completed or job_id in seen:
+                sent = self._allocs.get(job_id)
+                if job_id in seen or type(sent) is not str or data.get("alloc") != sent:
                     return None
                 seen.add(job_id)
             elif etype != "REQUESTED_CALL" or data:
@@ -271,6 +297,7 @@ class BatsimScheduler:
                 if i != len(events) - 1:
                     raise ProtocolError("SIMULATION_ENDS must be the last event of its message",
                                         event="SIMULATION_ENDS")
+                self._h_ends(event)
                 self._finished = True
                 dropped = self._actions
                 self._actions = []
@@ -281,6 +308,9 @@ class BatsimScheduler:
                 return {"now": now, "events": []}
             handler = handlers.get(etype)
             if handler is None:
+                if not self.config.get("forward-unknown-events"):
+                    raise ProtocolError(f"unknown event type {event.type!r} (Batsim forwards events it "
+                                        "does not know only with --forward-unknown-events)", event=event.type)
                 self.on_unknown_event(event)
             else:
                 handler(self, event)
@@ -328,26 +358,68 @@ class BatsimScheduler:
             raise ProtocolError("job submitted twice (Batsim submits a job once)",
                                 event="JOB_SUBMITTED", job=job_id)
         check_submitted_job(job_id, e.job)
+        if e.profile is None and not self._profile_known(job_id, e.job.get("profile")):
+            raise ProtocolError(f"profile {e.job.get('profile')!r} is not among its workload's profiles",
+                                event="JOB_SUBMITTED", job=job_id, field="profile")
         self._submitted.add(job_id)
         self.jobs[job_id] = e.job
         self.on_job_submission(e)
+
+    def _profile_known(self, job_id: str, name: Any) -> bool:
+        """Whether a submitted job's profile exists: among its workload's profiles when
+        SIMULATION_BEGINS listed them, or registered by this scheduler (dynamic jobs)."""
+        workload = job_id.partition("!")[0]
+        listed = self.profiles.get(workload) if isinstance(self.profiles, dict) else None
+        if not isinstance(listed, dict) or not listed:
+            return True          # not listed: nothing to check against
+        return name in listed or (workload, name) in self._registered_profiles
 
     def _h_completed(self, e: m.JobCompleted) -> None:
         job_id = e.job_id
         if job_id not in self._started or job_id in self._completed:
             raise ProtocolError(completion_problem(self, job_id), event="JOB_COMPLETED",
                                 job=job_id)
+        if e.job_state not in COMPLETED_STATES:
+            raise ProtocolError(f"job_state {e.job_state!r} is not one of {', '.join(sorted(COMPLETED_STATES))}",
+                                event="JOB_COMPLETED", job=job_id, field="job_state")
+        sent = self._allocs.pop(job_id)
+        if e.alloc != (parse_intervals(sent, field="alloc") if type(sent) is str else sent):
+            raise ProtocolError(f"alloc {format_intervals(e.alloc)!r} is not the job's "
+                                f"{sent if type(sent) is str else format_intervals(sent)!r}",
+                                event="JOB_COMPLETED", job=job_id, field="alloc")
         self._completed.add(job_id)
         self.on_job_completion(e)
+
+    def _h_killed(self, e: m.JobKilled) -> None:
+        for job_id in e.job_ids:
+            if job_id not in self._started:
+                raise ProtocolError("JOB_KILLED names a job this scheduler never started",
+                                    event="JOB_KILLED", job=job_id, field="job_ids")
+        self.on_job_killed(e)
+
+    def _h_state_changed(self, e: m.ResourceStateChanged) -> None:
+        known = {r.id for r in self.compute_resources} | {r.id for r in self.storage_resources}
+        unknown = [i for i in e.resources if i not in known]
+        if unknown:
+            raise ProtocolError(f"RESOURCE_STATE_CHANGED names resource {unknown[0]}, which the "
+                                "machine does not have", event="RESOURCE_STATE_CHANGED", field="resources")
+        self.on_resource_state_changed(e)
+
+    def _h_ends(self, e: m.SimulationEnds) -> None:
+        running = [j for j in self._started if j not in self._completed]
+        if running:
+            raise ProtocolError(f"SIMULATION_ENDS while {len(running)} job(s) run "
+                                f"({', '.join(sorted(running)[:3])}{', ...' if len(running) > 3 else ''})",
+                                event="SIMULATION_ENDS")
 
     _handlers = {
         m.SimulationBegins: _h_begins,
         m.JobSubmitted: _h_submitted,
         m.JobCompleted: _h_completed,
-        m.JobKilled: lambda self, e: self.on_job_killed(e),
+        m.JobKilled: _h_killed,
         m.RequestedCall: lambda self, e: self.on_requested_call(e),
         m.Notify: lambda self, e: self.on_notify(e),
-        m.ResourceStateChanged: lambda self, e: self.on_resource_state_changed(e),
+        m.ResourceStateChanged: _h_state_changed,
         m.Answer: lambda self, e: self.on_answer(e),
         m.Query: lambda self, e: self.on_query(e),
     }
@@ -445,6 +517,7 @@ class BatsimScheduler:
         self._queue(m.ExecuteJob(self.now, job_id, ps, mapping, storage_mapping,
                                  additional_io_job))
         self._started.add(job_id)
+        self._allocs[job_id] = ps
 
     def reject_job(self, job_id: str) -> None:
         """Refuse a submitted job (``REJECTED`` in ``_jobs.csv``)."""

@@ -27,6 +27,7 @@ class Driver:
     def __init__(self, sched, data: dict):
         self.sched = sched
         self.now = 0.0
+        self.allocs: dict[str, str] = {}
         self.reply = sched.handle_message({"now": 0.0, "events": [
             {"timestamp": 0.0, "type": "SIMULATION_BEGINS", "data": data}]})
 
@@ -34,6 +35,9 @@ class Driver:
         self.now = self.now + 1 if now is None else now
         msg = {"now": self.now, "events": [{"timestamp": self.now, "type": t, "data": d} for t, d in events]}
         self.reply = self.sched.handle_message(msg)
+        for e in self.reply["events"]:       # Batsim completes a job on the alloc it was given
+            if e["type"] == "EXECUTE_JOB":
+                self.allocs[e["data"]["job_id"]] = e["data"]["alloc"]
         return self.reply["events"]
 
     def submit(self, jid: int, *, res: int = 2, bb: int = 4 * GB, walltime: float = 1e5, profile: str = "p"):
@@ -42,7 +46,8 @@ class Driver:
             "burst_buffer": bb}}))
 
     def complete(self, *jids: str, state: str = "COMPLETED_SUCCESSFULLY"):
-        return self.send(*[("JOB_COMPLETED", {"job_id": j, "job_state": state, "return_code": 0, "alloc": "0"})
+        return self.send(*[("JOB_COMPLETED", {"job_id": j, "job_state": state, "return_code": 0,
+                                               "alloc": self.allocs.get(j, "0")})
                            for j in jids])
 
 

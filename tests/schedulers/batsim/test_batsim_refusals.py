@@ -21,7 +21,8 @@ from mrsched.schedulers.registry import make_scheduler
 
 def begins(n=2, storage=0, **over):
     data = {"nb_resources": n + storage, "nb_compute_resources": n, "nb_storage_resources": storage,
-            "config": {}, "compute_resources": [{"id": i, "name": f"n{i}", "properties": {}}
+            "config": {}, "profiles": {"w0": {"d": {"type": "delay", "delay": 10}}},
+            "compute_resources": [{"id": i, "name": f"n{i}", "properties": {}}
                                                 for i in range(n)],
             "storage_resources": [{"id": n + i, "name": f"s{i}", "properties": {"role": "storage"}}
                                   for i in range(storage)]}
@@ -92,10 +93,67 @@ def test_impossible_completions_are_refused(case, why):
 
 @pytest.mark.parametrize("job,why", [({"res": 1.5}, "res must be an integer"),
                                      ({"res": "2"}, "res must be an integer"),
-                                     ({"id": "w0!9"}, "job.id is 'w0!9'")])
+                                     ({"id": "w0!9"}, "job.id is 'w0!9'"),
+                                     ({"walltime": -7}, "walltime must be -1"),
+                                     ({"walltime": 0}, "walltime must be -1"),
+                                     ({"walltime": float("nan")}, "walltime must be -1"),
+                                     ({"profile": "nope"}, "profile 'nope' is not among")])
 def test_malformed_jobs_are_refused(sched, job, why):
-    with pytest.raises(ProtocolError, match=why):
+    with pytest.raises(ProtocolError, match=why) as err:
         sched.handle_message(msg(1.0, submit("w0!1", 1.0, **job)))
+    assert "w0!1" in str(err.value)
+
+
+@pytest.mark.parametrize("jid", ["w01", "!1", "w0!", "w0!1!2"])
+def test_job_ids_not_in_batsims_form_are_refused(sched, jid):
+    with pytest.raises(ProtocolError, match="is not 'workload!name'"):
+        sched.handle_message(msg(1.0, submit(jid, 1.0)))
+
+
+def started(sched):
+    reply = sched.handle_message(msg(1.0, submit("w0!1", 1.0)))
+    assert [e["type"] for e in reply["events"]] == ["EXECUTE_JOB"]
+    return reply["events"][0]["data"]["alloc"]
+
+
+def test_a_completion_on_another_allocation_is_refused(sched):
+    assert started(sched) == "0"
+    bad = complete("w0!1", 5.0)
+    bad["data"]["alloc"] = "1"
+    with pytest.raises(ProtocolError, match="alloc '1' is not the job's '0'"):
+        sched.handle_message(msg(5.0, bad))
+
+
+def test_an_unknown_job_state_is_refused(sched):
+    started(sched)
+    bad = complete("w0!1", 5.0)
+    bad["data"]["job_state"] = "FINISHED"
+    with pytest.raises(ProtocolError, match="job_state 'FINISHED' is not one of"):
+        sched.handle_message(msg(5.0, bad))
+
+
+def test_job_killed_for_a_job_never_started_is_refused(sched):
+    with pytest.raises(ProtocolError, match="never started") as err:
+        sched.handle_message(msg(1.0, {"timestamp": 1.0, "type": "JOB_KILLED",
+                                       "data": {"job_ids": ["w0!5"], "job_progress": {}}}))
+    assert "JOB_KILLED" in str(err.value) and "w0!5" in str(err.value)
+
+
+def test_a_state_change_beyond_the_machine_is_refused(sched):
+    with pytest.raises(ProtocolError, match="resource 7, which the machine does not have"):
+        sched.handle_message(msg(1.0, {"timestamp": 1.0, "type": "RESOURCE_STATE_CHANGED",
+                                       "data": {"resources": "0 7", "state": "1"}}))
+
+
+def test_an_unknown_event_type_is_refused(sched):
+    with pytest.raises(ProtocolError, match="unknown event type 'FROM_THE_FUTURE'"):
+        sched.handle_message(msg(1.0, {"timestamp": 1.0, "type": "FROM_THE_FUTURE", "data": {}}))
+
+
+def test_simulation_ends_while_jobs_run_is_refused(sched):
+    started(sched)
+    with pytest.raises(ProtocolError, match="SIMULATION_ENDS while 1 job"):
+        sched.handle_message(msg(5.0, {"timestamp": 5.0, "type": "SIMULATION_ENDS", "data": {}}))
 
 
 @pytest.mark.parametrize("now", [float("nan"), -1.0, float("inf")])

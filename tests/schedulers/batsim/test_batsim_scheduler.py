@@ -18,7 +18,7 @@ def ev(type_, data, ts):
     return {"timestamp": ts, "type": type_, "data": data}
 
 
-def begins(n=4, *, dynamic=False, sched_config="", storage=0, ts=0.0):
+def begins(n=4, *, dynamic=False, sched_config="", storage=0, ts=0.0, forward_unknown=False):
     compute = [{"id": i, "name": f"n{i}", "state": "idle", "properties": {"role": ""},
                 "zone_properties": {}} for i in range(n)]
     stor = [{"id": n + i, "name": f"bb{i}", "state": "idle",
@@ -27,7 +27,8 @@ def begins(n=4, *, dynamic=False, sched_config="", storage=0, ts=0.0):
         "nb_resources": n + storage, "nb_compute_resources": n,
         "nb_storage_resources": storage, "allow_compute_sharing": False,
         "allow_storage_sharing": True,
-        "config": {"dynamic-jobs-enabled": dynamic, "sched-config": sched_config},
+        "config": {"dynamic-jobs-enabled": dynamic, "sched-config": sched_config,
+                   "forward-unknown-events": forward_unknown},
         "compute_resources": compute, "storage_resources": stor,
         "workloads": {"w0": "w.json"},
         "profiles": {"w0": {"d": {"type": "delay", "delay": 10}}}}, ts)
@@ -104,7 +105,7 @@ def test_callbacks_in_message_order_then_no_more_events():
         if s.now == 0.0:
             s.execute_job("w0!1", [0])  # Batsim completes only a started job
     s = Recorder(decide=start_first)
-    s.handle_message(msg(0.0, begins(), submit("w0!1", 1, 0.0), submit("w0!2", 2, 0.0)))
+    s.handle_message(msg(0.0, begins(forward_unknown=True), submit("w0!1", 1, 0.0), submit("w0!2", 2, 0.0)))
     s.handle_message(msg(5.0,
                          ev("NOTIFY", {"type": "no_more_static_job_to_submit"}, 1.0),
                          ev("RESOURCE_STATE_CHANGED", {"resources": "1-2", "state": "1"}, 2.0),
