@@ -380,6 +380,33 @@ def _policy(item, index: int, file: str) -> list[PolicySpec]:
     return specs
 
 
+def _unique_key_loader():
+    """yaml's SafeLoader, refusing a key given twice in one mapping (YAML keeps the last one
+    silently: a campaign would lose an entry without a word)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def mapping(loader, node, deep=False):
+        seen = {}
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            try:
+                hash(key)
+            except TypeError:
+                continue            # the default constructor reports unhashable keys
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    "while reading a mapping", node.start_mark,
+                    f"key {key!r} is given twice (first on line {seen[key] + 1})", key_node.start_mark)
+            seen[key] = key_node.start_mark.line
+        return loader.construct_mapping(node, deep=deep)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    return Loader
+
+
 def load_campaign(path: str | Path, *, output: str | Path | None = None) -> Campaign:
     """Read and validate a campaign file; nothing is generated or run yet."""
     import yaml
@@ -391,7 +418,7 @@ def load_campaign(path: str | Path, *, output: str | Path | None = None) -> Camp
     except OSError as exc:
         raise _err(f"cannot read campaign file: {exc.strerror}", file) from exc
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=_unique_key_loader())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -537,7 +564,15 @@ def plan_runs(campaign: Campaign) -> list[PlannedRun]:
         if len(run_id) > 120:
             run_id = f"{run_id[:100]}-{stable_hash(run_id, 8)}"
         if run_id in runs:
-            continue  # a seed that changes nothing in this combination: run it once
+            other = runs[run_id]
+            if (other.platform, other.workload, other.spec.labels["policy_label"], other.seed) == \
+                    (plat, wl, pol.label, run_seed):
+                continue  # a seed that changes nothing in this combination: run it once
+            raise ConfigError(f"two runs would share the id '{run_id}': policy "
+                              f"'{other.spec.labels['policy_label']}' on {other.platform.name} / "
+                              f"{other.workload.name} and policy '{pol.label}' on {plat.name} / {wl.name}",
+                              file=campaign.file,
+                              field="policies", hint="give one of them another name: {policy: ..., name: ...}")
         options = with_seed(pol.policy, pol.options, run_seed, {"seed": None} if pol.takes_seed else {})
         platform_path = input_path(campaign, plat)
         workload_path = input_path(campaign, wl, seed=run_seed, platform=plat)

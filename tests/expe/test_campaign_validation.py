@@ -121,3 +121,18 @@ def test_bad_option_value_refused_before_running(tmp_path, good):
     assert err.field == "policies[1].options.order" and "sjff" in str(err)
     err = refused(write(tmp_path, good.replace("[fcfs, sjf]", "[]")))
     assert err.field == "policies[1].options.order" and "empty list" in str(err)
+
+
+def test_names_that_map_to_one_run_id_are_refused(tmp_path, good):
+    """`x/y` and `x:y` both become the run id `x-y-...`: one run would never be done."""
+    text = good.replace("  - fcfs\n", "  - {policy: fcfs, name: 'x/y'}\n  - {policy: filler, name: 'x:y'}\n")
+    with pytest.raises(ConfigError, match="two runs would share the id 'x-y-.*policy 'x/y'.*policy 'x:y'") as info:
+        plan_runs(load_campaign(write(tmp_path, text)))
+    assert info.value.file == str(tmp_path / "camp.yaml")
+
+
+def test_a_key_given_twice_is_refused_with_both_lines(tmp_path, good):
+    err = refused(write(tmp_path, good.replace("name: tiny\n", "name: tiny\nname: other\n")))
+    assert "key 'name' is given twice (first on line 2)" in str(err) and err.line == 3
+    err = refused(write(tmp_path, good.replace("{policy: fcfs-easy,", "{policy: fcfs-easy, policy: fcfs,")))
+    assert "key 'policy' is given twice" in str(err)
