@@ -112,12 +112,19 @@ def spec_problem(manifest: dict, spec, sha256=None) -> str | None:
             "roles": list(spec.roles) or None, "bb_capacity": spec.bb_capacity,
             "compute_sharing": spec.compute_sharing or None}
     for key, value in want.items():
+        if key in ("platform", "workload"):
+            continue
         if manifest.get(key) != value:
             return f"its {key} changed ({manifest.get(key)!r} then, {value!r} now)"
+    # inputs are recognised by content wherever they live (a campaign folder copied or moved
+    # elsewhere keeps its finished runs); by path only where no checksum was recorded
     for key in ("platform", "workload"):
         path = Path(want[key])
         recorded = manifest.get(f"{key}_sha256")
-        if path.is_file() and recorded is not None and sha256(path) != recorded:
+        if recorded is None or not path.is_file():
+            if manifest.get(key) != want[key]:
+                return f"its {key} changed ({manifest.get(key)!r} then, {want[key]!r} now)"
+        elif sha256(path) != recorded:
             return f"its {key} file {path} changed since the run (sha256)"
     return None
 

@@ -199,3 +199,22 @@ def test_runs_of_changed_inputs_are_redone_not_skipped(tmp_path, inputs, engine_
     # a generated platform produced by another command is another input: redone too
     path.write_text(path.read_text().replace("nodes: 4, storage: 1", "nodes: 5, storage: 1"))
     assert run_campaign(path, progress=False, report=False).skipped == 0
+
+
+def test_a_campaign_folder_moved_elsewhere_keeps_its_finished_runs(tmp_path, inputs, engine_env):
+    """Inputs are recognised by content: a copied folder (its generated platform now at another
+    path, same bytes) is not 'outdated'; a changed input still is."""
+    import shutil
+
+    first = tmp_path / "first"
+    first.mkdir()
+    path = campaign_file(first, inputs, policies="[fcfs]")
+    summary = run_campaign(path, progress=False, report=False)
+    assert summary.ok == 1
+    moved = tmp_path / "moved"
+    shutil.copytree(first, moved)
+    status = campaign_status(moved / "camp.yaml")
+    assert status["counts"] == {"ok": 1}, status
+    assert run_campaign(moved / "camp.yaml", progress=False, report=False).skipped == 1
+    tiny_workload(inputs["workload"], jobs=5, seed=7)
+    assert campaign_status(moved / "camp.yaml")["counts"] == {"outdated": 1}
