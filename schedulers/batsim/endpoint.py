@@ -122,8 +122,11 @@ def serve(scheduler: Any, socket: str = DEFAULT_SOCKET, timeout: float | None = 
         try:
             sock.bind(address)
         except zmq.ZMQError as exc:
-            raise ConfigError(f"cannot bind {address}: {exc}", field="socket",
-                              hint="is another scheduler using this port?") from None
+            import errno
+            hint = {errno.EADDRINUSE: "is another scheduler using this port?",
+                    errno.EADDRNOTAVAIL: "this machine has no interface with that address",
+                    errno.EACCES: "ports below 1024 need privileges"}.get(exc.errno)
+            raise ConfigError(f"cannot bind {address}: {exc}", field="socket", hint=hint) from None
         if ready is not None:
             print(f"mrsched serve: ready, listening on {address} (start Batsim with -s "
                   f"{address})", file=ready, flush=True)

@@ -127,6 +127,20 @@ def test_remote_binding_is_refused_unless_allowed(endpoint):
     assert check_endpoint(endpoint, allow_remote=True) == endpoint
 
 
+def test_a_bind_error_says_why():
+    """An address of no interface here (TEST-NET-1) is not blamed on another scheduler; a port
+    in use is."""
+    with pytest.raises(ConfigError, match="no interface with that address") as err:
+        serve(FirstFitScheduler(), "tcp://192.0.2.1:28123", allow_remote=True, timeout=0.1)
+    assert "another scheduler" not in str(err.value)
+    port = free_port()
+    with zmq.Context().socket(zmq.REP) as busy:
+        busy.setsockopt(zmq.LINGER, 0)
+        busy.bind(f"tcp://127.0.0.1:{port}")
+        with pytest.raises(ConfigError, match="another scheduler using this port"):
+            serve(FirstFitScheduler(), f"tcp://127.0.0.1:{port}", timeout=0.1)
+
+
 @pytest.mark.parametrize("endpoint, expected", [
     ("tcp://127.0.0.1:5000", "tcp://127.0.0.1:5000"),
     ("tcp://localhost:5000", "tcp://127.0.0.1:5000"),
