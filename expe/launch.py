@@ -97,6 +97,20 @@ class Progress:
             self.bar.close()
 
 
+def output_outside(campaign: Campaign) -> str | None:
+    """A warning when the campaign file's ``output:`` writes outside the file's folder (an
+    absolute path or ``..``): a campaign file from elsewhere could write anywhere you can."""
+    raw = campaign.raw.get("output")
+    if not raw:
+        return None
+    home = Path(campaign.file).resolve().parent
+    if campaign.output != (home / str(raw)).resolve():
+        return None          # --output given on the command line: the user's own choice
+    if campaign.output == home or home in campaign.output.parents:
+        return None
+    return f"{campaign.file}: output {raw!r} writes outside the campaign file's folder ({campaign.output})"
+
+
 def _with_warnings(specs: list, log, *, campaign_file: str | None = None) -> list:
     """Runs whose workload and options mismatch (``validation.workload_warnings``) carry the
     warning into their manifest; it is said once per workload and message. A platform whose
@@ -215,6 +229,9 @@ def _run_locked(campaign: Campaign, runs: list, *, executor, jobs, progress, rep
             log(f"run {run.spec.run_id} is redone: {stale}")
             todo.append(run.spec)
     todo = _with_warnings(todo, log, campaign_file=campaign.file)
+    outside = output_outside(campaign)
+    if outside:
+        log(f"warning: {outside}")
     if executor is None or isinstance(executor, str):
         executor = make_executor(executor, jobs=jobs or campaign.parallelism)
     log(f"campaign {campaign.name}: {len(runs)} runs, {summary.skipped} already done, "

@@ -218,3 +218,20 @@ def test_a_campaign_folder_moved_elsewhere_keeps_its_finished_runs(tmp_path, inp
     assert run_campaign(moved / "camp.yaml", progress=False, report=False).skipped == 1
     tiny_workload(inputs["workload"], jobs=5, seed=7)
     assert campaign_status(moved / "camp.yaml")["counts"] == {"outdated": 1}
+
+
+def test_an_output_outside_the_campaign_folder_is_warned_about(tmp_path, inputs, engine_env):
+    from mrsched.expe.campaign import load_campaign
+    from mrsched.expe.launch import output_outside
+
+    home = tmp_path / "home"
+    home.mkdir()
+    path = campaign_file(home, inputs, policies="[fcfs]", extra="output: ../elsewhere")
+    warning = output_outside(load_campaign(path))
+    assert warning and "writes outside the campaign file's folder" in warning and "elsewhere" in warning
+    lines = []
+    run_campaign(path, progress=False, report=False, log=lines.append)
+    assert any("warning:" in line and "outside" in line for line in lines)
+    inside = campaign_file(home, inputs, policies="[fcfs]", extra="output: results/here")
+    assert output_outside(load_campaign(inside)) is None
+    assert output_outside(load_campaign(path, output=tmp_path / "mine")) is None   # the user's choice
