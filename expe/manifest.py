@@ -8,8 +8,12 @@ Anything else is unfinished and is redone.
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import platform as _platform
+import re
+import subprocess
 import sys
 from datetime import datetime, timezone
 from importlib import metadata
@@ -38,6 +42,61 @@ def versions(extra: dict[str, str] | None = None) -> dict[str, str]:
             pass
     out.update(extra or {})
     return out
+
+
+def source_root() -> Path:
+    """The folder holding the ``mrsched`` package folder: the repository for an editable
+    install (``pip install -e .``), ``site-packages`` for a regular one."""
+    import mrsched
+
+    return Path(mrsched.__file__).resolve().parent.parent
+
+
+def _git(root: Path, *args: str) -> str | None:
+    """``git -C root ARGS`` stdout, or None when git is absent or refuses (not a checkout, a
+    repository git does not trust...). The caller's GIT_DIR / GIT_WORK_TREE are dropped: a
+    run started from a git hook must describe mrsched's checkout, not the hook's."""
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+    try:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                              timeout=20, env=env)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _version() -> str:
+    try:
+        return metadata.version("mrsched")
+    except metadata.PackageNotFoundError:
+        import mrsched
+
+        return str(getattr(mrsched, "__version__", "unknown"))
+
+
+def provenance(root: str | Path | None = None) -> dict:
+    """What code made a run (issue 41 item 8): ``{"mrsched": version, "source": "git",
+    "commit": sha, "modified": bool}`` when mrsched is imported from a git checkout (modified:
+    tracked changes or untracked files not ignored, since a new module in
+    ``schedulers/policies/`` is a new policy), else ``{"mrsched": version, "source":
+    "installed"}``. ``root``: the source folder (default ``source_root()``); it must be the
+    checkout's top level, so an install into a virtualenv kept inside some repository is
+    still "installed". Cached per process: a campaign asks once per run."""
+    return dict(_provenance(str(Path(root) if root is not None else source_root())))
+
+
+@functools.lru_cache(maxsize=8)
+def _provenance(root: str) -> tuple:
+    out = {"mrsched": _version(), "source": "installed"}
+    top = _git(Path(root), "rev-parse", "--show-toplevel")
+    if top is None or Path(top.strip()).resolve() != Path(root).resolve():
+        return tuple(out.items())
+    commit = (_git(Path(root), "rev-parse", "HEAD") or "").strip()
+    status = _git(Path(root), "status", "--porcelain")
+    if not re.fullmatch(r"[0-9a-f]{40}", commit) or status is None:
+        return tuple(out.items())
+    out.update(source="git", commit=commit, modified=bool(status.strip()))
+    return tuple(out.items())
 
 
 def write_manifest(run_dir: str | Path, manifest: dict) -> Path:

@@ -14,7 +14,7 @@ from mrsched.errors import MrschedError
 from mrsched.expe import engines, processes
 from mrsched.atomic import sha256_file
 from mrsched.expe.manifest import (MANIFEST, OUTPUT_FILES, describe_outputs, outputs_problem,
-                                   read_manifest, utc_now, versions, write_manifest)
+                                   provenance, read_manifest, utc_now, versions, write_manifest)
 from mrsched.expe.spec import RunSpec
 
 #: metadata the runtime gives a rejected job in out_jobs.csv, before the policy's reason
@@ -76,7 +76,7 @@ def execute_run(spec: RunSpec | dict, *, warnings: list[str] | tuple = ()) -> di
         "platform": str(spec.platform), "workload": str(spec.workload),
         **_input_hashes(spec), "seed": spec.seed, "engine": spec.engine,
         "timeout": spec.timeout, "command": spec.command_line(),
-        "versions": versions(), "started": utc_now(),
+        "versions": versions(), "provenance": provenance(), "started": utc_now(),
     }
     for key, value in spec.labels.items():
         manifest.setdefault(key, value)
