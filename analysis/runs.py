@@ -12,6 +12,7 @@ import pandas as pd
 from mrsched.analysis.capacities import platform_capacities
 from mrsched.analysis.jobs import attach_requests, fold_subjobs, phase_table, read_jobs_csv
 from mrsched.errors import ConfigError, MrschedError
+from mrsched.expe.manifest import rejection_kinds
 
 
 @dataclass
@@ -29,6 +30,8 @@ class Run:
     phases: pd.DataFrame | None
     capacities: dict[str, float]
     warnings: list[str] = field(default_factory=list)
+    #: the manifest's rejected jobs by kind: ``{"kind", "count", "example", "job"}`` entries
+    rejected: list[dict] = field(default_factory=list)
 
     @property
     def policy(self) -> str:
@@ -116,10 +119,9 @@ def load_run(run_dir: str | Path) -> Run:
     run_id = str(manifest.get("run_id") or run_dir.name)
     status = str(manifest.get("status") or "ok")
     error = str(manifest.get("error") or "")
-    # what the run itself recorded: mismatches, and why jobs were rejected (issue 13 item 10)
+    # what the run itself recorded: mismatches, and why jobs were rejected, by kind
     warnings: list[str] = [str(w) for w in manifest.get("warnings") or []]
-    for reason, n in ((manifest.get("rejected") or {}).get("reasons") or {}).items():
-        warnings.append(f"{n} job(s) rejected: {reason}")
+    rejected = rejection_kinds(manifest.get("rejected"))
     jobs = phases = None
     capacities: dict[str, float] = {}
 
@@ -127,11 +129,12 @@ def load_run(run_dir: str | Path) -> Run:
     if csv is None:
         if status == "ok":
             status, error = "failed", error or f"no *_jobs.csv in {run_dir}"
-        return Run(run_id, run_dir, manifest, status, error, None, None, {}, warnings)
+        return Run(run_id, run_dir, manifest, status, error, None, None, {}, warnings, rejected)
     try:
         raw = read_jobs_csv(csv)
     except MrschedError as exc:
-        return Run(run_id, run_dir, manifest, "failed", error or str(exc), None, None, {}, warnings)
+        return Run(run_id, run_dir, manifest, "failed", error or str(exc), None, None, {}, warnings,
+                   rejected)
     jobs = fold_subjobs(raw)
     phases = phase_table(raw)
 
@@ -163,7 +166,7 @@ def load_run(run_dir: str | Path) -> Run:
         mmax = manifest["engine"].get("mmax")
     if isinstance(mmax, (int, float)) and mmax > 0 and "nodes" in capacities:
         capacities["nodes"] = float(min(capacities["nodes"], mmax))
-    return Run(run_id, run_dir, manifest, status, error, jobs, phases, capacities, warnings)
+    return Run(run_id, run_dir, manifest, status, error, jobs, phases, capacities, warnings, rejected)
 
 
 def find_runs(directory: str | Path) -> list[Path]:
