@@ -12,18 +12,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from mrsched.analysis.jobs import id_ranges
+
 #: hatch of each I/O phase kind (seed 001's model, schedulers/iophased.py); compute phases and
 #: jobs that ran as themselves are plain; other kinds take the spare hatches in name order
 _KIND_HATCHES = {"stage_in": "//", "checkpoint": "xx", "drain": "..", "stage_out": "\\\\"}
 _SPARE_HATCHES = ("++", "oo", "--", "||", "**", "OO")
-
-
-def _ranges(text: str) -> list[tuple[int, int]]:
-    out = []
-    for part in str(text).split():
-        lo, _, hi = part.partition("-")
-        out.append((int(lo), int(hi or lo)))
-    return out
 
 
 #: above this many rectangles a chart is drawn without hatching or outlines: at that density
@@ -77,7 +71,7 @@ def plot_gantt(phases: pd.DataFrame, *, ax=None, title: str = "Gantt chart",
     for start, finish, alloc, par, kind in zip(rows["starting_time"], rows["finish_time"],
                                                rows["allocated_resources"], parent, kinds):
         width = float(finish) - float(start)
-        for lo, hi in _ranges(alloc):
+        for lo, hi in id_ranges(alloc):
             max_id = max(max_id, hi)
             boxes.append((float(start), lo, width, hi - lo + 1, par, kind))
             area = width * (hi - lo + 1)
@@ -156,7 +150,7 @@ def _plot_occupancy(rows: pd.DataFrame, ax, title: str, limit: int):
     starts, finishes, lows, highs = [], [], [], []
     for start, finish, alloc in zip(rows["starting_time"].to_numpy(float),
                                     rows["finish_time"].to_numpy(float), rows["allocated_resources"]):
-        for lo, hi in _ranges(alloc):
+        for lo, hi in id_ranges(alloc):
             starts.append(start)
             finishes.append(finish)
             lows.append(lo)

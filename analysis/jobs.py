@@ -14,8 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from procset import ProcSet
 
-from mrsched.errors import WorkloadError
+from mrsched.errors import ProtocolError, WorkloadError
+from mrsched.schedulers.batsim.intervals import format_intervals, parse_intervals
 from mrsched.workloads.batsim_json import scan_workload
 
 JOBS_COLUMNS = (
@@ -90,33 +92,25 @@ def read_jobs_csv(path: str | Path) -> pd.DataFrame:
                             line=i + 2, job=str(df["job_id"].iloc[i]), field="starting_time")
     df["metadata"] = df["metadata"].fillna("").astype(str)
     df["allocated_resources"] = df["allocated_resources"].fillna("").astype(str)
+    _check_allocations(df, path)
     return df
 
 
-def parse_intervals(text: str) -> list[int]:
-    """Resource ids of a Batsim interval set (``"0-3 7"``) — plain ints, no procset needed."""
-    ids: list[int] = []
-    for part in str(text).split():
-        if "-" in part:
-            lo, hi = part.split("-", 1)
-            ids.extend(range(int(lo), int(hi) + 1))
-        else:
-            ids.append(int(part))
-    return ids
+def id_ranges(text: str) -> list[tuple[int, int]]:
+    """The closed ranges ``(lo, hi)`` of a Batsim interval set (``"0-3 7"`` -> ``[(0, 3), (7,
+    7)]``), read by the protocol's own parser (``schedulers/batsim/intervals.py``: the wire
+    format has one reader)."""
+    return [(itv.inf, itv.sup) for itv in parse_intervals(text).intervals()]
 
 
-def format_intervals(ids) -> str:
-    """Canonical interval-set text (sorted, maximal ranges) of resource ids."""
-    ids = sorted(set(int(i) for i in ids))
-    out: list[str] = []
-    i = 0
-    while i < len(ids):
-        j = i
-        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
-            j += 1
-        out.append(str(ids[i]) if i == j else f"{ids[i]}-{ids[j]}")
-        i = j + 1
-    return " ".join(out)
+def _check_allocations(df: pd.DataFrame, path: Path) -> None:
+    """Every ``allocated_resources`` cell is an interval set, or the file, line and job are named."""
+    for i, text in enumerate(df["allocated_resources"]):
+        try:
+            parse_intervals(text, field="allocated_resources")
+        except ProtocolError as exc:
+            raise WorkloadError(exc.message, file=str(path), line=i + 2, job=str(df["job_id"].iloc[i]),
+                                field="allocated_resources", hint=exc.hint) from None
 
 
 # --------------------------------------------------------------------------- folding
@@ -189,9 +183,9 @@ def _fold_one(parent: dict, group: pd.DataFrame) -> dict:
     row["success"] = float(worst == "COMPLETED_SUCCESSFULLY")
     row["starting_time"] = float(ran["starting_time"].min())
     row["finish_time"] = float(ran["finish_time"].max())
-    ids: set[int] = set()
+    ids = ProcSet()
     for a in ran["allocated_resources"]:
-        ids.update(parse_intervals(a))
+        ids |= parse_intervals(a)
     row["allocated_resources"] = format_intervals(ids)
     if pd.isna(row.get("requested_number_of_resources")):
         row["requested_number_of_resources"] = float(ran["requested_number_of_resources"].max())
