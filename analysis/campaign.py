@@ -45,6 +45,9 @@ def t_interval(values, confidence: float = 0.95) -> tuple[float, float, float]:
 
 #: run metrics that are fractions of a capacity (``utilisation_<resource>``)
 _FRACTION_PREFIXES = ("utilisation_",)
+#: shares of a capacity that jobs may ask beyond it: the PFS bandwidth their stated I/O
+#: rates add up to (an I/O-ignorant schedule overlaps them)
+_DEMANDS = ("utilisation_io_bandwidth",)
 #: run metrics >= 1: turnaround >= run time, and bounded slowdown is max(..., 1)
 _SLOWDOWN_NAMES = ("slowdown", "bounded_slowdown")
 #: run metrics >= 0: times, counts, makespan
@@ -53,7 +56,10 @@ _NON_NEGATIVE_NAMES = ("waiting_time", "turnaround_time")
 
 def metric_domain(metric: str) -> tuple[float, float]:
     """The closed range a run metric can take (``run_metrics`` names): utilisations in
-    [0, 1], slowdowns >= 1, times, makespan and counts >= 0; anything else unbounded."""
+    [0, 1] (the PFS bandwidth asked >= 0), slowdowns >= 1, times, makespan and counts >= 0;
+    anything else unbounded."""
+    if metric in _DEMANDS:
+        return (0.0, np.inf)
     if metric.startswith(_FRACTION_PREFIXES):
         return (0.0, 1.0)
     stat, _, name = metric.partition("_")

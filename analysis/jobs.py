@@ -103,12 +103,23 @@ def id_ranges(text: str) -> list[tuple[int, int]]:
     return [(itv.inf, itv.sup) for itv in parse_intervals(text).intervals()]
 
 
+def id_counts(texts) -> np.ndarray:
+    """Resource ids in each interval set of ``texts``, each distinct text parsed once (a run's
+    allocations repeat: a 60,000-job table has a few thousand distinct ones)."""
+    texts = pd.Series(texts, dtype=object).fillna("").astype(str)
+    distinct = pd.unique(texts)
+    counts = {t: len(parse_intervals(t)) for t in distinct}
+    return texts.map(counts).to_numpy(dtype=np.int64) if len(texts) else np.zeros(0, dtype=np.int64)
+
+
 def _check_allocations(df: pd.DataFrame, path: Path) -> None:
-    """Every ``allocated_resources`` cell is an interval set, or the file, line and job are named."""
-    for i, text in enumerate(df["allocated_resources"]):
+    """Every ``allocated_resources`` cell is an interval set, or the file, line and job are named
+    (each distinct text checked once)."""
+    for text in pd.unique(df["allocated_resources"]):
         try:
             parse_intervals(text, field="allocated_resources")
         except ProtocolError as exc:
+            i = int(np.flatnonzero((df["allocated_resources"] == text).to_numpy())[0])
             raise WorkloadError(exc.message, file=str(path), line=i + 2, job=str(df["job_id"].iloc[i]),
                                 field="allocated_resources", hint=exc.hint) from None
 
@@ -133,7 +144,7 @@ def phase_table(raw: pd.DataFrame) -> pd.DataFrame:
     ran["parent"] = [p[1] for p in parents]
     ran["phase_index"] = ks
     ran["phase"] = phases
-    ran["nb_allocated"] = [len(parse_intervals(a)) for a in ran["allocated_resources"]]
+    ran["nb_allocated"] = id_counts(ran["allocated_resources"])
     return ran.reset_index(drop=True)
 
 
@@ -202,7 +213,7 @@ def _finish_table(df: pd.DataFrame) -> pd.DataFrame:
     df["execution_time"] = np.where(ran, df["finish_time"] - df["starting_time"], np.nan)
     df["waiting_time"] = np.where(ran, df["starting_time"] - df["submission_time"], np.nan)
     df["turnaround_time"] = np.where(ran, df["finish_time"] - df["submission_time"], np.nan)
-    df["nb_allocated"] = [len(parse_intervals(a)) for a in df["allocated_resources"]]
+    df["nb_allocated"] = id_counts(df["allocated_resources"])
     df["n_phases"] = df["n_phases"].astype(int)
     return df.reset_index(drop=True)
 
@@ -256,6 +267,7 @@ def workload_requests(path: str | Path) -> pd.DataFrame:
             profile_bb[name] = item["bb"]
 
     top = scan_workload(path, job, profile)
+    _remember_header(path, top)
     if top.get("jobs") is not True:
         raise WorkloadError("a Batsim workload needs a 'jobs' list", file=str(path), field="jobs")
     for row, name in via_profile:
@@ -276,6 +288,34 @@ def workload_requests(path: str | Path) -> pd.DataFrame:
     for col in df.columns.difference(["job_id", "res", "walltime"]):
         df[col] = df[col].fillna(0.0)  # a request absent from a job = none of it
     return df
+
+
+_HEADERS: dict[tuple, dict] = {}
+
+
+def _header_key(path: Path) -> tuple:
+    st = path.stat()
+    return (str(path.resolve()), st.st_mtime_ns, st.st_size)
+
+
+def _remember_header(path: Path, top: dict) -> None:
+    if len(_HEADERS) > 256:
+        _HEADERS.clear()
+    _HEADERS[_header_key(path)] = {k: v for k, v in top.items() if k not in ("jobs", "profiles")}
+
+
+def workload_header(path: str | Path) -> dict:
+    """A workload's top-level members but its jobs and profiles (``name``, ``description``,
+    ``nb_res``, ``generator``...): kept when ``workload_requests`` read the file, else read
+    job by job here (a million-job workload is scanned once per report, not twice)."""
+    path = Path(path)
+    try:
+        key = _header_key(path)
+    except OSError:
+        raise WorkloadError("workload file not found", file=str(path)) from None
+    if key not in _HEADERS:
+        _remember_header(path, scan_workload(path, lambda item: None, lambda name, item: None))
+    return dict(_HEADERS[key])
 
 
 def attach_requests(jobs: pd.DataFrame, workloads: dict[str, str | Path] | list | str | Path) -> pd.DataFrame:

@@ -61,16 +61,17 @@ def _compute_count(allocations, nodes_capacity: float | None) -> np.ndarray:
     """Compute nodes per allocation; ids at or beyond the compute capacity are storage hosts
     (Batsim numbers compute resources first)."""
     cap = None if nodes_capacity is None else int(np.ceil(nodes_capacity))   # first storage id
-    counts = []
-    for text in allocations:
+    texts = pd.Series(list(allocations), dtype=object).fillna("").astype(str)
+    counts = {}
+    for text in pd.unique(texts):        # each distinct allocation once
         n = 0
         for lo, hi in id_ranges(text):
             if cap is None:
                 n += hi - lo + 1
             elif lo < cap:
                 n += min(hi, cap - 1) - lo + 1
-        counts.append(n)
-    return np.asarray(counts, dtype=float)
+        counts[text] = n
+    return texts.map(counts).to_numpy(dtype=float) if len(texts) else np.zeros(0)
 
 
 def resource_usage(jobs: pd.DataFrame, resource: str, *, capacities: dict | None = None,

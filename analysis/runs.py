@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mrsched.analysis.capacities import platform_capacities
+from mrsched.analysis.capacities import describe_platform, platform_capacities
 from mrsched.analysis.jobs import attach_requests, fold_subjobs, phase_table, read_jobs_csv
 from mrsched.errors import ConfigError, MrschedError
 from mrsched.expe.manifest import rejection_kinds
@@ -159,6 +159,7 @@ def load_run(run_dir: str | Path) -> Run:
             try:
                 capacities = platform_capacities(resolved, _roles(manifest),
                                                  bb_capacity=manifest.get("bb_capacity"))
+                _add_pfs_bandwidth(jobs, capacities, resolved, _roles(manifest))
             except MrschedError as exc:
                 warnings.append(f"platform not read: {exc}")
     mmax = manifest.get("mmax")
@@ -167,6 +168,21 @@ def load_run(run_dir: str | Path) -> Run:
     if isinstance(mmax, (int, float)) and mmax > 0 and "nodes" in capacities:
         capacities["nodes"] = float(min(capacities["nodes"], mmax))
     return Run(run_id, run_dir, manifest, status, error, jobs, phases, capacities, warnings, rejected)
+
+
+def _add_pfs_bandwidth(jobs: pd.DataFrame, capacities: dict, platform: Path, roles) -> None:
+    """Jobs that state an I/O rate (``io_bandwidth_per_node``, seed 004) on a platform with a
+    PFS bandwidth: ``io_bandwidth`` = rate x nodes per job and the PFS's bandwidth as capacity,
+    so that ``run_metrics`` gives ``utilisation_io_bandwidth`` (the stated rates' share of it)."""
+    if "io_bandwidth_per_node" not in jobs.columns:
+        return
+    rate = jobs["io_bandwidth_per_node"].fillna(0.0).astype(float)
+    if not (rate > 0).any():
+        return
+    pfs = describe_platform(platform, roles).get("pfs_bw")
+    if pfs:
+        jobs["io_bandwidth"] = rate * jobs["requested_number_of_resources"].fillna(0.0).astype(float)
+        capacities["io_bandwidth"] = float(pfs)
 
 
 def find_runs(directory: str | Path) -> list[Path]:

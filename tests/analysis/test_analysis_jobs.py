@@ -157,3 +157,17 @@ def test_bad_workload_request_is_reported(tmp_path):
     with pytest.raises(WorkloadError) as err:
         workload_requests(wl)
     assert "job 4" in str(err.value) and "burst_buffer" in str(err.value)
+
+
+def test_id_counts_and_the_workload_header(tmp_path):
+    from mrsched.analysis.jobs import id_counts, workload_header
+
+    assert list(id_counts(["0-3 7", "", "0-3 7", "5"])) == [5, 0, 5, 1]
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"name": "x", "generator": {"command": "synthetic", "jobs": 1},
+                                "nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p"}],
+                                "profiles": {"p": {"type": "delay", "delay": 1}}}))
+    assert workload_header(path) == {"name": "x", "generator": {"command": "synthetic", "jobs": 1},
+                                     "nb_res": 4}
+    with pytest.raises(WorkloadError, match="not found"):
+        workload_header(tmp_path / "gone.json")
