@@ -81,8 +81,11 @@ figure{margin:1em 0 1.5em}figcaption{font-size:0.9em;max-width:60em}
 img{max-width:100%;border:1px solid #ddd}
 .files{font-size:0.85em}.failed{color:#a00}.note,.caption{color:#444;font-size:0.9em}
 code{font-size:0.95em}
-@media print{body{max-width:none;margin:0;font-size:10pt}nav,.files{display:none}
-figure,table{page-break-inside:avoid}h2{page-break-after:avoid}}"""
+@page{margin:1.2cm}
+@media print{body{max-width:none;margin:0;padding:0;font-size:9pt}nav,.files{display:none}
+.wide{overflow:visible}table{font-size:6.3pt}td,th{padding:1px 2px}
+img{width:auto!important;max-width:100%}figure,table,tr{page-break-inside:avoid}
+h2,h3{page-break-after:avoid}}"""
 
 
 class _Figures:

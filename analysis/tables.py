@@ -291,18 +291,25 @@ def summary_html(rows: list[dict], metrics: list[str], keys: list[str], *,
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
                   "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-                  "^": r"\textasciicircum{}", "\u00ad": "", "\u2009": r"\,", "‡": r"$^\ddagger$"}
+                  "^": r"\textasciicircum{}", "\u00ad": "", "\u2009": r"\,", "‡": r"$^\ddagger$",
+                  "<": r"\textless{}", ">": r"\textgreater{}", "≥": r"$\geq$", "≤": r"$\leq$",
+                  "–": "--", "τ": r"$\tau$", "∞": r"$\infty$"}
+
+#: a LaTeX table is cut narrower than the page's: about 6 metric columns fit a paper's text width
+LATEX_PX = 700.0
 
 
 def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+    text = str(text).replace(">=", "≥").replace("<=", "≤")
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
 
 
 def summary_latex(rows: list[dict], metrics: list[str], keys: list[str], caption: str, *,
-                  label: str = "tab:summary", budget: float = TABLE_PX) -> str:
-    """The summary as LaTeX (booktabs): the same tables, numbers and marks as the HTML one, the
-    interval under each mean in small type (``\\makecell`` from the makecell package), and
-    ``caption`` (what the intervals are) under each table."""
+                  label: str = "tab:summary", budget: float = LATEX_PX) -> str:
+    """The summary as LaTeX (booktabs): the numbers and marks of the HTML table, cut to fit a
+    paper's text width (``budget``), the interval under each mean in small type
+    (``\\makecell`` from the makecell package), and ``caption`` (what the intervals are)
+    under each table."""
     texts = _summary_texts(rows, metrics)
     groups = summary_groups(rows, metrics, keys, budget)
     out = ["% mrsched report: summary per policy. Needs \\usepackage{booktabs,makecell}.", ""]
@@ -315,10 +322,9 @@ def summary_latex(rows: list[dict], metrics: list[str], keys: list[str], caption
         for r, t in zip(rows, texts):
             cells = [latex_escape(r.get(k, "")) for k in keys]
             for metric in group:
-                mean, low, high, mark = t[metric]
+                mean, low, high, mark = (latex_escape(x) for x in t[metric])
                 if low:
-                    cells.append(f"\\makecell[r]{{{mean}\\\\\\scriptsize {low}--{high}"
-                                 f"{latex_escape(mark)}}}")
+                    cells.append(f"\\makecell[r]{{{mean}\\\\\\scriptsize {low}--{high}{mark}}}")
                 else:
                     cells.append(mean)
             out.append(" & ".join(cells) + " \\\\")

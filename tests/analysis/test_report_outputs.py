@@ -51,10 +51,15 @@ def test_summary_as_latex_matches_the_html_table(tmp_path):
     html_rows = tables(index.read_text())[1]
     mean = html_rows[1][2][1].split("\n")
     assert f"{mean[0]}\\\\\\scriptsize {mean[1].replace(chr(0x2009) + '–' + chr(0x2009), '--')}" in tex
-    # every row has as many cells as its header
-    for body in re.findall(r"\\midrule\n(.*?)\\bottomrule", tex, re.S):
-        for line in body.strip().splitlines():
-            assert line.endswith("\\\\")
+    # every row has as many cells as its column spec; braces balance; at most 6 metric columns
+    # a table (a paper's text width); no character LaTeX would print wrong
+    for spec, body in re.findall(r"\\begin\{tabular\}\{(\w+)\}\n\\toprule\n(.*?)\\bottomrule", tex, re.S):
+        assert spec.count("r") <= 6
+        for line in body.replace("\\midrule\n", "").strip().splitlines():
+            assert line.endswith("\\\\") and line.count("&") == len(spec) - 1, line
+    assert tex.count("{") - tex.count("\\{") == tex.count("}") - tex.count("\\}")
+    body = tex.split("\n", 1)[1]                  # after the leading comment line
+    assert not re.search(r"(?<!\\)[_%#]|>=|\u2009|\u00ad", body.replace("\\_", "").replace("\\%", ""))
 
 
 def test_metrics_csv_has_no_float_noise(tmp_path):
