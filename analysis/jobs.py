@@ -92,7 +92,7 @@ def read_jobs_csv(path: str | Path) -> pd.DataFrame:
                             line=i + 2, job=str(df["job_id"].iloc[i]), field="starting_time")
     df["metadata"] = df["metadata"].fillna("").astype(str)
     df["allocated_resources"] = df["allocated_resources"].fillna("").astype(str)
-    _check_allocations(df, path)
+    df["nb_allocated"] = _check_allocations(df, path)
     return df
 
 
@@ -104,24 +104,34 @@ def id_ranges(text: str) -> list[tuple[int, int]]:
 
 
 def id_counts(texts) -> np.ndarray:
-    """Resource ids in each interval set of ``texts``, each distinct text parsed once (a run's
-    allocations repeat: a 60,000-job table has a few thousand distinct ones)."""
-    texts = pd.Series(texts, dtype=object).fillna("").astype(str)
-    distinct = pd.unique(texts)
-    counts = {t: len(parse_intervals(t)) for t in distinct}
-    return texts.map(counts).to_numpy(dtype=np.int64) if len(texts) else np.zeros(0, dtype=np.int64)
+    """Resource ids in each interval set of ``texts`` (NaN and "" count 0), each distinct text
+    parsed once."""
+    seen: dict[str, int] = {}
+    out = np.zeros(len(texts), dtype=np.int64)
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            continue
+        n = seen.get(text)
+        if n is None:
+            n = seen[text] = len(parse_intervals(text))
+        out[i] = n
+    return out
 
 
-def _check_allocations(df: pd.DataFrame, path: Path) -> None:
-    """Every ``allocated_resources`` cell is an interval set, or the file, line and job are named
-    (each distinct text checked once)."""
-    for text in pd.unique(df["allocated_resources"]):
-        try:
-            parse_intervals(text, field="allocated_resources")
-        except ProtocolError as exc:
-            i = int(np.flatnonzero((df["allocated_resources"] == text).to_numpy())[0])
-            raise WorkloadError(exc.message, file=str(path), line=i + 2, job=str(df["job_id"].iloc[i]),
-                                field="allocated_resources", hint=exc.hint) from None
+def _check_allocations(df: pd.DataFrame, path: Path) -> np.ndarray:
+    """Every ``allocated_resources`` cell is an interval set, or the file, line and job are named;
+    returns each row's id count (the check parses them anyway)."""
+    try:
+        return id_counts(df["allocated_resources"].to_numpy(dtype=object))
+    except ProtocolError as exc:
+        for i, text in enumerate(df["allocated_resources"]):
+            try:
+                parse_intervals(text, field="allocated_resources")
+            except ProtocolError as row_exc:
+                raise WorkloadError(row_exc.message, file=str(path), line=i + 2,
+                                    job=str(df["job_id"].iloc[i]), field="allocated_resources",
+                                    hint=row_exc.hint) from None
+        raise WorkloadError(exc.message, file=str(path), field="allocated_resources") from None
 
 
 # --------------------------------------------------------------------------- folding
@@ -144,7 +154,8 @@ def phase_table(raw: pd.DataFrame) -> pd.DataFrame:
     ran["parent"] = [p[1] for p in parents]
     ran["phase_index"] = ks
     ran["phase"] = phases
-    ran["nb_allocated"] = id_counts(ran["allocated_resources"])
+    if "nb_allocated" not in ran.columns:
+        ran["nb_allocated"] = id_counts(ran["allocated_resources"].to_numpy(dtype=object))
     return ran.reset_index(drop=True)
 
 
@@ -198,6 +209,7 @@ def _fold_one(parent: dict, group: pd.DataFrame) -> dict:
     for a in ran["allocated_resources"]:
         ids |= parse_intervals(a)
     row["allocated_resources"] = format_intervals(ids)
+    row["nb_allocated"] = len(ids)
     if pd.isna(row.get("requested_number_of_resources")):
         row["requested_number_of_resources"] = float(ran["requested_number_of_resources"].max())
     row["metadata"] = parent.get("metadata", "")
@@ -213,7 +225,9 @@ def _finish_table(df: pd.DataFrame) -> pd.DataFrame:
     df["execution_time"] = np.where(ran, df["finish_time"] - df["starting_time"], np.nan)
     df["waiting_time"] = np.where(ran, df["starting_time"] - df["submission_time"], np.nan)
     df["turnaround_time"] = np.where(ran, df["finish_time"] - df["submission_time"], np.nan)
-    df["nb_allocated"] = id_counts(df["allocated_resources"])
+    if "nb_allocated" not in df.columns or df["nb_allocated"].isna().any():
+        df["nb_allocated"] = id_counts(df["allocated_resources"].to_numpy(dtype=object))
+    df["nb_allocated"] = df["nb_allocated"].astype(np.int64)
     df["n_phases"] = df["n_phases"].astype(int)
     return df.reset_index(drop=True)
 

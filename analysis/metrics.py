@@ -61,17 +61,22 @@ def _compute_count(allocations, nodes_capacity: float | None) -> np.ndarray:
     """Compute nodes per allocation; ids at or beyond the compute capacity are storage hosts
     (Batsim numbers compute resources first)."""
     cap = None if nodes_capacity is None else int(np.ceil(nodes_capacity))   # first storage id
-    texts = pd.Series(list(allocations), dtype=object).fillna("").astype(str)
-    counts = {}
-    for text in pd.unique(texts):        # each distinct allocation once
-        n = 0
-        for lo, hi in id_ranges(text):
-            if cap is None:
-                n += hi - lo + 1
-            elif lo < cap:
-                n += min(hi, cap - 1) - lo + 1
-        counts[text] = n
-    return texts.map(counts).to_numpy(dtype=float) if len(texts) else np.zeros(0)
+    seen: dict[str, int] = {}         # each distinct allocation parsed once
+    out = np.zeros(len(allocations), dtype=float)
+    for i, text in enumerate(allocations):
+        if not isinstance(text, str) or not text:
+            continue
+        n = seen.get(text)
+        if n is None:
+            n = 0
+            for lo, hi in id_ranges(text):
+                if cap is None:
+                    n += hi - lo + 1
+                elif lo < cap:
+                    n += min(hi, cap - 1) - lo + 1
+            seen[text] = n
+        out[i] = n
+    return out
 
 
 def resource_usage(jobs: pd.DataFrame, resource: str, *, capacities: dict | None = None,
