@@ -293,6 +293,8 @@ def _policies_text(runs: list, order: list[str]) -> str:
     by_variant: dict[str, object] = {}
     for run in runs:
         by_variant.setdefault(run.variant, run)
+    if not any(r.policy for r in runs):
+        return "not recorded (no manifest names a policy)"
     lines = []
     for variant in order:
         run = by_variant.get(variant)
@@ -322,8 +324,10 @@ def _provenance_text(runs: list) -> str:
                     + (" (tree modified)" if prov.get("modified") else ""))
         elif isinstance(prov, dict):
             text = f"{prov.get('mrsched', version)} (installed, not a git checkout)"
-        else:
+        elif "versions" in run.manifest:
             text = f"{version} (commit not recorded)"
+        else:
+            text = "not recorded in the run's manifest"
         seen[text] += 1
     if len(seen) == 1:
         return _e(next(iter(seen)))

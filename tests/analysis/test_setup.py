@@ -125,7 +125,7 @@ def test_a_single_run_directory_has_a_setup_too(tmp_path):
     html = write_report(run, out=tmp_path / "rep", max_gantt=0).read_text()
     setup = _setup(html)
     assert setup["Run"].startswith("fcfs-cluster8-synth12-s1 (1 ok) in ")
-    assert setup["mrsched"] == "? (commit not recorded)"
+    assert setup["mrsched"] == "not recorded in the run's manifest"
     assert setup["Date"] == "not recorded"
     assert "<h1>fcfs-cluster8-synth12-s1</h1>" in html
     assert str(Path(run).resolve()) not in html.split("<h2")[0]      # the title is not a path
