@@ -26,7 +26,7 @@ from mrsched.analysis.runs import Run, find_runs, load_run
 from mrsched.errors import ConfigError, suggest
 
 ID_COLUMNS = ("run_id", "policy", "variant", "options", "workload", "platform", "workload_name",
-              "platform_name", "part", "seed", "status", "error", "warnings")
+              "platform_name", "part", "seed", "status", "error", "warnings", "rejections")
 
 
 def t_interval(values, confidence: float = 0.95) -> tuple[float, float, float]:
@@ -45,6 +45,9 @@ def t_interval(values, confidence: float = 0.95) -> tuple[float, float, float]:
 
 #: run metrics that are fractions of a capacity (``utilisation_<resource>``)
 _FRACTION_PREFIXES = ("utilisation_",)
+#: shares of a capacity that jobs may ask beyond it: the PFS bandwidth their stated I/O
+#: rates add up to (an I/O-ignorant schedule overlaps them)
+_DEMANDS = ("utilisation_io_bandwidth",)
 #: run metrics >= 1: turnaround >= run time, and bounded slowdown is max(..., 1)
 _SLOWDOWN_NAMES = ("slowdown", "bounded_slowdown")
 #: run metrics >= 0: times, counts, makespan
@@ -53,7 +56,10 @@ _NON_NEGATIVE_NAMES = ("waiting_time", "turnaround_time")
 
 def metric_domain(metric: str) -> tuple[float, float]:
     """The closed range a run metric can take (``run_metrics`` names): utilisations in
-    [0, 1], slowdowns >= 1, times, makespan and counts >= 0; anything else unbounded."""
+    [0, 1] (the PFS bandwidth asked >= 0), slowdowns >= 1, times, makespan and counts >= 0;
+    anything else unbounded."""
+    if metric in _DEMANDS:
+        return (0.0, np.inf)
     if metric.startswith(_FRACTION_PREFIXES):
         return (0.0, 1.0)
     stat, _, name = metric.partition("_")
@@ -112,6 +118,18 @@ def iter_runs(directory: str | Path) -> Iterator[Run]:
         run.jobs = run.phases = None
 
 
+def rejections_text(kinds: list[dict]) -> str:
+    """A run's rejected jobs by kind, for its metrics row: "2: asks N nodes, the machine has M
+    (e.g. job 3: N = 200, M = 96); 1: ..."."""
+    from mrsched.expe.manifest import kind_example
+
+    parts = []
+    for k in kinds:
+        example = kind_example(k)
+        parts.append(f"{k.get('count', 0)}: {k['kind']}" + (f" (e.g. {example})" if example else ""))
+    return "; ".join(parts)
+
+
 def _label(value) -> str:
     paths = value if isinstance(value, (list, tuple)) else [value]
     out = []
@@ -137,6 +155,7 @@ def metrics_table(runs: Iterable[Run], *, tau: float = 600.0) -> pd.DataFrame:
             "workload_name": m.get("workload_name", ""), "platform_name": m.get("platform_name", ""),
             "part": m.get("part", ""), "seed": m.get("seed", np.nan),
             "status": run.status, "error": run.error, "warnings": "; ".join(run.warnings),
+            "rejections": rejections_text(run.rejected),
             # what the run cost (manifest): wall seconds, CPU seconds and peak memory of the
             # embedded engine's process
             "wall_time": m.get("wall_time", np.nan), "cpu_time": m.get("cpu_time", np.nan),

@@ -1,4 +1,6 @@
-"""``mrsched report DIR``: the HTML report and metrics CSV of a campaign or a run."""
+"""``mrsched report DIR``: the HTML report of a campaign or a run (Setup, summary per policy,
+rejected jobs, metrics per run, comparison and schedule figures), with metrics.csv,
+summary.csv, summary.tex and every figure as PNG, SVG and PDF."""
 
 from __future__ import annotations
 
@@ -10,14 +12,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="campaign directory (runs/<run_id>/manifest.json) or one run directory")
     parser.add_argument("--baseline", metavar="POLICY", default=None,
                         help="policy (or policy(options) variant) to normalise against "
-                             "(default: the first in name order)")
+                             "(default: the campaign's first policy, else the first in name order)")
     parser.add_argument("--tau", type=float, default=600.0,
                         help="bounded slowdown threshold in seconds (default 600)")
     parser.add_argument("-o", "--output", metavar="OUTDIR", default=None,
-                        help="where to write index.html and metrics.csv (default DIR/report)")
+                        help="where to write index.html, metrics.csv, summary.csv, summary.tex "
+                             "and figures/ (default DIR/report)")
     parser.add_argument("--max-gantt", type=int, default=6, metavar="N",
-                        help="Gantt charts: the first run of every policy, then further "
-                             "runs up to N in all (default 6; 0: none)")
+                        help="schedule figures (Gantt chart, burst buffer, queue, utilisation): "
+                             "the first run of every policy, then further runs up to N in all "
+                             "(default 6; 0: none)")
     parser.add_argument("--tail", type=int, default=50, metavar="N",
                         help="jobs in the tail plots: the N worst per policy (default 50; "
                              "seed 001's Figs. 9-10 show 3000)")
@@ -34,5 +38,7 @@ def run(args: argparse.Namespace) -> int:
     index = write_report(args.dir, out=args.output, baseline=args.baseline,
                          tau=check_tau(args.tau), max_gantt=args.max_gantt, tail_n=args.tail)
     print(index)
-    print(index.parent / "metrics.csv")
+    for name in ("metrics.csv", "summary.csv", "summary.tex"):
+        if (index.parent / name).is_file():
+            print(index.parent / name)
     return 0

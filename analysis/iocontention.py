@@ -197,13 +197,14 @@ def tree_of_platform(path: str | Path) -> tuple[BandwidthTree, dict[int, int]]:
 
 
 def _mask(alloc: str, index_of: dict[int, int], job: str) -> int:
+    from mrsched.analysis.jobs import id_ranges
+
     mask = 0
-    for part in str(alloc).split():
-        lo, _, hi = part.partition("-")
-        try:
-            a, b = int(lo), int(hi or lo)
-        except ValueError:
-            raise WorkloadError(f"bad allocated_resources {alloc!r}", job=job) from None
+    try:
+        ranges = id_ranges(str(alloc))
+    except MrschedError:
+        raise WorkloadError(f"bad allocated_resources {alloc!r}", job=job) from None
+    for a, b in ranges:
         for rid in range(a, b + 1):
             if rid in index_of:
                 mask |= 1 << index_of[rid]

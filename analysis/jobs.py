@@ -14,8 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from procset import ProcSet
 
-from mrsched.errors import WorkloadError
+from mrsched.errors import ProtocolError, WorkloadError
+from mrsched.schedulers.batsim.intervals import format_intervals, parse_intervals
 from mrsched.workloads.batsim_json import scan_workload
 
 JOBS_COLUMNS = (
@@ -90,33 +92,46 @@ def read_jobs_csv(path: str | Path) -> pd.DataFrame:
                             line=i + 2, job=str(df["job_id"].iloc[i]), field="starting_time")
     df["metadata"] = df["metadata"].fillna("").astype(str)
     df["allocated_resources"] = df["allocated_resources"].fillna("").astype(str)
+    df["nb_allocated"] = _check_allocations(df, path)
     return df
 
 
-def parse_intervals(text: str) -> list[int]:
-    """Resource ids of a Batsim interval set (``"0-3 7"``) — plain ints, no procset needed."""
-    ids: list[int] = []
-    for part in str(text).split():
-        if "-" in part:
-            lo, hi = part.split("-", 1)
-            ids.extend(range(int(lo), int(hi) + 1))
-        else:
-            ids.append(int(part))
-    return ids
+def id_ranges(text: str) -> list[tuple[int, int]]:
+    """The closed ranges ``(lo, hi)`` of a Batsim interval set (``"0-3 7"`` -> ``[(0, 3), (7,
+    7)]``), read by the protocol's own parser (``schedulers/batsim/intervals.py``: the wire
+    format has one reader)."""
+    return [(itv.inf, itv.sup) for itv in parse_intervals(text).intervals()]
 
 
-def format_intervals(ids) -> str:
-    """Canonical interval-set text (sorted, maximal ranges) of resource ids."""
-    ids = sorted(set(int(i) for i in ids))
-    out: list[str] = []
-    i = 0
-    while i < len(ids):
-        j = i
-        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
-            j += 1
-        out.append(str(ids[i]) if i == j else f"{ids[i]}-{ids[j]}")
-        i = j + 1
-    return " ".join(out)
+def id_counts(texts) -> np.ndarray:
+    """Resource ids in each interval set of ``texts`` (NaN and "" count 0), each distinct text
+    parsed once."""
+    seen: dict[str, int] = {}
+    out = np.zeros(len(texts), dtype=np.int64)
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            continue
+        n = seen.get(text)
+        if n is None:
+            n = seen[text] = len(parse_intervals(text))
+        out[i] = n
+    return out
+
+
+def _check_allocations(df: pd.DataFrame, path: Path) -> np.ndarray:
+    """Every ``allocated_resources`` cell is an interval set, or the file, line and job are named;
+    returns each row's id count (the check parses them anyway)."""
+    try:
+        return id_counts(df["allocated_resources"].to_numpy(dtype=object))
+    except ProtocolError as exc:
+        for i, text in enumerate(df["allocated_resources"]):
+            try:
+                parse_intervals(text, field="allocated_resources")
+            except ProtocolError as row_exc:
+                raise WorkloadError(row_exc.message, file=str(path), line=i + 2,
+                                    job=str(df["job_id"].iloc[i]), field="allocated_resources",
+                                    hint=row_exc.hint) from None
+        raise WorkloadError(exc.message, file=str(path), field="allocated_resources") from None
 
 
 # --------------------------------------------------------------------------- folding
@@ -139,7 +154,8 @@ def phase_table(raw: pd.DataFrame) -> pd.DataFrame:
     ran["parent"] = [p[1] for p in parents]
     ran["phase_index"] = ks
     ran["phase"] = phases
-    ran["nb_allocated"] = [len(parse_intervals(a)) for a in ran["allocated_resources"]]
+    if "nb_allocated" not in ran.columns:
+        ran["nb_allocated"] = id_counts(ran["allocated_resources"].to_numpy(dtype=object))
     return ran.reset_index(drop=True)
 
 
@@ -189,10 +205,11 @@ def _fold_one(parent: dict, group: pd.DataFrame) -> dict:
     row["success"] = float(worst == "COMPLETED_SUCCESSFULLY")
     row["starting_time"] = float(ran["starting_time"].min())
     row["finish_time"] = float(ran["finish_time"].max())
-    ids: set[int] = set()
+    ids = ProcSet()
     for a in ran["allocated_resources"]:
-        ids.update(parse_intervals(a))
+        ids |= parse_intervals(a)
     row["allocated_resources"] = format_intervals(ids)
+    row["nb_allocated"] = len(ids)
     if pd.isna(row.get("requested_number_of_resources")):
         row["requested_number_of_resources"] = float(ran["requested_number_of_resources"].max())
     row["metadata"] = parent.get("metadata", "")
@@ -208,7 +225,9 @@ def _finish_table(df: pd.DataFrame) -> pd.DataFrame:
     df["execution_time"] = np.where(ran, df["finish_time"] - df["starting_time"], np.nan)
     df["waiting_time"] = np.where(ran, df["starting_time"] - df["submission_time"], np.nan)
     df["turnaround_time"] = np.where(ran, df["finish_time"] - df["submission_time"], np.nan)
-    df["nb_allocated"] = [len(parse_intervals(a)) for a in df["allocated_resources"]]
+    if "nb_allocated" not in df.columns or df["nb_allocated"].isna().any():
+        df["nb_allocated"] = id_counts(df["allocated_resources"].to_numpy(dtype=object))
+    df["nb_allocated"] = df["nb_allocated"].astype(np.int64)
     df["n_phases"] = df["n_phases"].astype(int)
     return df.reset_index(drop=True)
 
@@ -262,6 +281,7 @@ def workload_requests(path: str | Path) -> pd.DataFrame:
             profile_bb[name] = item["bb"]
 
     top = scan_workload(path, job, profile)
+    _remember_header(path, top)
     if top.get("jobs") is not True:
         raise WorkloadError("a Batsim workload needs a 'jobs' list", file=str(path), field="jobs")
     for row, name in via_profile:
@@ -282,6 +302,34 @@ def workload_requests(path: str | Path) -> pd.DataFrame:
     for col in df.columns.difference(["job_id", "res", "walltime"]):
         df[col] = df[col].fillna(0.0)  # a request absent from a job = none of it
     return df
+
+
+_HEADERS: dict[tuple, dict] = {}
+
+
+def _header_key(path: Path) -> tuple:
+    st = path.stat()
+    return (str(path.resolve()), st.st_mtime_ns, st.st_size)
+
+
+def _remember_header(path: Path, top: dict) -> None:
+    if len(_HEADERS) > 256:
+        _HEADERS.clear()
+    _HEADERS[_header_key(path)] = {k: v for k, v in top.items() if k not in ("jobs", "profiles")}
+
+
+def workload_header(path: str | Path) -> dict:
+    """A workload's top-level members but its jobs and profiles (``name``, ``description``,
+    ``nb_res``, ``generator``...): kept when ``workload_requests`` read the file, else read
+    job by job here (a million-job workload is scanned once per report, not twice)."""
+    path = Path(path)
+    try:
+        key = _header_key(path)
+    except OSError:
+        raise WorkloadError("workload file not found", file=str(path)) from None
+    if key not in _HEADERS:
+        _remember_header(path, scan_workload(path, lambda item: None, lambda name, item: None))
+    return dict(_HEADERS[key])
 
 
 def attach_requests(jobs: pd.DataFrame, workloads: dict[str, str | Path] | list | str | Path) -> pd.DataFrame:

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from mrsched.analysis.jobs import parse_intervals
+from mrsched.analysis.jobs import id_ranges
 from mrsched.errors import ConfigError
 
 JOB_METRICS = ("waiting_time", "turnaround_time", "slowdown", "bounded_slowdown")
@@ -60,13 +60,23 @@ def _stats(values: np.ndarray, name: str) -> dict[str, float]:
 def _compute_count(allocations, nodes_capacity: float | None) -> np.ndarray:
     """Compute nodes per allocation; ids at or beyond the compute capacity are storage hosts
     (Batsim numbers compute resources first)."""
-    counts = []
-    for text in allocations:
-        ids = parse_intervals(text)
-        if nodes_capacity is not None:
-            ids = [i for i in ids if i < nodes_capacity]
-        counts.append(len(ids))
-    return np.asarray(counts, dtype=float)
+    cap = None if nodes_capacity is None else int(np.ceil(nodes_capacity))   # first storage id
+    seen: dict[str, int] = {}         # each distinct allocation parsed once
+    out = np.zeros(len(allocations), dtype=float)
+    for i, text in enumerate(allocations):
+        if not isinstance(text, str) or not text:
+            continue
+        n = seen.get(text)
+        if n is None:
+            n = 0
+            for lo, hi in id_ranges(text):
+                if cap is None:
+                    n += hi - lo + 1
+                elif lo < cap:
+                    n += min(hi, cap - 1) - lo + 1
+            seen[text] = n
+        out[i] = n
+    return out
 
 
 def resource_usage(jobs: pd.DataFrame, resource: str, *, capacities: dict | None = None,

@@ -22,11 +22,45 @@ def _plt():
 
 def png_bytes(fig, *, dpi: int = 100) -> bytes:
     """The Figure as PNG bytes; the Figure is closed (reports draw many)."""
+    return figure_bytes(fig, ("png",), dpi=dpi)["png"]
+
+
+#: what a report writes of every figure: PNG (embedded in the page), SVG and PDF (for papers)
+FIGURE_FORMATS = ("png", "svg", "pdf")
+
+
+def figure_bytes(fig, formats=FIGURE_FORMATS, *, dpi: int = 150) -> dict[str, bytes]:
+    """The Figure in each of ``formats`` (PNG at ``dpi``; SVG and PDF are vector, with their
+    embedded images at ``dpi``); the Figure is closed. SVG and PDF carry no creation date, so
+    that the same inputs give the same files."""
+    import matplotlib
+
     plt = _plt()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
-    plt.close(fig)
-    return buf.getvalue()
+    out = {}
+    meta = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}
+    try:
+        if fig.get_layout_engine() is not None and len(formats) > 1:
+            fig.canvas.draw()                  # lay the figure out once, then keep it: every
+            fig.set_layout_engine("none")      # format would otherwise redo constrained layout
+        for fmt in formats:
+            buf = io.BytesIO()
+            with matplotlib.rc_context({"svg.hashsalt": "mrsched-report"}):   # stable SVG ids
+                fig.savefig(buf, format=fmt, dpi=dpi, metadata=meta.get(fmt))
+            out[fmt] = buf.getvalue()
+    finally:
+        plt.close(fig)
+    return out
+
+
+def metric_label(metric: str) -> str:
+    """A metric's plain name with its unit: run metrics as the report's tables name them,
+    per-job ones ("waiting_time") as "Waiting time (s)"."""
+    from mrsched.analysis.tables import COLUMNS, header
+
+    if metric in COLUMNS:
+        return header(metric).replace("\u00ad", "")
+    text = metric.replace("_", " ")
+    return text[:1].upper() + text[1:] + _unit(metric)
 
 
 def boxen_plot(jobs_by_variant: dict[str, pd.DataFrame], metric: str, *, log: bool = True,
@@ -41,20 +75,21 @@ def boxen_plot(jobs_by_variant: dict[str, pd.DataFrame], metric: str, *, log: bo
     data = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["policy", metric])
     data = data[np.isfinite(data[metric])]
     fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(jobs_by_variant) + 2), 4.5))
-    ylabel = metric.replace("_", " ")
+    ylabel = metric_label(metric)
     if log and (data[metric] < 0).any():
         log = False
     if log and "slowdown" not in metric:
         # zero waits are common: plot value + 1 s so that they stay on a log axis
         data = data.assign(**{metric: data[metric] + 1.0})
-        ylabel += " + 1 s"
+        ylabel = ylabel.replace(" (s)", " + 1 (s)")
     if log and (data[metric] <= 0).any() or data[metric].nunique() < 2:
         log = False
     if len(data):
         sns.boxenplot(data=data, x="policy", y=metric, hue="policy", legend=False,
                       order=list(jobs_by_variant), ax=ax, log_scale=log)
     ax.set_ylabel(ylabel)
-    ax.set_title(title or f"{metric.replace('_', ' ')} per policy (all jobs)")
+    ax.set_xlabel("")
+    ax.set_title(title or f"{metric_label(metric)} per policy (all jobs)")
     ax.tick_params(axis="x", labelrotation=20)
     fig.tight_layout()
     return fig
@@ -77,8 +112,8 @@ def tail_plot(jobs_by_variant: dict[str, pd.DataFrame], metric: str, *, n: int =
     else:
         _thousands(ax.yaxis)
     ax.set_xlabel("rank (1 = worst job)")
-    ax.set_ylabel(metric.replace("_", " ") + _unit(metric))
-    ax.set_title(title or f"{n} worst jobs: {metric.replace('_', ' ')}")
+    ax.set_ylabel(metric_label(metric))
+    ax.set_title(title or f"{n} worst jobs: {metric_label(metric)}")
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)
     fig.tight_layout()
@@ -90,34 +125,54 @@ def tail_plot(jobs_by_variant: dict[str, pd.DataFrame], metric: str, *, n: int =
 CI_HEADROOM = 1.3
 
 
-#: below this many runs a bar's whisker is the runs' range, not the t-interval (2 runs:
+#: below this many runs per policy the whiskers are the runs' range, not t-intervals (2 runs:
 #: t = 12.7, an interval ~9x wider than the two runs are apart)
 MIN_RUNS_FOR_T = 4
 
+#: whisker kind -> how a caption or title names it
+WHISKERS = {"t": "95% CI", "range": "range of runs", "none": ""}
+
+
+def whisker_kind(runs_per_group) -> str:
+    """One kind of whisker for a whole figure or table (issue 41 item 7): ``t`` (the t-interval
+    of the mean over runs) when every group of more than one run has at least
+    ``MIN_RUNS_FOR_T`` runs, ``range`` (the runs' min-max) when some have fewer, ``none`` when
+    every group is a single run."""
+    multi = [int(n) for n in runs_per_group if n > 1]
+    if not multi:
+        return "none"
+    return "t" if min(multi) >= MIN_RUNS_FOR_T else "range"
+
 
 def ci_plot(summary: pd.DataFrame, *, label: str = "variant", title: str | None = None,
-            points: dict[str, np.ndarray] | None = None, min_runs_for_t: int = MIN_RUNS_FOR_T):
-    """Mean per policy with its confidence interval as error bars — seed 001 Fig. 5-6.
-    ``summary`` is ``campaign.summarise`` output (NaN bounds: no bar); ``points`` (label ->
-    the runs' values) are drawn as dots, and a group of fewer than ``min_runs_for_t`` runs
-    gets their range as whisker instead of the t-interval. The axis is scaled to the bars and
+            points: dict[str, np.ndarray] | None = None, whisker: str | None = None):
+    """Mean per policy with one kind of whisker for every bar — seed 001 Fig. 5-6.
+    ``summary`` is ``campaign.summarise`` output (its ``ci_low`` / ``ci_high``: the
+    t-interval) in the order to draw; ``points`` (label -> the runs' values) are drawn as
+    dots. ``whisker``: ``t``, ``range`` (the runs' min-max, from ``points``) or ``none``;
+    default ``whisker_kind`` of the groups' run counts. The axis is scaled to the bars and
     dots, not to the whiskers: one reaching further ends in an arrow with its bound beside it."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(max(5, 1.1 * len(summary) + 2), 4.5))
     x = np.arange(len(summary))
     names = [str(v) for v in summary[label]]
     mean = summary["mean"].to_numpy(float)
-    low_b = summary["ci_low"].to_numpy(float).copy()
-    high_b = summary["ci_high"].to_numpy(float).copy()
+    dots = [np.asarray((points or {}).get(n, []), dtype=float) for n in names]
+    dots = [d[np.isfinite(d)] for d in dots]
+    if whisker is None:
+        counts = summary["n"].to_numpy(int) if "n" in summary else [d.size for d in dots]
+        whisker = whisker_kind(counts)
+    if whisker == "t":
+        low_b = summary["ci_low"].to_numpy(float).copy()
+        high_b = summary["ci_high"].to_numpy(float).copy()
+    elif whisker == "range":
+        low_b = np.array([d.min() if d.size > 1 else np.nan for d in dots])
+        high_b = np.array([d.max() if d.size > 1 else np.nan for d in dots])
+    else:
+        low_b = high_b = np.full(len(summary), np.nan)
     ax.bar(x, mean, color="tab:blue", alpha=0.7)
-    dots = [np.asarray(points.get(n, []), dtype=float) for n in names] if points else []
     tallest = max([np.nanmax(mean, initial=0.0)] + [np.nanmax(d, initial=0.0) for d in dots])
     top = CI_HEADROOM * tallest if tallest > 0 else None
-    kind = ["95% CI"] * len(summary)      # what each bar's whisker is
-    for i, d in enumerate(dots):
-        d = d[np.isfinite(d)]
-        if 1 < d.size < min_runs_for_t:
-            low_b[i], high_b[i], kind[i] = float(d.min()), float(d.max()), "range of runs"
     floor = min(0.0, np.nanmin(low_b, initial=0.0))
     for i, (m, lo, hi) in enumerate(zip(mean, low_b, high_b)):
         if not (np.isfinite(lo) and np.isfinite(hi) and np.isfinite(m)):
@@ -134,7 +189,6 @@ def ci_plot(summary: pd.DataFrame, *, label: str = "variant", title: str | None 
             ax.plot([i - 0.12, i + 0.12], [hi, hi], color="black", linewidth=1.2)
     labelled = False
     for i, d in enumerate(dots):
-        d = d[np.isfinite(d)]
         if d.size:
             jitter = np.linspace(-0.2, 0.2, d.size) if d.size > 1 else np.zeros(1)
             ax.plot(i + jitter, d, linestyle="none", marker="o", markersize=4,
@@ -146,11 +200,10 @@ def ci_plot(summary: pd.DataFrame, *, label: str = "variant", title: str | None 
     _thousands(ax.yaxis)
     ax.set_xticks(x, names, rotation=20, ha="right")
     metric = str(summary["metric"].iloc[0]) if len(summary) else ""
-    ax.set_ylabel(metric.replace("_", " ") + _unit(metric))
-    drawn = {k for k, lo, hi in zip(kind, low_b, high_b) if np.isfinite(lo) and np.isfinite(hi)}
-    whiskers = [w for w in ("range of runs", "95% CI") if w in drawn]
-    ax.set_title(title or f"{metric.replace('_', ' ')}: mean" + "".join(f", {w}" for w in whiskers),
-                 fontsize=10)
+    ax.set_ylabel(metric_label(metric))
+    drawn = np.isfinite(low_b) & np.isfinite(high_b)
+    kind = f", {WHISKERS[whisker]}" if whisker != "none" and drawn.any() else ""
+    ax.set_title(title or f"{metric_label(metric)}: mean{kind}", fontsize=10)
     if labelled:
         ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
@@ -209,16 +262,18 @@ def _natural(text: str) -> list:
 
 
 def normalised_plot(norm: pd.DataFrame, metric: str, baseline: str, *, by: str = "part",
-                    title: str | None = None, xlabel: str | None = None):
+                    title: str | None = None, xlabel: str | None = None, order: list | None = None):
     """Per workload part (or seed), each policy's value divided by the baseline's on the
     same part — seed 001 Fig. 11-12; below 1 beats the baseline. ``by`` names the column
-    labelling the pairs (``campaign.pair_labels``), in natural order."""
+    labelling the pairs (``campaign.pair_labels``), in natural order; policies in ``order``
+    (then name order)."""
     plt = _plt()
     col = f"{metric}_norm"
     keys = sorted(norm[by].astype(str).unique(), key=_natural)
     pos = {k: i for i, k in enumerate(keys)}
     fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(keys) + 3), 4.5))
-    variants = sorted(norm["variant"].unique())
+    present = list(norm["variant"].unique())
+    variants = [v for v in (order or []) if v in present] + sorted(v for v in present if v not in (order or []))
     for j, variant in enumerate(variants):
         sub = norm[norm["variant"] == variant]
         xs = np.array([pos[str(k)] for k in sub[by]], dtype=float)
@@ -231,12 +286,12 @@ def normalised_plot(norm: pd.DataFrame, metric: str, baseline: str, *, by: str =
         ax.set_xticks(np.arange(len(keys)), shown, fontsize=9)
     else:
         ax.set_xticks(np.arange(len(keys)), shown, rotation=30, ha="right", fontsize=7)
-    ax.set_ylabel(f"{metric.replace('_', ' ')} / {baseline}")
+    ax.set_ylabel(f"{re.sub(r' [(][^)]*[)]$', '', metric_label(metric))} / {baseline}'s")
     ax.set_xlabel(by if xlabel is None else xlabel)
     ratios = norm[col].to_numpy(float)
     ratios = ratios[np.isfinite(ratios) & (ratios > 0)]
     _log_y(ax, np.append(ratios, 1.0), force_log=True)
-    ax.set_title(title or f"{metric.replace('_', ' ')} normalised to {baseline}")
+    ax.set_title(title or f"{metric_label(metric)} normalised to {baseline}")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig
@@ -265,34 +320,27 @@ def binned_steps(time: np.ndarray, value: np.ndarray, bins: int) -> tuple[np.nda
     return edges, mean, low, high
 
 
-def utilisation_plot(series: dict[str, pd.DataFrame], *, title: str = "utilisation over time"):
-    """Fraction of each resource in use over time (step functions from
-    ``metrics.usage_over_time`` divided by capacity, in column ``fraction``). A series of
-    more than ``UTILISATION_STEPS`` steps (a long run: drawn whole it is a solid block) is
-    shown as its mean per bin with the bin's range shaded, and the title says so."""
+def utilisation_plot(series: dict[str, pd.DataFrame], *, title: str = "utilisation over time",
+                     axis=None):
+    """Share of each resource in use over time (step functions from
+    ``metrics.usage_over_time`` divided by capacity, in column ``fraction``) on its own
+    figure, drawn as in a run's schedule figure (``schedule.draw_utilisation``: one colour per
+    resource, a series of more than ``UTILISATION_STEPS`` steps as its mean per bin with the
+    bin's range shaded, and the title says so)."""
+    from mrsched.analysis.schedule import draw_utilisation
+    from mrsched.analysis.timeaxis import TimeAxis, time_axis
+
     plt = _plt()
     fig, ax = plt.subplots(figsize=(10, 3.5))
-    binned, width = [], 0.0
-    for i, (name, s) in enumerate(series.items()):
-        time, fraction = s["time"].to_numpy(float), s["fraction"].to_numpy(float)
-        if len(time) <= UTILISATION_STEPS:
-            ax.step(time, fraction, where="post", label=name)
-            continue
-        edges, mean, low, high = binned_steps(time, fraction, UTILISATION_BINS)
-        color = f"C{i}"
-        ax.stairs(mean, edges, color=color, label=f"{name} (mean)")
-        ax.fill_between(edges[:-1], low, high, step="post", color=color, alpha=0.2, linewidth=0)
-        binned.append(f"{name} {len(time):,}")
-        width = edges[1] - edges[0]
-    if binned:
-        title += (f"\naggregated: mean per bin of {width:,.0f} s over {UTILISATION_BINS:,} bins, "
-                  f"shaded: the bin's min-max (steps: {', '.join(binned)})")
-    ax.set_ylim(0, 1.05)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("fraction in use")
-    ax.set_title(title, fontsize=10 if binned else None)
-    # beside the axes: "best" would test every vertex of a million-job run's steps (slow)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if axis is None:
+        ends = [float(s["time"].max()) for s in series.values() if len(s)]
+        axis = time_axis(0.0, max(ends, default=1.0))
+        axis = TimeAxis(t0=0.0, end=axis.end, unit="s", scale=1.0)
+    note = draw_utilisation(ax, series, axis)
+    axis.apply(ax)
+    if note:
+        title += f"\naggregated: {note}"
+    ax.set_title(title, fontsize=10 if note else None)
     fig.tight_layout()
     return fig
 
@@ -345,7 +393,8 @@ def kiviat_plot(scores: pd.DataFrame, *, title: str = "policies compared (1 = be
         x, y = np.sin(angle), np.cos(angle)     # screen direction (clockwise from the top)
         ha = "left" if x > 0.2 else "right" if x < -0.2 else "center"
         va = "bottom" if y > 0.2 else "top" if y < -0.2 else "center"
-        ax.text(angle, 1.1, textwrap.fill(label.replace("_", " "), 16), ha=ha, va=va,
+        name = re.sub(r" \([^)]*\)$", "", metric_label(label))   # a score has no unit
+        ax.text(angle, 1.1, textwrap.fill(name, 16), ha=ha, va=va,
                 fontsize=8, clip_on=False)
     fig.suptitle(title, y=0.97)
     fig.legend(*ax.get_legend_handles_labels(), loc="center left", bbox_to_anchor=(6.9 / width, 0.5),

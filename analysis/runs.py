@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from mrsched.analysis.capacities import platform_capacities
+from mrsched.analysis.capacities import describe_platform, platform_capacities
 from mrsched.analysis.jobs import attach_requests, fold_subjobs, phase_table, read_jobs_csv
 from mrsched.errors import ConfigError, MrschedError
+from mrsched.expe.manifest import rejection_kinds
 
 
 @dataclass
@@ -29,6 +30,8 @@ class Run:
     phases: pd.DataFrame | None
     capacities: dict[str, float]
     warnings: list[str] = field(default_factory=list)
+    #: the manifest's rejected jobs by kind: ``{"kind", "count", "example", "job"}`` entries
+    rejected: list[dict] = field(default_factory=list)
 
     @property
     def policy(self) -> str:
@@ -116,10 +119,9 @@ def load_run(run_dir: str | Path) -> Run:
     run_id = str(manifest.get("run_id") or run_dir.name)
     status = str(manifest.get("status") or "ok")
     error = str(manifest.get("error") or "")
-    # what the run itself recorded: mismatches, and why jobs were rejected (issue 13 item 10)
+    # what the run itself recorded: mismatches, and why jobs were rejected, by kind
     warnings: list[str] = [str(w) for w in manifest.get("warnings") or []]
-    for reason, n in ((manifest.get("rejected") or {}).get("reasons") or {}).items():
-        warnings.append(f"{n} job(s) rejected: {reason}")
+    rejected = rejection_kinds(manifest.get("rejected"))
     jobs = phases = None
     capacities: dict[str, float] = {}
 
@@ -127,11 +129,12 @@ def load_run(run_dir: str | Path) -> Run:
     if csv is None:
         if status == "ok":
             status, error = "failed", error or f"no *_jobs.csv in {run_dir}"
-        return Run(run_id, run_dir, manifest, status, error, None, None, {}, warnings)
+        return Run(run_id, run_dir, manifest, status, error, None, None, {}, warnings, rejected)
     try:
         raw = read_jobs_csv(csv)
     except MrschedError as exc:
-        return Run(run_id, run_dir, manifest, "failed", error or str(exc), None, None, {}, warnings)
+        return Run(run_id, run_dir, manifest, "failed", error or str(exc), None, None, {}, warnings,
+                   rejected)
     jobs = fold_subjobs(raw)
     phases = phase_table(raw)
 
@@ -156,6 +159,7 @@ def load_run(run_dir: str | Path) -> Run:
             try:
                 capacities = platform_capacities(resolved, _roles(manifest),
                                                  bb_capacity=manifest.get("bb_capacity"))
+                _add_pfs_bandwidth(jobs, capacities, resolved, _roles(manifest))
             except MrschedError as exc:
                 warnings.append(f"platform not read: {exc}")
     mmax = manifest.get("mmax")
@@ -163,7 +167,22 @@ def load_run(run_dir: str | Path) -> Run:
         mmax = manifest["engine"].get("mmax")
     if isinstance(mmax, (int, float)) and mmax > 0 and "nodes" in capacities:
         capacities["nodes"] = float(min(capacities["nodes"], mmax))
-    return Run(run_id, run_dir, manifest, status, error, jobs, phases, capacities, warnings)
+    return Run(run_id, run_dir, manifest, status, error, jobs, phases, capacities, warnings, rejected)
+
+
+def _add_pfs_bandwidth(jobs: pd.DataFrame, capacities: dict, platform: Path, roles) -> None:
+    """Jobs that state an I/O rate (``io_bandwidth_per_node``, seed 004) on a platform with a
+    PFS bandwidth: ``io_bandwidth`` = rate x nodes per job and the PFS's bandwidth as capacity,
+    so that ``run_metrics`` gives ``utilisation_io_bandwidth`` (the stated rates' share of it)."""
+    if "io_bandwidth_per_node" not in jobs.columns:
+        return
+    rate = jobs["io_bandwidth_per_node"].fillna(0.0).astype(float)
+    if not (rate > 0).any():
+        return
+    pfs = describe_platform(platform, roles).get("pfs_bw")
+    if pfs:
+        jobs["io_bandwidth"] = rate * jobs["requested_number_of_resources"].fillna(0.0).astype(float)
+        capacities["io_bandwidth"] = float(pfs)
 
 
 def find_runs(directory: str | Path) -> list[Path]:

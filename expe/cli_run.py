@@ -162,10 +162,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"mrsched run: warning: {text}", file=sys.stderr)
     manifest = execute_run(spec, warnings=warnings)
     if manifest["status"] == "ok":
-        rejected = (manifest.get("rejected") or {}).get("count", 0)
-        extra = f", {rejected} job(s) rejected (reasons in out_jobs.csv, metadata)" if rejected else ""
+        from mrsched.expe.manifest import rejections_line
+
+        rejected = rejections_line(manifest.get("rejected"))
+        extra = f"; {rejected}" if rejected else ""
         cost = (f" (CPU {manifest['cpu_time']:.2f} s, peak memory {manifest['peak_memory_mb']:.0f} MB)"
                 if "cpu_time" in manifest and "peak_memory_mb" in manifest else "")
-        print(f"run ok in {manifest['wall_time']:.2f} s{cost}{extra}: {spec.out_dir}")
+        print(f"run ok in {manifest['wall_time']:.2f} s{cost}: {spec.out_dir}{extra}")
         return 0
     raise SimulationError(f"run {manifest['status']}: {manifest['error']}", hint=f"see {spec.out_dir}")

@@ -8,8 +8,12 @@ Anything else is unfinished and is redone.
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import platform as _platform
+import re
+import subprocess
 import sys
 from datetime import datetime, timezone
 from importlib import metadata
@@ -38,6 +42,158 @@ def versions(extra: dict[str, str] | None = None) -> dict[str, str]:
             pass
     out.update(extra or {})
     return out
+
+
+def source_root() -> Path:
+    """The folder holding the ``mrsched`` package folder: the repository for an editable
+    install (``pip install -e .``), ``site-packages`` for a regular one."""
+    import mrsched
+
+    return Path(mrsched.__file__).resolve().parent.parent
+
+
+def _git(root: Path, *args: str) -> str | None:
+    """``git -C root ARGS`` stdout, or None when git is absent or refuses (not a checkout, a
+    repository git does not trust...). The caller's GIT_DIR / GIT_WORK_TREE are dropped: a
+    run started from a git hook must describe mrsched's checkout, not the hook's."""
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+    try:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                              timeout=20, env=env)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _version() -> str:
+    try:
+        return metadata.version("mrsched")
+    except metadata.PackageNotFoundError:
+        import mrsched
+
+        return str(getattr(mrsched, "__version__", "unknown"))
+
+
+def provenance(root: str | Path | None = None) -> dict:
+    """What code made a run (issue 41 item 8): ``{"mrsched": version, "source": "git",
+    "commit": sha, "modified": bool}`` when mrsched is imported from a git checkout (modified:
+    tracked changes or untracked files not ignored, since a new module in
+    ``schedulers/policies/`` is a new policy), else ``{"mrsched": version, "source":
+    "installed"}``. ``root``: the source folder (default ``source_root()``); it must be the
+    checkout's top level, so an install into a virtualenv kept inside some repository is
+    still "installed". Cached per process: a campaign asks once per run."""
+    return dict(_provenance(str(Path(root) if root is not None else source_root())))
+
+
+@functools.lru_cache(maxsize=8)
+def _provenance(root: str) -> tuple:
+    out = {"mrsched": _version(), "source": "installed"}
+    top = _git(Path(root), "rev-parse", "--show-toplevel")
+    if top is None or Path(top.strip()).resolve() != Path(root).resolve():
+        return tuple(out.items())
+    commit = (_git(Path(root), "rev-parse", "HEAD") or "").strip()
+    status = _git(Path(root), "status", "--porcelain")
+    if not re.fullmatch(r"[0-9a-f]{40}", commit) or status is None:
+        return tuple(out.items())
+    out.update(source="git", commit=commit, modified=bool(status.strip()))
+    return tuple(out.items())
+
+
+# ---------------------------------------------------------------- rejections grouped by kind
+
+#: a number in a rejection reason: 12, 4e10, 1e+15, 12.5, an instance path 0.1.2; digits
+#: inside a word (node_8, seed002) are part of a name, not a number
+_NUMBER = re.compile(r"(?<![A-Za-z_\d.])\d+(?:\.\d+)*(?:[eE][+-]?\d+)?")
+#: a number right after these words cites a paper (seed 004 Sect. 5.3.1): it stays
+_CITATION = re.compile(r"(?:\bseed|\bSects?\.|\bFigs?\.|\bEqs?\.|\bTable|\bCh\.|\bAlg\.|"
+                       r"\bSection|\bChapter)\s*$")
+#: the names given to a reason's numbers, in order of appearance
+PLACEHOLDERS = ("N", "M", "K", "L", "P", "Q", "R", "S", "T", "U", "V", "W")
+
+
+def _numbers(reason: str) -> list[re.Match]:
+    return [m for m in _NUMBER.finditer(reason) if not _CITATION.search(reason, 0, m.start())]
+
+
+def _placeholder(i: int) -> str:
+    return PLACEHOLDERS[i] if i < len(PLACEHOLDERS) else f"N{i + 1}"
+
+
+def rejection_kind(reason: str) -> str:
+    """A rejection reason with its numbers named N, M, K... in order: the reasons "asks 4e15
+    bytes of burst buffer per node, the largest storage node holds 4e10" and "asks 8e15
+    bytes ... holds 4e10" are one kind, "asks N bytes of burst buffer per node, the largest
+    storage node holds M". Numbers citing a paper (after "seed", "Sect.", "Fig.", ...) stay."""
+    out, last = [], 0
+    for i, m in enumerate(_numbers(reason)):
+        out += [reason[last:m.start()], _placeholder(i)]
+        last = m.end()
+    return "".join(out) + reason[last:]
+
+
+def rejection_values(reason: str) -> str:
+    """The numbers ``rejection_kind`` named, as "N = 4e15, M = 4e10" (the example's values)."""
+    return ", ".join(f"{_placeholder(i)} = {m.group()}" for i, m in enumerate(_numbers(reason)))
+
+
+def group_rejections(rejected) -> list[dict]:
+    """``rejected``: (job id, reason) pairs in file order -> one entry per kind, ``{"kind",
+    "count", "example", "job"}`` (the first reason of that kind and its job), most frequent
+    first (ties by kind): a run with 400 distinct numbers in two kinds of reason has 2 entries."""
+    kinds: dict[str, dict] = {}
+    for job, reason in rejected:
+        kind = rejection_kind(reason)
+        entry = kinds.get(kind)
+        if entry is None:
+            kinds[kind] = {"kind": kind, "count": 1, "example": reason, "job": str(job)}
+        else:
+            entry["count"] += 1
+    return sorted(kinds.values(), key=lambda e: (-e["count"], e["kind"]))
+
+
+def rejection_kinds(rejected: dict | None) -> list[dict]:
+    """The kinds of a manifest's ``rejected``: its ``kinds``, or, in a manifest written before
+    kinds existed, its ``reasons`` ({reason: count}) grouped here (no job recorded)."""
+    rejected = rejected if isinstance(rejected, dict) else {}
+    kinds = rejected.get("kinds")
+    if isinstance(kinds, list):
+        return [k for k in kinds if isinstance(k, dict) and "kind" in k]
+    reasons = rejected.get("reasons")
+    if not isinstance(reasons, dict):
+        return []
+    merged: dict[str, dict] = {}
+    for reason, n in reasons.items():
+        kind = rejection_kind(str(reason))
+        entry = merged.setdefault(kind, {"kind": kind, "count": 0, "example": str(reason), "job": ""})
+        entry["count"] += int(n) if isinstance(n, (int, float)) else 0
+    return sorted(merged.values(), key=lambda e: (-e["count"], e["kind"]))
+
+
+def kind_example(kind: dict) -> str:
+    """A kind's example in a few words: "job 7: N = 200, M = 96" (its job and the values of
+    its numbers; either may be absent)."""
+    values = rejection_values(str(kind.get("example", "")))
+    job = f"job {kind['job']}" if kind.get("job") else ""
+    return ": ".join(p for p in (job, values) if p)
+
+
+def rejections_line(rejected: dict | None, *, kinds_shown: int = 3) -> str:
+    """One line for a run's summary: "5 job(s) rejected: asks N nodes, the machine has M (4
+    jobs, e.g. job 7: N = 200, M = 96); ..."; beyond ``kinds_shown`` kinds, how many more."""
+    rejected = rejected if isinstance(rejected, dict) else {}
+    count = int(rejected.get("count") or 0)
+    if not count:
+        return ""
+    kinds = rejection_kinds(rejected)
+    parts = []
+    for k in kinds[:kinds_shown]:
+        example = kind_example(k)
+        n = int(k.get("count") or 0)
+        parts.append(f"{k['kind']} ({n} job{'s' if n != 1 else ''}"
+                     + (f", e.g. {example})" if example else ")"))
+    more = len(kinds) - kinds_shown
+    tail = f"; and {more} more kind(s), see manifest.json" if more > 0 else ""
+    return f"{count} job(s) rejected: " + "; ".join(parts) + tail
 
 
 def write_manifest(run_dir: str | Path, manifest: dict) -> Path:

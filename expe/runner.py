@@ -13,8 +13,9 @@ from pathlib import Path
 from mrsched.errors import MrschedError
 from mrsched.expe import engines, processes
 from mrsched.atomic import sha256_file
-from mrsched.expe.manifest import (MANIFEST, OUTPUT_FILES, describe_outputs, outputs_problem,
-                                   read_manifest, utc_now, versions, write_manifest)
+from mrsched.expe.manifest import (MANIFEST, OUTPUT_FILES, describe_outputs, group_rejections,
+                                   kind_example, outputs_problem, provenance, read_manifest,
+                                   utc_now, versions, write_manifest)
 from mrsched.expe.spec import RunSpec
 
 #: metadata the runtime gives a rejected job in out_jobs.csv, before the policy's reason
@@ -40,12 +41,14 @@ def _input_hashes(spec: RunSpec) -> dict:
 
 
 def rejections(run_dir: Path) -> dict:
-    """``{"count", "jobs", "reasons": {reason: count}}`` of the user jobs the scheduler
-    rejected, read from ``out_jobs.csv`` (the reason travels as the job's metadata); an
-    I/O-phased parent (metadata ``io-phased``, its phases ran) is not a rejection."""
+    """``{"count", "jobs", "kinds": [{"kind", "count", "example", "job"}]}`` of the user jobs
+    the scheduler rejected, read from ``out_jobs.csv`` (the reason travels as the job's
+    metadata), grouped by kind (``manifest.group_rejections``: the reason with its numbers
+    named N, M...); an I/O-phased parent (metadata ``io-phased``, its phases ran) is not a
+    rejection."""
     import csv
 
-    count, jobs, reasons = 0, 0, {}
+    count, jobs, reasons = 0, 0, []
     try:
         with open(run_dir / "out_jobs.csv", newline="") as fh:
             for row in csv.DictReader(fh):
@@ -57,11 +60,10 @@ def rejections(run_dir: Path) -> dict:
                     count += 1
                     reason = meta[len(REJECT_PREFIX):] if meta.startswith(REJECT_PREFIX) else (
                         meta or "no reason given")
-                    reasons[reason] = reasons.get(reason, 0) + 1
+                    reasons.append((row.get("job_id", ""), reason))
     except (OSError, csv.Error, UnicodeDecodeError):
         return {}
-    return {"count": count, "jobs": jobs,
-            "reasons": dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))}
+    return {"count": count, "jobs": jobs, "kinds": group_rejections(reasons)}
 
 
 def execute_run(spec: RunSpec | dict, *, warnings: list[str] | tuple = ()) -> dict:
@@ -76,7 +78,7 @@ def execute_run(spec: RunSpec | dict, *, warnings: list[str] | tuple = ()) -> di
         "platform": str(spec.platform), "workload": str(spec.workload),
         **_input_hashes(spec), "seed": spec.seed, "engine": spec.engine,
         "timeout": spec.timeout, "command": spec.command_line(),
-        "versions": versions(), "started": utc_now(),
+        "versions": versions(), "provenance": provenance(), "started": utc_now(),
     }
     for key, value in spec.labels.items():
         manifest.setdefault(key, value)
@@ -112,9 +114,12 @@ def execute_run(spec: RunSpec | dict, *, warnings: list[str] | tuple = ()) -> di
                 manifest["rejected"] = rejected = rejections(run_dir)
                 if rejected and rejected["jobs"] and rejected["count"] == rejected["jobs"]:
                     # a result with no executed job is a wrong input, not a schedule
-                    reason, n = next(iter(rejected["reasons"].items()))
-                    status, error = "failed", (f"every job ({rejected['jobs']}) was rejected; "
-                                               f"{n} because: {reason}")
+                    kind = rejected["kinds"][0]
+                    more = len(rejected["kinds"]) - 1
+                    status, error = "failed", (
+                        f"every job ({rejected['jobs']}) was rejected; {kind['count']} because: "
+                        f"{kind['kind']}" + (f" (e.g. {kind_example(kind)})" if kind_example(kind) else "")
+                        + (f"; and {more} other kind(s) of reason, see manifest.json" if more else ""))
     except MrschedError as exc:
         status, error = "failed", str(exc)
     except Exception as exc:  # e.g. an engine binary that cannot be executed: this run only

@@ -26,7 +26,8 @@ class _Tables(HTMLParser):
             self.tables[-1].append([])
         elif tag in ("td", "th"):
             self._cell = []
-            self._tag = "td.n" if tag == "td" and ("class", "n") in attrs else tag
+            self._tag = ("td.n" if tag == "td" and ("class", "n") in attrs
+                         else "td.id" if tag == "td" and ("class", "id") in attrs else tag)
         elif tag == "br" and self._cell is not None:
             self._cell.append("\n")
 
@@ -41,8 +42,8 @@ class _Tables(HTMLParser):
 
 
 def tables(html: str) -> list[list[list[tuple[str, str]]]]:
-    """Every table: rows of (tag, text) cells, tag ``td.n`` for number cells; ``<br>``
-    becomes a newline."""
+    """Every table: rows of (tag, text) cells, tag ``td.n`` for number cells, ``td.id`` for
+    ids (not wrapped); ``<br>`` becomes a newline."""
     parser = _Tables()
     parser.feed(html)
     return parser.tables
@@ -59,6 +60,8 @@ def min_width(table) -> float:
                 pieces = re.split(r"[\s\u00ad]+", text)
             elif tag == "td.n":
                 pieces = text.split("\n")                 # number cells do not wrap
+            elif tag == "td.id":
+                pieces = [text]                           # ids do not wrap
             else:
                 pieces = re.split(r"(?<=-)|\s+", text)    # text wraps at - and spaces
             chars = max((len(p) for p in pieces), default=0)

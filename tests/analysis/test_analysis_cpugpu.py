@@ -91,4 +91,6 @@ def test_report_draws_nodes_cores_and_gpus_of_a_per_core_run(tmp_path):
 
     run_on_small_machine(tmp_path)
     index = write_report(tmp_path / "run", tmp_path / "report")
-    assert "Fraction of nodes, cores, gpus in use over time." in index.read_text()
+    html = index.read_text()
+    assert "(c) share of nodes, cores, GPUs in use" in html
+    assert "Gantt chart: executed Batsim jobs over the machine&#x27;s 16 compute resources" in html

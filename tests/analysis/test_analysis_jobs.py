@@ -9,7 +9,7 @@ import pytest
 from analysis_csv import row, write_jobs
 
 from mrsched.analysis.jobs import (
-    fold_subjobs, format_intervals, job_table, parse_intervals, phase_table, read_jobs_csv,
+    fold_subjobs, format_intervals, id_ranges, job_table, phase_table, read_jobs_csv,
     workload_requests,
 )
 from mrsched.errors import MrschedError, WorkloadError
@@ -85,10 +85,25 @@ def test_dotted_ids_outside_io_workload_are_not_folded(tmp_path):
     assert len(fold_subjobs(read_jobs_csv(csv))) == 2
 
 
-def test_interval_sets_round_trip():
-    assert parse_intervals("0-3 7 9-10") == [0, 1, 2, 3, 7, 9, 10]
+def test_interval_sets_are_read_by_the_protocol_parser():
+    """Issue 40: analysis had its own interval-set parser; the wire format has one reader."""
+    import mrsched.analysis.jobs as jobs_mod
+    from mrsched.schedulers.batsim import intervals
+
+    assert jobs_mod.parse_intervals is intervals.parse_intervals
+    assert id_ranges("0-3 7 9-10") == [(0, 3), (7, 7), (9, 10)]
     assert format_intervals([10, 9, 7, 3, 2, 1, 0]) == "0-3 7 9-10"
-    assert parse_intervals("") == []
+    assert id_ranges("") == []
+
+
+def test_a_bad_allocation_names_file_line_job_and_field(tmp_path):
+    csv = write_jobs(tmp_path / "out_jobs.csv", [row("1", 0, 2, 0, 10, "0-1"),
+                                                 row("2", 0, 2, 0, 10, "3-1")])
+    with pytest.raises(WorkloadError) as err:
+        read_jobs_csv(csv)
+    text = str(err.value)
+    assert "out_jobs.csv:3" in text and "job 2" in text and "allocated_resources" in text
+    assert "'3-1'" in text and "reversed" in text
 
 
 def test_requests_from_job_field_and_europar_profile(tmp_path):
@@ -142,3 +157,17 @@ def test_bad_workload_request_is_reported(tmp_path):
     with pytest.raises(WorkloadError) as err:
         workload_requests(wl)
     assert "job 4" in str(err.value) and "burst_buffer" in str(err.value)
+
+
+def test_id_counts_and_the_workload_header(tmp_path):
+    from mrsched.analysis.jobs import id_counts, workload_header
+
+    assert list(id_counts(["0-3 7", "", "0-3 7", "5"])) == [5, 0, 5, 1]
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"name": "x", "generator": {"command": "synthetic", "jobs": 1},
+                                "nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p"}],
+                                "profiles": {"p": {"type": "delay", "delay": 1}}}))
+    assert workload_header(path) == {"name": "x", "generator": {"command": "synthetic", "jobs": 1},
+                                     "nb_res": 4}
+    with pytest.raises(WorkloadError, match="not found"):
+        workload_header(tmp_path / "gone.json")

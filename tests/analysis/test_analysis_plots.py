@@ -3,6 +3,8 @@ labels, whiskers, label placement)."""
 
 from __future__ import annotations
 
+import re
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -87,7 +89,7 @@ def test_tail_plot_has_y_tick_labels(waits):
     ax = plots.tail_plot(jobs, "waiting_time", n=50).axes[0]
     labels = _visible_ytick_labels(ax)
     assert len(labels) >= 3, labels
-    assert ax.get_ylabel() == "waiting time (s)"
+    assert ax.get_ylabel() == "Waiting time (s)"
     assert all("," in t for t in labels if float(t.replace(",", "")) >= 1000)
 
 
@@ -126,7 +128,8 @@ def test_kiviat_labels_do_not_overlap(n_metrics):
     ax = fig.axes[0]
     names = [t for t in ax.texts]
     assert sorted(t.get_text().replace("\n", " ") for t in names) == \
-        sorted(m.replace("_", " ") for m in metrics)
+        sorted(re.sub(r" \([^)]*\)$", "", plots.metric_label(m)) for m in metrics)
+    assert "Mean waiting time" in [t.get_text().replace("\n", " ") for t in names]
     boxes = [t.get_window_extent(renderer) for t in names]
     boxes += [t.get_window_extent(renderer) for t in ax.get_yticklabels() if t.get_text()]
     boxes += [fig.legends[0].get_window_extent(renderer), fig._suptitle.get_window_extent(renderer)]
@@ -136,12 +139,23 @@ def test_kiviat_labels_do_not_overlap(n_metrics):
             assert not a.overlaps(b), (a, b)
 
 
-def test_bar_chart_title_names_the_whiskers_drawn():
+def test_bar_chart_has_one_kind_of_whisker_named_in_its_title():
+    """Issue 41: a chart mixed the runs' range (policies of 2-3 runs) and t-intervals; one
+    kind per figure, the range as soon as one policy has too few runs for a t-interval."""
     one, points = _summary({"a": [100.0], "b": [50.0]})
-    assert plots.ci_plot(one, label="group", points=points).axes[0].get_title() == "mean waiting time: mean"
+    ax = plots.ci_plot(one, label="group", points=points).axes[0]
+    assert ax.get_title() == "Mean waiting time (s): mean" and _whiskers(ax) == []
     many, points = _summary({"a": [1, 2], "b": [1, 2, 3, 4, 5]})
-    assert plots.ci_plot(many, label="group", points=points).axes[0].get_title() == \
-        "mean waiting time: mean, range of runs, 95% CI"
+    ax = plots.ci_plot(many, label="group", points=points).axes[0]
+    assert ax.get_title() == "Mean waiting time (s): mean, range of runs"
+    assert _whiskers(ax) == [(0.0, 1.0, 2.0), (1.0, 1.0, 5.0)]
+    enough, points = _summary({"a": [1, 2, 3, 4], "b": [1, 2, 3, 4, 5]})
+    ax = plots.ci_plot(enough, label="group", points=points).axes[0]
+    assert ax.get_title() == "Mean waiting time (s): mean, 95% CI"
+    t = enough.set_index("variant")
+    assert _whiskers(ax)[1][1:] == pytest.approx((t.loc["b", "ci_low"], t.loc["b", "ci_high"]))
+    assert plots.whisker_kind([1, 4, 6]) == "t" and plots.whisker_kind([1, 1]) == "none"
+    assert plots.whisker_kind([3, 8]) == "range"
 
 
 def test_binned_steps_mean_min_max_match_a_brute_force():
@@ -178,8 +192,11 @@ def test_a_long_utilisation_series_is_binned_and_says_so():
     assert "aggregated: mean per bin of 200 s over 1,000 bins" in ax.get_title()
     assert f"(steps: nodes {n:,})" in ax.get_title()
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels == ["nodes (mean)", "burst_buffer"]
+    assert labels == ["nodes (mean)", "burst buffer"]
     stairs = [p for p in ax.patches if type(p).__name__ == "StepPatch"]
-    assert len(stairs) == 1 and np.allclose(stairs[0].get_data().values, 0.5)
+    assert len(stairs) == 1 and np.allclose(stairs[0].get_data().values, 50.0)   # percent
+    colours = [line.get_color() for line in ax.get_lines()] + [stairs[0].get_edgecolor()]
+    from matplotlib.colors import to_hex
+    assert len({to_hex(c) for c in colours}) == 2          # nodes and burst buffer differ
     short = utilisation_plot({"nodes": pd.DataFrame({"time": time[:100], "fraction": fraction[:100]})})
     assert "aggregated" not in short.axes[0].get_title()

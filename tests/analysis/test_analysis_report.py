@@ -54,25 +54,28 @@ def report(campaign):
 
 def _images(html: str) -> dict[str, bytes]:
     return {alt: base64.b64decode(data) for alt, data in
-            re.findall(r'<img alt="([^"]+)" src="data:image/png;base64,([^"]+)"', html)}
+            re.findall(r'<img alt="([^"]+)" style="width:\d+px" src="data:image/png;base64,([^"]+)"', html)}
 
 
 def test_report_embeds_valid_pngs_with_gantt_and_tables(report):
     assert report.name == "index.html" and report.parent.name == "report"
     html = report.read_text()
     images = _images(html)
-    assert {"gantt_000", "gantt_001", "boxen_waiting_time", "boxen_bounded_slowdown",
+    assert {"schedule_000", "schedule_001", "boxen_waiting_time", "boxen_bounded_slowdown",
             "tail_waiting_time", "ci_mean_waiting_time", "normalised_mean_waiting_time",
-            "kiviat", "utilisation_000"} <= set(images)
+            "kiviat"} <= set(images)
     for name, data in images.items():
         assert data.startswith(PNG_SIGNATURE), name
         width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
         assert width >= 300 and height >= 200, name
         assert (report.parent / "figures" / f"{name}.png").read_bytes() == data
+        # every figure also as SVG and PDF, for papers, linked under it
+        assert (report.parent / "figures" / f"{name}.pdf").read_bytes().startswith(b"%PDF-")
+        assert b"<svg" in (report.parent / "figures" / f"{name}.svg").read_bytes()[:2000]
+        assert f'href="figures/{name}.svg"' in html and f'href="figures/{name}.pdf"' in html
     assert "http://" not in html and "https://" not in html  # opens offline
     assert "Metrics per run" in html and "<table" in html
-    for run_id in ("fcfs-s1", "fcfs-s2", "easy_bf-s1", "easy_bf-s2"):
-        assert f"<td>{run_id}</td>" in html
+    assert "<code>runs/RUN_ID/</code>, e.g. <code>easy_bf-s1</code> for policy easy_bf, seed 1" in html
 
 
 def test_failed_run_is_listed_with_its_error(report):
@@ -117,7 +120,7 @@ def test_single_run_directory_report_is_deterministic(tmp_path):
     second = write_report(run_dir, out=tmp_path / "b").read_bytes()
     assert first == second
     html = first.decode()
-    assert "gantt_000" in html
+    assert "schedule_000" in html
     assert "bootstrap" in html  # a single run's interval is over its jobs
     run = load_run(run_dir)
     assert run.status == "ok" and len(run.jobs) == 4 and run.capacities == {}
@@ -213,7 +216,7 @@ def test_every_policy_gets_a_gantt_chart(tmp_path):
     html = write_report(root, max_gantt=6).read_text()
     headings = re.findall(r"<h3>([^<]+) — ([^<]+)</h3>", html)
     assert sorted({v for _, v in headings}) == policies
-    assert len(re.findall(r'<img alt="gantt_\d+"', html)) == 7
+    assert len(re.findall(r'<img alt="schedule_\d+"', html)) == 7
     assert "7 runs shown" in html and "7 omitted" in html
 
 
@@ -266,4 +269,4 @@ def test_report_holds_one_runs_tables_at_a_time(tmp_path, monkeypatch):
     html = write_report(root, max_gantt=2).read_text()
     assert len(most) == 6 + 3                  # every run once, and one drawn again a policy
     assert max(most) == 0                      # no earlier run's table alive at any load
-    assert len(re.findall(r'<img alt="gantt_\d+"', html)) == 3
+    assert len(re.findall(r'<img alt="schedule_\d+"', html)) == 3

@@ -1,5 +1,6 @@
-"""The report's tables: units in headers, one number format per column with thousands
-separators, and a width that fits a 1,400-px browser window."""
+"""The report's tables: plain names with units in headers, one number format per column with
+thousands separators, and widths that fit a 1,366-px browser window (a table too wide is cut
+into several, each repeating the row's identifying columns)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def test_number_format_per_column():
     html = frame_html(pd.DataFrame({"run_id": ["a", "b"], "makespan": [95577.2, 812.0],
                                     "utilisation_nodes": [0.6355, 0.9]}))
     (head, *rows), = tables(html)
-    assert [t for _, t in head] == ["run", "makespan (s)", "nodes used (%)"]
+    assert [t for _, t in head] == ["Run", "Makespan (s)", "Nodes used (%)"]
     assert [[t for _, t in r] for r in rows] == [["a", "95,577", "63.5"], ["b", "812", "90.0"]]
 
 
@@ -48,22 +49,46 @@ def _numeric(text: str) -> bool:
     return bool(re.fullmatch(r"-?[\d,]+(\.\d+)?", text))
 
 
+def _data_tables(html: str):
+    """Every table but the Setup one, the first (two columns of wrapped text, the page's width)."""
+    return tables(html)[1:]
+
+
 def test_report_tables_fit_the_window(report_html):
-    found = tables(report_html)
-    assert len(found) == 3     # failed runs (a long error, wrapped), summary, per run
+    found = _data_tables(report_html)
+    heads = [[t for _, t in table[0]] for table in found]
+    assert heads[0][:2] == ["Run", "Policy"]        # failed runs (a long error, wrapped)
+    assert len(found) >= 4     # failed runs, summary, per run (schedule, resources)
     for table in found:
         assert min_width(table) <= BODY_PX, [t for _, t in table[0]]
+    # nothing hidden: every metric column of the summary is in one of its tables
+    summary = [h for h in heads if h[:2] == ["Policy", "Runs"]]
+    shown = {c for h in summary for c in h[2:]}
+    assert {"Mean waiting time (s)", "Makespan (s)", "Nodes used (%)", "Rejected jobs"} <= shown
+
+
+def test_a_wide_frame_is_cut_into_tables_that_repeat_its_keys():
+    from mrsched.analysis.tables import TABLE_PX
+
+    wide = pd.DataFrame({"run_id": [f"policy-with-a-long-name-{i}" for i in range(3)],
+                         **{f"metric_number_{k}": [123456.0 * k, 2.5, 3.0] for k in range(20)}})
+    found = tables(frame_html(wide, keys=["run_id"]))
+    assert len(found) > 1
+    for table in found:
+        assert table[0][0][1] == "Run" and min_width(table) <= TABLE_PX
+    assert sum(len(t[0]) - 1 for t in found) == 20
 
 
 def test_report_headers_carry_units(report_html):
-    summary, per_run = tables(report_html)[1:3]
-    head = [t.replace("\u00ad", "") for _, t in summary[0]]
-    assert {"mean wait (s)", "makespan (s)", "nodes used (%)", "mean bounded slowdown"} <= set(head)
-    assert "mean wait (s)" in [t for _, t in per_run[0]]
+    found = _data_tables(report_html)
+    head = {t.replace("\u00ad", "") for table in found[1:] for _, t in table[0]}
+    assert {"Mean waiting time (s)", "Mean turnaround time (s)", "Makespan (s)", "Nodes used (%)",
+            "Mean bounded slowdown", "Median waiting time (s)"} <= head
+    assert not any("_" in h for h in head), head
 
 
 def test_one_number_format_per_column_with_thousands_separators(report_html):
-    for table in tables(report_html)[1:3]:
+    for table in _data_tables(report_html)[1:]:
         head, *rows = table
         for i, (_, name) in enumerate(head):
             lines = [line for r in rows for line in re.split(r"\n|\u2009–\u2009", r[i][1].rstrip("‡*"))]
@@ -77,7 +102,9 @@ def test_one_number_format_per_column_with_thousands_separators(report_html):
                     assert "," in v, (name, v)
 
 
-def test_per_run_table_names_workloads_not_paths(report_html):
-    per_run = tables(report_html)[2]
-    col = [t for _, t in per_run[0]].index("workload")
-    assert {r[col][1] for r in per_run[1:]} == {"synth12", ""}   # "": the failed run has none
+def test_per_run_tables_name_workloads_not_paths(report_html):
+    cells = [text for table in _data_tables(report_html) for row in table for _, text in row]
+    assert not any("inputs/" in c or ".json" in c for c in cells)
+    setup = tables(report_html)[0]
+    workload = next(text for row in setup for (_, head), (_, text) in [row] if head == "Workload")
+    assert workload.startswith("synth12")

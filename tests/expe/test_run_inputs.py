@@ -40,13 +40,18 @@ def test_rejection_reason_is_recorded_in_the_run_directory(tmp_path, inputs, eng
     wl = with_jobs(tmp_path / "wl.json", inputs["workload"], **{"3": {"res": 1, "burst_buffer": 10**15}})
     out = tmp_path / "r"
     assert run_cli(inputs, out, "--engine", engine, "--batsim", engine_env["batsim"], workload=wl) == 0
-    assert "1 job(s) rejected" in capsys.readouterr().out
+    line = capsys.readouterr().out
+    assert line.count("\n") == 1 and line.startswith("run ok in ")
+    assert (f"{out}; 1 job(s) rejected: asks N bytes of burst buffer per node, the largest storage "
+            "node holds M (1 job, e.g. job 3: N = 1000000000000000, M = 10000000000)") in line
     row = rows(out)["3"]
     assert row["final_state"] == "REJECTED"
     reason = ("asks 1000000000000000 bytes of burst buffer per node, the largest storage node "
               "holds 10000000000")
     assert row["metadata"] == f"rejected: {reason}"
-    assert read_manifest(out)["rejected"] == {"count": 1, "jobs": 12, "reasons": {reason: 1}}
+    assert read_manifest(out)["rejected"] == {"count": 1, "jobs": 12, "kinds": [{
+        "kind": "asks N bytes of burst buffer per node, the largest storage node holds M",
+        "count": 1, "example": reason, "job": "3"}]}
 
 
 def test_every_job_rejected_is_not_a_quiet_ok(tmp_path, inputs, engine_env, capsys):
@@ -56,8 +61,9 @@ def test_every_job_rejected_is_not_a_quiet_ok(tmp_path, inputs, engine_env, caps
     assert run_cli(inputs, out, workload=wl) == 2
     err = capsys.readouterr().err
     assert err.startswith("mrsched run: error: ") and err.count("\n") == 1
-    assert ("every job (12) was rejected; 12 because: asks 1000000000000000 bytes of burst "
-            "buffer per node, the largest storage node holds 10000000000") in err
+    assert ("every job (12) was rejected; 12 because: asks N bytes of burst buffer per node, "
+            "the largest storage node holds M (e.g. job 0: N = 1000000000000000, "
+            "M = 10000000000)") in err
     assert read_manifest(out)["status"] == "failed"
 
 
@@ -277,7 +283,8 @@ def test_artifact_inputs_in_a_campaign(artifact, tmp_path, engine_env, capsys):
 
 
 def test_rejection_reasons_reach_the_report(tmp_path, inputs, engine_env):
-    """Counted in the report: each reason and its count is a warning of the run there."""
+    """Counted in the report: each kind of reason, its count and an example is in the run's
+    metrics row (and the report's "Rejected jobs" section)."""
     from mrsched.analysis import campaign_metrics
 
     wl = with_jobs(tmp_path / "wl.json", inputs["workload"],
@@ -289,5 +296,6 @@ def test_rejection_reasons_reach_the_report(tmp_path, inputs, engine_env):
     summary = run_campaign(path, progress=False, report=False)
     [row] = campaign_metrics(summary.campaign_dir).to_dict("records")
     assert row["n_rejected"] == 2
-    assert row["warnings"] == ("2 job(s) rejected: asks 1000000000000000 bytes of burst buffer "
-                               "per node, the largest storage node holds 10000000000")
+    assert row["warnings"] == ""
+    assert row["rejections"] == ("2: asks N bytes of burst buffer per node, the largest storage "
+                                 "node holds M (e.g. job 3: N = 1000000000000000, M = 10000000000)")
