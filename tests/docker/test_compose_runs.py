@@ -26,6 +26,7 @@ from mrsched.expe.spec import RunSpec
 
 STANDIN = os.environ.get("STANDIN_IMAGE", "mrsched-batsim-standin:latest")
 HANG = "mrsched-test-hang:latest"
+FAIL = "mrsched-test-fail:latest"
 
 
 def docker(*args: str) -> str:
@@ -199,15 +200,36 @@ def test_timeout_stops_the_containers(inputs, tmp_path, monkeypatch, hanging_bat
     assert compose_leftovers() == []
 
 
-def test_failing_batsim_is_reported_in_one_line(inputs, tmp_path, capsys):
+def test_malformed_platform_is_refused_before_any_container(inputs, tmp_path, capsys):
     bad = tmp_path / "bad.xml"
     bad.write_text("<platform version='4.1'><zone")
     code = main(["run", "--platform", str(bad), "--workload", str(inputs["workload"]),
                  "--policy", "fcfs", "--out", str(tmp_path / "r"), "--engine", "docker"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1
-    assert err.startswith("mrsched run: error: run failed: batsim: mrsched simulate: error: "
-                          "/data/inputs/platform.xml")
+    assert err.startswith(f"mrsched run: error: {bad}:1: malformed XML"), err
+
+
+@pytest.fixture(scope="module")
+def failing_batsim() -> str:
+    """A Batsim image that stops at once with an error of its own, as Batsim does on input
+    it refuses that the host's checks let through."""
+    script = "echo 'batsim: the platform has no master host' >&2; exit 3"
+    dockerfile = f'FROM {STANDIN}\nENTRYPOINT ["sh", "-c", "{script}", "fail"]\n'
+    subprocess.run(["docker", "build", "-q", "-t", FAIL, "-"], input=dockerfile, text=True,
+                   check=True, capture_output=True, timeout=120)
+    yield FAIL
+    subprocess.run(["docker", "rmi", "-f", FAIL], capture_output=True, timeout=120)
+
+
+def test_failing_batsim_is_reported_in_one_line(inputs, tmp_path, monkeypatch, failing_batsim,
+                                                capsys):
+    monkeypatch.setenv("BATSIM_IMAGE", failing_batsim)
+    assert run_cli(inputs, tmp_path / "r", "--engine", "docker") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith("mrsched run: error: run failed: batsim"), err
+    assert "the platform has no master host" in err, err
     assert read_manifest(tmp_path / "r")["status"] == "failed"
 
 
