@@ -121,7 +121,7 @@ def iter_runs(directory: str | Path) -> Iterator[Run]:
 def rejections_text(kinds: list[dict]) -> str:
     """A run's rejected jobs by kind, for its metrics row: "2: asks N nodes, the machine has M
     (e.g. job 3: N = 200, M = 96); 1: ..."."""
-    from mrsched.expe.manifest import kind_example
+    from mrsched.analysis.rejections import kind_example
 
     parts = []
     for k in kinds:

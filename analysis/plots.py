@@ -297,35 +297,12 @@ def normalised_plot(norm: pd.DataFrame, metric: str, baseline: str, *, by: str =
     return fig
 
 
-#: above this many steps in a series the utilisation plot shows per-bin aggregates instead
-UTILISATION_STEPS = 20_000
-UTILISATION_BINS = 1_000
-
-
-def binned_steps(time: np.ndarray, value: np.ndarray, bins: int) -> tuple[np.ndarray, ...]:
-    """A step function (``value[i]`` on ``[time[i], time[i+1])``, the last one to its own
-    time) cut in ``bins`` equal bins: their edges and each bin's time-weighted mean, minimum
-    and maximum (the steps that overlap it)."""
-    time, value = np.asarray(time, float), np.asarray(value, float)
-    edges = np.linspace(time[0], time[-1], bins + 1)
-    area = np.concatenate([[0.0], np.cumsum(value[:-1] * np.diff(time))])   # integral at each step
-    mean = np.diff(np.interp(edges, time, area)) / np.diff(edges)
-    first = np.searchsorted(time, edges[:-1], side="right") - 1      # step in force at a bin's start
-    last = np.searchsorted(time, edges[1:], side="left") - 1         # last step starting inside it
-    idx = np.empty(2 * bins, dtype=np.intp)
-    idx[0::2], idx[1::2] = first, np.maximum(last, first) + 1         # value[first:last + 1]
-    padded = np.append(value, value[-1])                              # so that last + 1 is an index
-    low = np.minimum.reduceat(padded, idx)[0::2]
-    high = np.maximum.reduceat(padded, idx)[0::2]
-    return edges, mean, low, high
-
-
 def utilisation_plot(series: dict[str, pd.DataFrame], *, title: str = "utilisation over time",
                      axis=None):
     """Share of each resource in use over time (step functions from
     ``metrics.usage_over_time`` divided by capacity, in column ``fraction``) on its own
     figure, drawn as in a run's schedule figure (``schedule.draw_utilisation``: one colour per
-    resource, a series of more than ``UTILISATION_STEPS`` steps as its mean per bin with the
+    resource, a series of more than ``timeaxis.UTILISATION_STEPS`` steps as its mean per bin with the
     bin's range shaded, and the title says so)."""
     from mrsched.analysis.schedule import draw_utilisation
     from mrsched.analysis.timeaxis import TimeAxis, time_axis

@@ -12,7 +12,7 @@ import pandas as pd
 from mrsched.analysis.capacities import describe_platform, platform_capacities
 from mrsched.analysis.jobs import attach_requests, fold_subjobs, phase_table, read_jobs_csv
 from mrsched.errors import ConfigError, MrschedError
-from mrsched.expe.manifest import rejection_kinds
+from mrsched.analysis.rejections import rejection_kinds
 
 
 @dataclass

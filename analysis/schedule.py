@@ -24,7 +24,8 @@ import pandas as pd
 
 from mrsched.analysis.gantt import AGGREGATE_ROWS, DENSE_RECTANGLES, job_colours, plot_gantt
 from mrsched.analysis.metrics import resource_usage, usage_over_time
-from mrsched.analysis.timeaxis import TimeAxis, number_text, time_axis
+from mrsched.analysis.timeaxis import (UTILISATION_BINS, UTILISATION_STEPS, TimeAxis, binned_steps,
+                                      number_text, time_axis)
 
 #: resource -> (name shown, colour): the same in every utilisation figure of the report
 RESOURCES = {"nodes": ("nodes", "tab:blue"), "cores": ("cores", "tab:orange"),
@@ -193,10 +194,9 @@ def _draw_bb(ax, run, axis: TimeAxis, colours: dict, dense_limit: int) -> str:
 
 
 def _step_area(ax, times: np.ndarray, values: np.ndarray, axis: TimeAxis, colour) -> str | None:
-    """A step function as a filled area up to ``axis.end``; beyond ``plots.UTILISATION_STEPS``
+    """A step function as a filled area up to ``axis.end``; beyond ``timeaxis.UTILISATION_STEPS``
     steps (a long run: every step would be a vertex of the SVG and PDF) its mean per bin with
     the bin's min-max shaded, and a note saying so."""
-    from mrsched.analysis.plots import UTILISATION_BINS, UTILISATION_STEPS, binned_steps
 
     if len(times) <= UTILISATION_STEPS:
         ax.fill_between(axis.x(np.append(times, axis.end)), np.append(values, values[-1:]),
@@ -216,9 +216,8 @@ def _number_formatter():
 
 def draw_utilisation(ax, series: dict[str, pd.DataFrame], axis: TimeAxis) -> str | None:
     """Each resource's share in use (%) as steps in its own colour; a series of more than
-    ``plots.UTILISATION_STEPS`` steps as its mean per bin with the bin's range shaded. Returns
+    ``timeaxis.UTILISATION_STEPS`` steps as its mean per bin with the bin's range shaded. Returns
     a note on the binning, or None."""
-    from mrsched.analysis.plots import UTILISATION_BINS, UTILISATION_STEPS, binned_steps
 
     binned, width = [], 0.0
     for i, (name, s) in enumerate(series.items()):

@@ -5,13 +5,16 @@ The axis starts at 0 = the run's first submission (a trace part submits from its
 offset: a chart of part 3/16 would otherwise start at 1e6 s) and ends at the latest finish;
 its unit follows the span: seconds up to 3 hours, hours up to 3 days, days beyond, with
 ticks on steps natural for the unit (hours by 1, 2, 3, 4, 6, 12...) and the report's number
-format (thousands separators, no offset, no scientific notation).
+format (thousands separators, no offset, no scientific notation). A series of too many steps
+is drawn as per-bin aggregates (``binned_steps``).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+import numpy as np
 
 #: (unit, seconds per unit, largest span shown in it, tick steps within a decade)
 UNITS = (("s", 1.0, 3 * 3600.0, (1, 2, 2.5, 5, 10)),
@@ -73,3 +76,26 @@ def time_axis(t0: float, t1: float) -> TimeAxis:
     span = t1 - t0
     unit, scale = next((u, s) for u, s, top, _ in UNITS if span <= top)
     return TimeAxis(t0=t0, end=t1, unit=unit, scale=scale)
+
+
+#: above this many steps in a series the utilisation plot shows per-bin aggregates instead
+UTILISATION_STEPS = 20_000
+UTILISATION_BINS = 1_000
+
+
+def binned_steps(time: np.ndarray, value: np.ndarray, bins: int) -> tuple[np.ndarray, ...]:
+    """A step function (``value[i]`` on ``[time[i], time[i+1])``, the last one to its own
+    time) cut in ``bins`` equal bins: their edges and each bin's time-weighted mean, minimum
+    and maximum (the steps that overlap it)."""
+    time, value = np.asarray(time, float), np.asarray(value, float)
+    edges = np.linspace(time[0], time[-1], bins + 1)
+    area = np.concatenate([[0.0], np.cumsum(value[:-1] * np.diff(time))])   # integral at each step
+    mean = np.diff(np.interp(edges, time, area)) / np.diff(edges)
+    first = np.searchsorted(time, edges[:-1], side="right") - 1      # step in force at a bin's start
+    last = np.searchsorted(time, edges[1:], side="left") - 1         # last step starting inside it
+    idx = np.empty(2 * bins, dtype=np.intp)
+    idx[0::2], idx[1::2] = first, np.maximum(last, first) + 1         # value[first:last + 1]
+    padded = np.append(value, value[-1])                              # so that last + 1 is an index
+    low = np.minimum.reduceat(padded, idx)[0::2]
+    high = np.maximum.reduceat(padded, idx)[0::2]
+    return edges, mean, low, high

@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"mrsched run: warning: {text}", file=sys.stderr)
     manifest = execute_run(spec, warnings=warnings)
     if manifest["status"] == "ok":
-        from mrsched.expe.manifest import rejections_line
+        from mrsched.analysis.rejections import rejections_line
 
         rejected = rejections_line(manifest.get("rejected"))
         extra = f"; {rejected}" if rejected else ""

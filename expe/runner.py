@@ -13,9 +13,9 @@ from pathlib import Path
 from mrsched.errors import MrschedError
 from mrsched.expe import engines, processes
 from mrsched.atomic import sha256_file
-from mrsched.expe.manifest import (MANIFEST, OUTPUT_FILES, describe_outputs, group_rejections,
-                                   kind_example, outputs_problem, provenance, read_manifest,
-                                   utc_now, versions, write_manifest)
+from mrsched.analysis.rejections import group_rejections, kind_example
+from mrsched.expe.manifest import (MANIFEST, OUTPUT_FILES, describe_outputs, outputs_problem,
+                                   provenance, read_manifest, utc_now, versions, write_manifest)
 from mrsched.expe.spec import RunSpec
 
 #: metadata the runtime gives a rejected job in out_jobs.csv, before the policy's reason
@@ -43,7 +43,7 @@ def _input_hashes(spec: RunSpec) -> dict:
 def rejections(run_dir: Path) -> dict:
     """``{"count", "jobs", "kinds": [{"kind", "count", "example", "job"}]}`` of the user jobs
     the scheduler rejected, read from ``out_jobs.csv`` (the reason travels as the job's
-    metadata), grouped by kind (``manifest.group_rejections``: the reason with its numbers
+    metadata), grouped by kind (``analysis.rejections.group_rejections``: the reason with its numbers
     named N, M...); an I/O-phased parent (metadata ``io-phased``, its phases ran) is not a
     rejection."""
     import csv

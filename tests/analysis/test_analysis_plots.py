@@ -160,7 +160,7 @@ def test_bar_chart_has_one_kind_of_whisker_named_in_its_title():
 
 def test_binned_steps_mean_min_max_match_a_brute_force():
     """Per bin: the time-weighted mean and the range of the steps overlapping it."""
-    from mrsched.analysis.plots import binned_steps
+    from mrsched.analysis.timeaxis import binned_steps
 
     rng = np.random.default_rng(0)
     for _ in range(100):
@@ -181,7 +181,8 @@ def test_binned_steps_mean_min_max_match_a_brute_force():
 def test_a_long_utilisation_series_is_binned_and_says_so():
     """A million-job run's steps drawn whole are a solid block: beyond UTILISATION_STEPS the
     plot shows the mean per bin and the bin's range, and the title says how."""
-    from mrsched.analysis.plots import UTILISATION_STEPS, utilisation_plot
+    from mrsched.analysis.plots import utilisation_plot
+    from mrsched.analysis.timeaxis import UTILISATION_STEPS
 
     n = UTILISATION_STEPS + 1
     time = np.arange(n, dtype=float) * 10.0

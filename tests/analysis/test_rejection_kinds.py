@@ -3,8 +3,8 @@ named), with a count and one example each, in the manifest and the run's summary
 
 from __future__ import annotations
 
-from mrsched.expe.manifest import (group_rejections, kind_example, rejection_kind, rejection_kinds,
-                                   rejection_values, rejections_line)
+from mrsched.analysis.rejections import (group_rejections, kind_example, rejection_kind,
+                                         rejection_kinds, rejection_values, rejections_line)
 
 BB = "asks {} bytes of burst buffer per node, the largest storage node holds 40000000000"
 LEAF = ("asks {} resources, more than the leaf partitions below instance 0.{} can hold "
