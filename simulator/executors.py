@@ -10,14 +10,12 @@ leaf's ptask. A walltime or a kill stops whichever of them runs.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from mrsched.simulator.jobs import DONE, JobState
 from mrsched.simulator.profiles import PtaskSpec, merge, ptask_of
 from mrsched.simulator.usage_trace import UsageTraceRun
 
-INF = math.inf
 _UNIFORM = ("parallel_homogeneous", "parallel_homogeneous_total")   # profiles of one flop count per host
 
 
@@ -36,10 +34,20 @@ class Executors:
 
 
 class JobExecutor:
-    """Runs one job's profile on its allocation: a state machine driven by timers and ptasks."""
+    """Runs one job's profile on its allocation: a state machine driven by timers and ptasks.
+
+    The walltime is Batsim's ``remaining_time`` (``execute_job_process``, ``jobs_execution.cpp``
+    463: the job's walltime, -1 without one), consumed step by step as ``execute_task`` does:
+    a delay sleeps its length when that is shorter than the time left, else the time left and
+    the job is over (``do_delay_task``, 382-404); a parallel task is started, then waited with
+    the time left as timeout (``execute_parallel_task``, ``task_execution.cpp`` 665-683: the
+    timeout's sleep action is created after the task's, so a task ending in the step its
+    timeout ends wins), which then loses the time the task took. A time left that rounding made
+    negative means no walltime from there on, as in Batsim."""
 
     __slots__ = ("k", "x", "js", "host_ids", "steps", "storage_mapping", "extra", "index",
-                 "step_start", "timer", "wall_timer", "ptask", "trace_run", "deadline")
+                 "step_start", "timer", "wall_timer", "ptask", "trace_run", "remaining",
+                 "wait_start")
 
     def __init__(self, executors: Executors, js: JobState, host_ids: list[int],
                  steps: list[tuple[str, dict]], storage_mapping, extra: PtaskSpec | None):
@@ -49,23 +57,14 @@ class JobExecutor:
         self.index = 0
         self.step_start = 0.0
         self.timer = None
-        self.wall_timer = None
+        self.wall_timer = None   # the timeout of the current task's wait
         self.ptask = None
         self.trace_run = None
         wt = js.job.walltime
-        self.deadline = self.k.now + wt if wt > 0 else INF
+        self.remaining = float(wt) if wt > 0 else -1.0
+        self.wait_start = 0.0
 
     def start(self) -> None:
-        if self.deadline < INF:
-            steps = self.steps
-            # a lone delay that ends strictly before the walltime never meets it: no timer
-            # (at equal times the walltime timer, armed first, would fire first: kept)
-            # (durations compared, as Batsim's do_delay_task: far in the future, at 1e300 s,
-            # now + delay == now + walltime, yet the delay is the shorter and ends the job)
-            if not (len(steps) == 1 and steps[0][1]["type"] == "delay"
-                    and float(steps[0][1]["delay"]) < self.js.job.walltime):
-                # the timeout Batsim waits the job's task with (wait_for(walltime))
-                self.wall_timer = self.k.sleep(self.js.job.walltime, self.on_walltime)
         self.next_step()
 
     def next_step(self) -> None:
@@ -79,16 +78,22 @@ class JobExecutor:
             x = self.x
             ranks = x.jobs.workloads[self.js.job.workload].traces[name]
             hosts = list(map(x.m.names.__getitem__, self.host_ids))
+            # Batsim waits its ranks' messages with the time left as timeout, armed before the
+            # ranks run (jobs_execution.cpp 327-354)
+            self._arm_timeout()
             self.trace_run = UsageTraceRun(k, x.m, ranks, hosts, self.js.job.res,
                                            self.on_step_done)
             self.trace_run.start()
         elif prof["type"] == "delay":
             delay = float(prof["delay"])
-            end = k.now + delay
-            # (no walltime timer armed: a lone delay shorter than the walltime, see start)
-            if end <= self.deadline or (self.wall_timer is None and self.index == 0):
-                self.timer = k.sleep(delay, self.on_step_done)   # do_delay_task: sleep_for
-            # else: the walltime timer fires first
+            left = self.remaining
+            if left < 0 or delay < left:   # do_delay_task: the whole delay
+                self.timer = k.sleep(delay, self.on_delay_done)
+            elif left > 0:                 # until the walltime
+                self.remaining = 0.0
+                self.timer = k.sleep(left, self.on_walltime)
+            else:                          # sleep_for(0) is no sleep (s4u_Actor.cpp 312)
+                self.on_walltime()
         elif (prof["type"] in _UNIFORM and not prof["com"] and self.host_ids is self.js.alloc
               and self.js.ncomp == len(self.host_ids) and (self.extra is None or self.index > 0)):
             # the same flops on every allocated machine, nothing else: the ptask model takes
@@ -97,6 +102,7 @@ class JobExecutor:
             if prof["type"] == "parallel_homogeneous_total":
                 cpu = cpu / len(self.host_ids)
             self.ptask = k.start_ptask(None, self.on_step_done, uniform=(self.js.comp_runs, cpu))
+            self._arm_timeout()
         else:
             m = self.x.m
             hosts = list(map(m.names.__getitem__, self.host_ids))
@@ -105,16 +111,35 @@ class JobExecutor:
             if self.extra is not None and self.index == 0:
                 spec = merge(spec, self.extra)
             self.ptask = k.start_ptask(spec, self.on_step_done)
+            self._arm_timeout()
+
+    def _arm_timeout(self) -> None:
+        """``wait_for(remaining)``: a sleep action of the time left (SimGrid's ``SynchroImpl``,
+        ``ActivityImpl::wait_for``), none without a walltime."""
+        if self.remaining >= 0:
+            self.wait_start = self.k.now
+            self.wall_timer = self.k.sleep(self.remaining, self.on_walltime)
+
+    def on_delay_done(self) -> None:
+        self.timer = None
+        if self.remaining > 0:
+            self.remaining = self.remaining - float(self.steps[self.index][1]["delay"])
+        self.index += 1
+        self.next_step()
 
     def on_step_done(self) -> None:
         self.timer = None
         self.ptask = None
         self.trace_run = None
+        if self.wall_timer is not None:   # the task ended first: its timeout is dropped
+            self.wall_timer.alive = False
+            self.wall_timer = None
+            self.remaining = self.remaining - (self.k.now - self.wait_start)
         self.index += 1
         self.next_step()
 
     def on_walltime(self) -> None:
-        self.wall_timer = None
+        self.wall_timer = self.timer = None   # the sleep that ended (a wait's or a delay's)
         self.stop()
         self.finish("COMPLETED_WALLTIME_REACHED", -1)
 

@@ -1,0 +1,72 @@
+"""Real Batsim 4.2.1 runs recorded in ``tests/simulator/cases/`` (by ``cases/record_case.py``:
+inputs, every message, Batsim's outputs; see ``cases/README.md``): the engine driven by the recorded scheduler replies must send Batsim's messages
+(every event, its data and time) and write Batsim's ``out_jobs.csv`` rows (issues 42 and 46).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from mrsched.simulator.replay import ReplayScheduler, load_transcript
+from test_fidelity import _run_engine, compare_all_messages, compare_jobs_rows
+
+CASES_DIR = Path(__file__).resolve().parent / "cases"
+LOCAL_CASES = sorted(d.name for d in CASES_DIR.iterdir() if (d / "transcript.jsonl").is_file())
+
+
+def batsim_line(case_dir: Path) -> str:
+    return next(line for line in (case_dir / "command.txt").read_text().splitlines()
+                if line.startswith("batsim -"))
+
+
+def run_case(case_dir: Path, scheduler, prefix: Path):
+    """The engine on a case's inputs with its Batsim flags."""
+    line = batsim_line(case_dir)
+    flags = {}
+    for flag, key in (("--enable-dynamic-jobs", "dynamic_jobs"),
+                      ("--enable-profile-reuse", "profile_reuse"),
+                      ("--forward-profiles-on-submission", "forward_profiles")):
+        if re.search(rf" {flag}( |$)", line):
+            flags[key] = True
+    return _run_engine(case_dir, scheduler, prefix, **flags)
+
+
+def compare_replies(recorded: list[dict], mine: list[dict]) -> None:
+    """A scheduler served live answered as the recorded one: same decisions, same times."""
+    rec_s = [e["msg"] for e in recorded if e["from"] == "scheduler"]
+    my_s = [e["msg"] for e in mine if e["from"] == "scheduler"]
+    assert len(my_s) == len(rec_s)
+    for i, (a, b) in enumerate(zip(my_s, rec_s)):
+        assert abs(a["now"] - b["now"]) <= 1e-5, f"reply {i}: now {a['now']} vs {b['now']}"
+        assert [(e["type"], e["data"]) for e in a["events"]] == [
+            (e["type"], e["data"]) for e in b["events"]], f"reply {i}: other decisions"
+        assert all(abs(x["timestamp"] - y["timestamp"]) <= 1e-5
+                   for x, y in zip(a["events"], b["events"])), f"reply {i}: other times"
+
+
+@pytest.mark.parametrize("case", LOCAL_CASES)
+def test_recorded_case_replayed(case, tmp_path):
+    case_dir = CASES_DIR / case
+    transcript = load_transcript(case_dir / "transcript.jsonl")
+    result = run_case(case_dir, ReplayScheduler(transcript), tmp_path / "out")
+    compare_all_messages(transcript, result.transcript)
+    compare_jobs_rows(case_dir / "out_jobs.csv", tmp_path / "out_jobs.csv")
+
+
+def test_walltime_tie_completes(tmp_path):
+    """``w0!1010``: 1e10 flops on a 1 Gflop/s host under a walltime of 10 s. Its task and its
+    timeout end in one SimGrid step; the task's action was created first, so the job completes
+    (Batsim: ``COMPLETED_SUCCESSFULLY``, return code 0)."""
+    case_dir = CASES_DIR / "walltime_fcfs"
+    transcript = load_transcript(case_dir / "transcript.jsonl")
+    result = run_case(case_dir, ReplayScheduler(transcript), tmp_path / "out")
+    row = next(r for r in result.jobs if r.local_id == "1010")
+    assert (row.final_state, row.finish_time - row.starting_time) == ("COMPLETED_SUCCESSFULLY",
+                                                                     pytest.approx(10.0))
+    completed = [e["data"] for m in result.transcript if m["from"] == "batsim"
+                 for e in m["msg"]["events"] if e["type"] == "JOB_COMPLETED"]
+    assert {"job_id": "w0!1010", "job_state": "COMPLETED_SUCCESSFULLY", "return_code": 0,
+            "alloc": "11"} in completed
