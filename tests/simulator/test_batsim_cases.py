@@ -1,5 +1,6 @@
 """Real Batsim 4.2.1 runs recorded in ``tests/simulator/cases/`` (by ``cases/record_case.py``:
-inputs, every message, Batsim's outputs; see ``cases/README.md``): the engine driven by the recorded scheduler replies must send Batsim's messages
+inputs, every message, Batsim's outputs; see ``cases/README.md``) and the long shared case
+``kth4000easy``: the engine driven by the recorded scheduler replies must send Batsim's messages
 (every event, its data and time) and write Batsim's ``out_jobs.csv`` rows (issues 42 and 46).
 """
 
@@ -70,3 +71,52 @@ def test_walltime_tie_completes(tmp_path):
                  for e in m["msg"]["events"] if e["type"] == "JOB_COMPLETED"]
     assert {"job_id": "w0!1010", "job_state": "COMPLETED_SUCCESSFULLY", "return_code": 0,
             "alloc": "11"} in completed
+
+
+def _kth4000easy(shared_dir) -> Path:
+    case_dir = shared_dir / "batsim-reference" / "kth4000easy"
+    if not (case_dir / "transcript.jsonl").is_file():
+        from conftest import missing
+
+        missing(f"{case_dir} is absent")
+    return case_dir
+
+
+def test_kth4000easy_replayed(shared_dir, tmp_path):
+    """4,000 KTH-SP2 jobs, every message: job 1252 ends exactly at its walltime (successfully),
+    and jobs 474 and 475, both submitted at 256039, go in two messages (the submitter woke a
+    hair before that time and takes the job it slept for anyway)."""
+    case_dir = _kth4000easy(shared_dir)
+    transcript = load_transcript(case_dir / "transcript.jsonl")
+    result = _run_engine(case_dir, ReplayScheduler(transcript), tmp_path / "out")
+    compare_all_messages(transcript, result.transcript)
+    compare_jobs_rows(case_dir / "out_jobs.csv", tmp_path / "out_jobs.csv")
+
+
+def test_kth4000easy_served(shared_dir, tmp_path):
+    """The policy that answered Batsim (``fcfs-easy``) decides live on the engine: the same
+    replies, the same Batsim messages and rows."""
+    from mrsched.schedulers.registry import make_scheduler
+
+    case_dir = _kth4000easy(shared_dir)
+    transcript = load_transcript(case_dir / "transcript.jsonl")
+    result = _run_engine(case_dir, make_scheduler("fcfs-easy", {}), tmp_path / "out")
+    compare_all_messages(transcript, result.transcript)
+    compare_replies(transcript, result.transcript)
+    compare_jobs_rows(case_dir / "out_jobs.csv", tmp_path / "out_jobs.csv")
+
+
+@pytest.mark.parametrize("a, b, batsim", [
+    (20636.0, 0.00827761356595123, 20635.991722386432),      # double: ...436
+    (231673.0, 0.004453746965737493, 231672.99554625305),    # double: ...302
+    (76714.0, 0.007130182821131186, 76713.99286981719),      # double: ...717
+    (256039.0, 256038.99999999997, 256039.0 - 256038.99999999997),   # exact: the same
+])
+def test_submitter_sleep_is_a_long_double_difference(a, b, batsim):
+    """Batsim's submitter sleeps ``(double)(subtime - clock)`` computed in x86 long doubles
+    (values from numpy.longdouble, the same 80-bit format): twice rounded, it may differ from
+    the double difference in the last bit."""
+    from mrsched.simulator.submitter import _ld_sub
+
+    assert _ld_sub(a, b) == batsim
+    assert _ld_sub(b, a) == -batsim
