@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from mrsched.simulator.jobs import DONE, JobState
-from mrsched.simulator.profiles import PtaskSpec, merge, ptask_of
+from mrsched.simulator.profiles import PtaskSpec, flatten, merge, ptask_of
 from mrsched.simulator.usage_trace import UsageTraceRun
 
 _UNIFORM = ("parallel_homogeneous", "parallel_homogeneous_total")   # profiles of one flop count per host
@@ -155,32 +155,38 @@ class JobExecutor:
             self.trace_run = None
 
     def progress(self) -> dict:
-        """Batsim's progress tree for JOB_KILLED."""
+        """Batsim's progress tree for JOB_KILLED (``BatTask::compute_leaf_progress``,
+        ``src/jobs.cpp`` 141-179, ``generate_task_tree``, ``src/protocol.cpp`` 337-366): a delay's
+        elapsed fraction, a parallel task's ``1 - remaining ratio``, a usage trace none
+        (``current_task_index`` -1); in a composed profile, the current task's tree under its
+        index. Values as Batsim prints them (6 decimals)."""
         name, prof = self.steps[min(self.index, len(self.steps) - 1)]
         if prof["type"] == "delay":
-            d = float(prof["delay"])
-            frac = (self.k.now - self.step_start) / d if d > 0 else 1.0
+            leaf = {"profile_name": name,
+                    "progress": round((self.k.now - self.step_start) / float(prof["delay"]), 6)}
+        elif prof["type"] == "usage_trace":
+            leaf = {"profile_name": name, "current_task_index": -1}
         else:
-            frac = 0.0
             p = self.ptask
             remaining = getattr(p, "remaining", None) if p is not None else None
-            if isinstance(remaining, (int, float)):
-                frac = 1.0 - remaining  # PtaskModel keeps the fraction of work left
-        leaf = {"profile_name": name, "progress": min(max(frac, 0.0), 1.0)}
-        top = self.js.job.profile
-        if self.x.jobs.profiles_of(self.js.job)[top]["type"] == "composed":
-            return {"profile_name": top, "current_task_index": self.index, "current_task": leaf}
-        return leaf
+            frac = 1.0 - remaining if isinstance(remaining, (int, float)) else 0.0
+            leaf = {"profile_name": name, "progress": round(frac, 6)}
+        return _task_tree(self.js.job.profile, self.x.jobs.profiles_of(self.js.job), self.index,
+                          leaf)
 
     def kill(self) -> dict:
-        """Batsim's ``killer_process``: the job stops where it is, its machines are freed (the
-        killer posts KILLING_DONE, not JOB_COMPLETED); its progress tree."""
+        """Batsim's ``killer_process`` on this job (``src/jobs_execution.cpp`` 658-715): its
+        progress, then a running parallel task is cancelled (its actor returns -2) or else the
+        job's actors are killed (its return code stays -1, ``src/jobs.hpp`` 240); either way the
+        machines are freed now and the server reports the job (the killer posts KILLING_DONE,
+        not JOB_COMPLETED)."""
         prog = self.progress()
+        code = -2 if self.ptask is not None else -1
         if self.wall_timer is not None:
             self.wall_timer.alive = False
             self.wall_timer = None
         self.stop()
-        self.ended("COMPLETED_KILLED", -2, notify=False)
+        self.ended("COMPLETED_KILLED", code, notify=False)
         return prog
 
     def finish(self, state: str, code: int) -> None:
@@ -204,3 +210,23 @@ class JobExecutor:
             # Batsim's executor frees the machines, then posts JOB_COMPLETED; as every put in
             # a step, it is applied after all the actors woken in that step ran (kernel.py)
             self.k.put(m.names[js.alloc[0]], "JOB_COMPLETED", js)
+
+
+def _task_tree(name: str, profiles: dict[str, dict], index: int, leaf: dict) -> dict:
+    """The progress tree of a job whose leaf number ``index`` (of ``flatten(name)``) runs:
+    each composed level gives the position of the running task in its unrolled sequence
+    (``iteration x len(seq) + position``, ``src/jobs_execution.cpp`` 138)."""
+    prof = profiles[name]
+    if prof["type"] != "composed":
+        return leaf
+    seq = prof["seq"]
+    sizes = [len(flatten(sub, profiles)) for sub in seq]
+    k = 0
+    for _ in range(int(prof.get("repeat", 1))):
+        for size, sub in zip(sizes, seq):
+            if index < size:
+                return {"profile_name": name, "current_task_index": k,
+                        "current_task": _task_tree(sub, profiles, index, leaf)}
+            index -= size
+            k += 1
+    raise AssertionError(f"task {index} past the end of profile {name}")   # pragma: no cover

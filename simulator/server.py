@@ -182,6 +182,8 @@ class Server:
         self.nb_waiters = 0
         self.nb_killers = 0
         self.registration_finished = not dynamic_jobs
+        self._kill_requested: set[str] = set()   # KILL_JOB asked once (later ones are skipped)
+        self._unsent: list[str] = []   # jobs ended or rejected since the last message was sent
         self.sched_time = 0.0
         self.nb_messages = 0
 
@@ -232,6 +234,8 @@ class Server:
         # Batsim writes its JSON doubles with 6 decimals: schedulers only ever see rounded times
         msg = {"now": self._stamp(), "events": self.buffer}
         self.buffer = []
+        if self._unsent:
+            self._unsent.clear()
         ends = self.end_sent
         self.sched_ready = False
         self.nb_messages += 1
@@ -299,10 +303,16 @@ class Server:
         self._append("REQUESTED_CALL", {})
 
     def _on_killing_done(self, payload: tuple) -> None:
-        ids, progress, killed = payload
-        for js in killed:
-            self._on_completed(js)
-        self._append("JOB_KILLED", {"job_ids": ids, "job_progress": progress})
+        """``server_on_killing_done`` (``src/server.cpp`` 616-670): each job this killer killed
+        is reported completed (in the order asked), then JOB_KILLED names every job of the kill
+        with the progress of those that were running."""
+        ids, progress = payload
+        jobs = self.states
+        for jid in ids:
+            js = jobs[jid]
+            if type(js) is JobState and js.final_state == "COMPLETED_KILLED":
+                self._on_completed(js)
+        self._append("JOB_KILLED", {"job_ids": list(ids), "job_progress": progress})
         self.nb_killers -= 1
 
     def _is_finished(self) -> bool:
@@ -327,6 +337,7 @@ class Server:
                                finish if ran else None, js.alloc_text, js.metadata, runtime))
         # written: the job's state is dropped (late events about it only need to know it ended)
         self.states[j.id] = REJECTED if js.final_state == "REJECTED" else ENDED
+        self._unsent.append(j.id)   # Batsim forgets it once the next message is sent
 
     # -- the scheduler's events ------------------------------------------------------------
     def _reject(self, data: dict) -> None:
@@ -356,23 +367,38 @@ class Server:
                 lambda: k.put(master, "WAITING_DONE", None))
 
     def _kill_jobs(self, data: dict) -> None:
-        ids = data["job_ids"]
-        progress: dict[str, Any] = {}
-        killed: list[JobState] = []
-        for jid in ids:
+        """``server_on_kill_jobs`` (``src/server.cpp`` 877-915): a job whose kill was already
+        asked is skipped; the others must be running or complete (a job is forgotten once the
+        message reporting its end was sent: Batsim then aborts, ``Jobs::operator[]``); if any
+        remain, a killer actor is created, which runs once this step's actors ran."""
+        to_kill = []
+        for jid in data["job_ids"]:
             js = self.jobs.get(jid, "KILL_JOB")
-            if js.kill_requested:
+            if jid in self._kill_requested:
                 continue
-            if js.state == RUNNING and js.executor is not None:
-                js.kill_requested = True
-                progress[js.job.id] = js.executor.kill()
-                killed.append(js)
-            elif js.state == SUBMITTED and not js.final_state:
-                raise SimulationError("cannot kill a job that is not running", event="KILL_JOB",
-                                      job=js.job.id)
-        # Batsim's killer_process: the jobs are stopped, then it posts KILLING_DONE
-        self.nb_killers += 1
-        self.k.put(self.master, "KILLING_DONE", (list(ids), progress, killed))
+            if js.state != RUNNING and not js.final_state:
+                raise SimulationError("cannot kill a job that is not running nor complete "
+                                      f"(it is {state_text(js)})", event="KILL_JOB", job=jid)
+            if js.job is None and jid not in self._unsent:
+                raise SimulationError("cannot kill a job whose end was already reported: Batsim "
+                                      "4.2.1 forgets it then and aborts (\"Cannot get job\")",
+                                      event="KILL_JOB", job=jid)
+            self._kill_requested.add(jid)
+            to_kill.append(jid)
+        if to_kill:
+            self.nb_killers += 1
+            self.k.spawn(self._killer, to_kill)
+
+    def _killer(self, ids: list[str]) -> None:
+        """``killer_process`` (``src/jobs_execution.cpp`` 640-722): the running jobs of ``ids``
+        are stopped, then KILLING_DONE goes to the server."""
+        progress: dict[str, Any] = {}
+        jobs = self.states
+        for jid in ids:
+            js = jobs[jid]
+            if type(js) is JobState and js.state == RUNNING and js.executor is not None:
+                progress[jid] = js.executor.kill()
+        self.k.put(self.master, "KILLING_DONE", (ids, progress))
 
     def _notify(self, data: dict) -> None:
         ntype = data.get("type")

@@ -6,7 +6,11 @@ inputs, every message, Batsim's outputs; see ``cases/README.md``) and the long s
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
+import socket as sock
+import threading
 from pathlib import Path
 
 import pytest
@@ -55,6 +59,53 @@ def test_recorded_case_replayed(case, tmp_path):
     result = run_case(case_dir, ReplayScheduler(transcript), tmp_path / "out")
     compare_all_messages(transcript, result.transcript)
     compare_jobs_rows(case_dir / "out_jobs.csv", tmp_path / "out_jobs.csv")
+
+
+def batsched_command(case_dir: Path) -> tuple[str, dict] | None:
+    """The batsched variant and options that answered Batsim (command.txt), or None."""
+    line = next(line for line in (case_dir / "command.txt").read_text().splitlines()
+                if line.startswith("scheduler:"))
+    argv = shlex.split(line.partition(":")[2])
+    if not argv or not argv[0].endswith("batsched"):
+        return None
+    variant = argv[argv.index("-v") + 1]
+    options = (json.loads(argv[argv.index("--variant_options") + 1])
+               if "--variant_options" in argv else {})
+    return variant, options
+
+
+SERVED_CASES = [c for c in LOCAL_CASES if batsched_command(CASES_DIR / c) is not None]
+
+
+@pytest.mark.parametrize("case", SERVED_CASES)
+def test_recorded_case_served(case, tmp_path):
+    """batsched's decisions taken live (``batsched_standin``, the same variant and options) on
+    the engine, over ZeroMQ: batsched's replies, Batsim's messages and rows."""
+    pytest.importorskip("zmq")
+    from batsched_standin import BatschedStandIn
+    from mrsched.schedulers.batsim.endpoint import serve
+    from mrsched.simulator.connection import ZmqScheduler
+
+    case_dir = CASES_DIR / case
+    variant, options = batsched_command(case_dir)
+    transcript = load_transcript(case_dir / "transcript.jsonl")
+    socket, port = _free_endpoint()
+    server = threading.Thread(target=serve, args=(BatschedStandIn(variant, options), socket),
+                              kwargs={"timeout": 60}, daemon=True)
+    server.start()
+    with ZmqScheduler(socket, timeout=60) as conn:
+        result = run_case(case_dir, conn, tmp_path / "out")
+    server.join(30)
+    compare_replies(transcript, result.transcript)
+    compare_all_messages(transcript, result.transcript)
+    compare_jobs_rows(case_dir / "out_jobs.csv", tmp_path / "out_jobs.csv")
+
+
+def _free_endpoint() -> tuple[str, int]:
+    with sock.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"tcp://127.0.0.1:{port}", port
 
 
 def test_walltime_tie_completes(tmp_path):

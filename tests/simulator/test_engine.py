@@ -575,7 +575,9 @@ def test_a_run_holds_no_state_of_ended_jobs(platform_file, make_workload, fcfs, 
 
 def test_events_about_unsubmitted_and_ended_jobs(platform_file, make_workload, scripted, tmp_path):
     """A job has no state until submitted, none after its row is written: the checks still
-    tell which case it is, metadata given early reaches the row, late metadata is ignored."""
+    tell which case it is, metadata given early reaches the row, late metadata is ignored; a
+    kill once the job's end was sent is refused (Batsim 4.2.1 has forgotten the job: it
+    aborts)."""
     wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"},
                         {"id": 2, "subtime": 100, "res": 1, "profile": "d10"}])
 
@@ -588,16 +590,26 @@ def test_events_about_unsubmitted_and_ended_jobs(platform_file, make_workload, s
                 yield "EXECUTE_JOB", {"job_id": "w0!2", "alloc": "0"}
             elif e["type"] == "JOB_COMPLETED" and e["data"]["job_id"] == "w0!1":
                 yield "SET_JOB_METADATA", {"job_id": "w0!1", "metadata": "late"}
-                yield "KILL_JOB", {"job_ids": ["w0!1"]}
 
     simulate(platform_file, [wl], scripted(early), export_prefix=tmp_path / "out")
     r = rows(tmp_path / "out")
     assert r["2"]["metadata"] == "early" and r["1"]["metadata"] == ""
     assert r["1"]["final_state"] == r["2"]["final_state"] == "COMPLETED_SUCCESSFULLY"
 
+    def late_kill(msg, s):
+        for e in msg["events"]:
+            if e["type"] == "JOB_SUBMITTED" and e["data"]["job_id"] == "w0!1":
+                yield "EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"}
+            elif e["type"] == "JOB_COMPLETED":
+                yield "KILL_JOB", {"job_ids": ["w0!1"]}
+    with pytest.raises(SimulationError, match="end was already reported") as err:
+        simulate(platform_file, [wl], scripted(late_kill), export_prefix=None)
+    assert err.value.job == "w0!1"
+
     for decision, message in (
             (("EXECUTE_JOB", {"job_id": "w0!2", "alloc": "1"}), "not submitted yet"),
-            (("REJECT_JOB", {"job_id": "w0!2"}), "not submitted yet")):
+            (("REJECT_JOB", {"job_id": "w0!2"}), "not submitted yet"),
+            (("KILL_JOB", {"job_ids": ["w0!2"]}), "not running nor complete")):
         def react(msg, s, decision=decision):
             if any(e["type"] == "JOB_SUBMITTED" for e in msg["events"]):
                 yield decision
