@@ -61,7 +61,7 @@ class Engine:
                  dynamic_jobs: bool = False, profile_reuse: bool = False, sched_cfg: str = "",
                  compute_sharing: bool = False,
                  forward_profiles: bool = False, record_transcript: bool = False,
-                 keep_records: bool = True):
+                 keep_records: bool = True, ack_dynamic_jobs: bool = False):
         self.export_prefix = export_prefix
         self.machines = Machines(platform, roles=roles, mmax=mmax,
                                  compute_sharing=compute_sharing,
@@ -81,7 +81,8 @@ class Engine:
                              workloads, scheduler, dynamic_jobs=dynamic_jobs,
                              compute_sharing=compute_sharing, sched_cfg=sched_cfg,
                              forward_profiles=forward_profiles,
-                             record_transcript=record_transcript)
+                             record_transcript=record_transcript,
+                             ack_dynamic_jobs=ack_dynamic_jobs)
 
     def run(self) -> SimulationResult:
         # The inputs (platform, every job of the workloads) live for the whole run: frozen,
@@ -128,11 +129,12 @@ def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: st
              roles=(), mmax: int | None = None, dynamic_jobs: bool = False,
              profile_reuse: bool = False, sched_cfg: str = "", forward_profiles: bool = False,
              record_transcript: bool = False, compute_sharing: bool = False,
-             keep_records: bool = True) -> SimulationResult:
+             keep_records: bool = True, ack_dynamic_jobs: bool = False) -> SimulationResult:
     """Run one simulation; ``platform`` is a path or a loaded Platform, ``workloads`` paths or
     loaded :class:`Workload` objects (named w0, w1, ... in order). ``keep_records=False``: the
     result's ``jobs`` stays empty (rows go only to ``_jobs.csv``; memory does not grow with
-    the jobs run)."""
+    the jobs run). ``ack_dynamic_jobs``: Batsim's ``--acknowledge-dynamic-jobs`` (a
+    JOB_SUBMITTED for each REGISTER_JOB)."""
     if isinstance(workloads, (str, Path, Workload)):
         workloads = [workloads]
     workloads = list(workloads)
@@ -143,7 +145,7 @@ def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: st
                         mmax=mmax, dynamic_jobs=dynamic_jobs, profile_reuse=profile_reuse,
                         sched_cfg=sched_cfg, forward_profiles=forward_profiles,
                         record_transcript=record_transcript, compute_sharing=compute_sharing,
-                        keep_records=keep_records)
+                        keep_records=keep_records, ack_dynamic_jobs=ack_dynamic_jobs)
     return engine.run()
 
 

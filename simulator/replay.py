@@ -5,7 +5,8 @@ and compare the outcome) and for debugging (re-run a recorded campaign run witho
 Each recorded reply is due once the engine's clock reaches the time of the Batsim message it
 answered; its events keep their offset from that message (decision delays such as pybatsim's
 ``fillerSched`` +0.005 s are reproduced). A due reply whose jobs are not yet submitted, or whose
-allocation is still busy in the engine (a KILL_JOB earlier in the reply frees its jobs'), waits
+allocation is still busy in the engine (a KILL_JOB earlier in the reply frees its jobs'; a job
+registered earlier in the reply may be executed), waits
 for a later message, so a slightly early or late engine never makes the replay send an invalid
 decision.
 """
@@ -85,10 +86,13 @@ class ReplayScheduler:
 
     def _ready(self, rec: RecordedReply) -> bool:
         busy = dict(self.busy)
+        registered = set()
         for ev in rec.events:
             data = ev["data"]
-            if ev["type"] in ("EXECUTE_JOB", "REJECT_JOB"):
-                if data["job_id"] not in self.submitted:
+            if ev["type"] == "REGISTER_JOB":   # a dynamic job of this very reply
+                registered.add(data["job_id"])
+            elif ev["type"] in ("EXECUTE_JOB", "REJECT_JOB"):
+                if data["job_id"] not in self.submitted and data["job_id"] not in registered:
                     return False
             if ev["type"] == "KILL_JOB":   # frees the killed jobs' machines for what follows
                 killed = set(data["job_ids"])

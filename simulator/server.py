@@ -138,7 +138,8 @@ class Server:
     def __init__(self, kernel: Any, machines: Any, jobs: Any, executors: Any, recorder: Any,
                  workloads: list[Workload], scheduler: Any, *, dynamic_jobs: bool = False,
                  compute_sharing: bool = False, sched_cfg: str = "",
-                 forward_profiles: bool = False, record_transcript: bool = False):
+                 forward_profiles: bool = False, record_transcript: bool = False,
+                 ack_dynamic_jobs: bool = False):
         self.k = kernel
         self.machines = machines
         self.master = machines.master
@@ -149,6 +150,7 @@ class Server:
         self.workloads = workloads
         self.scheduler = scheduler
         self.dynamic_jobs = dynamic_jobs
+        self.ack_dynamic_jobs = ack_dynamic_jobs   # --acknowledge-dynamic-jobs
         self.compute_sharing = compute_sharing   # Batsim's --enable-compute-sharing
         self.sched_cfg = sched_cfg
         self.forward_profiles = forward_profiles
@@ -557,11 +559,19 @@ class Server:
             raise SimulationError("job id already exists", event=etype, job=jid)
         wl = jid.partition("!")[0]
         workloads = self.jobs.workloads
+        # Job::from_json (src/jobs.cpp 382-425): the job object names itself and gives its
+        # submission time, which Batsim keeps (out_jobs.csv, waiting times) whatever the clock
+        for key in ("id", "subtime"):
+            if key not in obj:
+                raise SimulationError(f"the registered job has no '{key}' field (Batsim 4.2.1 "
+                                      "requires it)", event=etype, job=jid, field=key)
+        own = obj["id"]
+        if isinstance(own, bool) or not isinstance(own, (str, int)) or (
+                str(own) if "!" in str(own) else f"{wl}!{own}") != jid:
+            raise SimulationError(f"the registered job's 'id' ({own!r}) is not its job_id",
+                                  event=etype, job=jid, field="id")
         profiles = dict(workloads[wl].profiles) if wl in workloads else {}
         profiles.update(self.jobs.dyn_profiles.get(wl, {}))
-        obj = dict(obj)
-        obj.setdefault("id", jid)
-        obj.setdefault("subtime", self.k.now)
         try:
             job = parse_job(obj, wl, profiles, file=None, dynamic=True, full_id=jid)
         except MrschedError as exc:
@@ -572,7 +582,6 @@ class Server:
             raise SimulationError(exc.message, event=etype, job=jid, field=exc.field,
                                   hint=hint) from None
         self.jobs.use_profile(job)
-        job.subtime = self.k.now
         if wl not in workloads:
             workloads[wl] = Workload(name=wl, path="")
         if not self.jobs.fits(job, self.machines.nb_compute):
@@ -582,6 +591,12 @@ class Server:
         js = JobState(job, state=SUBMITTED)
         self.states[jid] = js
         self.nb_submitted += 1
+        if self.ack_dynamic_jobs:
+            # server_on_register_job (src/server.cpp 687-716): JOB_SUBMITTED as for a static job
+            data = {"job_id": jid, "job": job.json}
+            if self.forward_profiles:
+                data["profile"] = self.jobs.profiles_of(job)[job.profile]
+            self._append("JOB_SUBMITTED", data)
 
     # -- SIMULATION_BEGINS -----------------------------------------------------------------
     def _simulation_begins(self) -> dict:
@@ -606,7 +621,7 @@ class Server:
                 "redis-prefix": "default",
                 "profiles-forwarded-on-submission": self.forward_profiles,
                 "dynamic-jobs-enabled": self.dynamic_jobs,
-                "dynamic-jobs-acknowledged": False,
+                "dynamic-jobs-acknowledged": self.ack_dynamic_jobs,
                 "profile-reuse-enabled": self.jobs.profile_reuse,
                 "sched-config": self.sched_cfg,
                 "forward-unknown-events": False,

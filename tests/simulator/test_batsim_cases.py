@@ -32,6 +32,7 @@ def run_case(case_dir: Path, scheduler, prefix: Path):
     line = batsim_line(case_dir)
     flags = {}
     for flag, key in (("--enable-dynamic-jobs", "dynamic_jobs"),
+                      ("--acknowledge-dynamic-jobs", "ack_dynamic_jobs"),
                       ("--enable-profile-reuse", "profile_reuse"),
                       ("--forward-profiles-on-submission", "forward_profiles")):
         if re.search(rf" {flag}( |$)", line):
