@@ -205,6 +205,11 @@ class JobExecutor:
         js.state = DONE
         js.executor = None
         m = self.x.m
+        users = m.storage_users
+        if users and js.alloc[-1] >= m.nb_compute:   # --disable-storage-sharing
+            for r in js.alloc:
+                if users.get(r) == js.job.id:
+                    del users[r]
         m.job_ends(now, js.start, js.ncomp, js.comp_runs)
         if notify:
             # Batsim's executor frees the machines, then posts JOB_COMPLETED; as every put in

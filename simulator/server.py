@@ -139,7 +139,8 @@ class Server:
                  workloads: list[Workload], scheduler: Any, *, dynamic_jobs: bool = False,
                  compute_sharing: bool = False, sched_cfg: str = "",
                  forward_profiles: bool = False, record_transcript: bool = False,
-                 ack_dynamic_jobs: bool = False):
+                 ack_dynamic_jobs: bool = False, storage_sharing: bool = True,
+                 redis: dict | None = None):
         self.k = kernel
         self.machines = machines
         self.master = machines.master
@@ -152,8 +153,11 @@ class Server:
         self.dynamic_jobs = dynamic_jobs
         self.ack_dynamic_jobs = ack_dynamic_jobs   # --acknowledge-dynamic-jobs
         self.compute_sharing = compute_sharing   # Batsim's --enable-compute-sharing
+        self.storage_sharing = storage_sharing   # not --disable-storage-sharing
         self.sched_cfg = sched_cfg
         self.forward_profiles = forward_profiles
+        #: Batsim's --redis-* values, only forwarded in SIMULATION_BEGINS' config
+        self.redis = {"hostname": "127.0.0.1", "port": 6379, "prefix": "default", **(redis or {})}
         self.transcript: list[dict] | None = [] if record_transcript else None
         self._alloc_cache: dict[str, tuple] = {}   # alloc text -> ids, canonical text, ranges
         self._stamp_at: float | None = None   # the instant _stamp_value was rounded at
@@ -492,6 +496,17 @@ class Server:
                     raise SimulationError(f"resource {r} ({machines.names[r]}) is busy with "
                                           f"job {holder} (no compute sharing)", event=etype,
                                           job=jid, field="alloc")
+        if not self.storage_sharing and alloc[-1] >= nc:
+            # --disable-storage-sharing (server_on_execute_job, src/server.cpp 956-977)
+            users = machines.storage_users
+            for r in alloc:
+                if r >= nc and r in users:
+                    raise SimulationError(f"storage resource {r} ({machines.names[r]}) is busy "
+                                          f"with job {users[r]} (storage sharing disabled)",
+                                          event=etype, job=jid, field="alloc")
+            for r in alloc:
+                if r >= nc:
+                    users[r] = jid
         storage_mapping = None if plain else data.get("storage_mapping")
         if storage_mapping is not None and not isinstance(storage_mapping, dict):
             raise ProtocolError("'storage_mapping' must be an object {label: storage id}",
@@ -615,10 +630,10 @@ class Server:
             "nb_compute_resources": len(m.compute),
             "nb_storage_resources": len(m.storage),
             "allow_compute_sharing": self.compute_sharing,
-            "allow_storage_sharing": True,
+            "allow_storage_sharing": self.storage_sharing,
             "config": {
-                "redis-enabled": False, "redis-hostname": "127.0.0.1", "redis-port": 6379,
-                "redis-prefix": "default",
+                "redis-enabled": False, "redis-hostname": self.redis["hostname"],
+                "redis-port": self.redis["port"], "redis-prefix": self.redis["prefix"],
                 "profiles-forwarded-on-submission": self.forward_profiles,
                 "dynamic-jobs-enabled": self.dynamic_jobs,
                 "dynamic-jobs-acknowledged": self.ack_dynamic_jobs,

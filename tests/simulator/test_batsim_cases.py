@@ -6,8 +6,8 @@ inputs, every message, Batsim's outputs; see ``cases/README.md``) and the long s
 
 from __future__ import annotations
 
+import argparse
 import json
-import re
 import shlex
 import socket as sock
 import threading
@@ -28,16 +28,20 @@ def batsim_line(case_dir: Path) -> str:
 
 
 def run_case(case_dir: Path, scheduler, prefix: Path):
-    """The engine on a case's inputs with its Batsim flags."""
-    line = batsim_line(case_dir)
-    flags = {}
-    for flag, key in (("--enable-dynamic-jobs", "dynamic_jobs"),
-                      ("--acknowledge-dynamic-jobs", "ack_dynamic_jobs"),
-                      ("--enable-profile-reuse", "profile_reuse"),
-                      ("--forward-profiles-on-submission", "forward_profiles")):
-        if re.search(rf" {flag}( |$)", line):
-            flags[key] = True
-    return _run_engine(case_dir, scheduler, prefix, **flags)
+    """The engine on a case's inputs with its Batsim command line, read by ``mrsched
+    simulate``'s own parser (so the recorded flags go through the CLI's mapping)."""
+    from mrsched.simulator import cli
+    from mrsched.simulator.engine import simulate
+    from mrsched.simulator.platform import load_platform
+
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    args = parser.parse_args(shlex.split(batsim_line(case_dir))[1:])
+    options = cli.engine_options(args)
+    platform = load_platform(str(case_dir / args.platform), roles=options["roles"],
+                             master_host=args.master_host)
+    return simulate(platform, [case_dir / w for w in args.workload], scheduler,
+                    export_prefix=prefix, record_transcript=True, **options)
 
 
 def compare_replies(recorded: list[dict], mine: list[dict]) -> None:
