@@ -139,9 +139,18 @@ class JobExecutor:
         self.next_step()
 
     def on_walltime(self) -> None:
+        """The time left ran out. A parallel task is not cancelled: Batsim only stops waiting
+        for it (``task_execution.cpp`` 670-676), so it keeps its share of the machines and
+        links until the job's actor ends, once the server received its JOB_COMPLETED: SimGrid
+        then cancels the actor's activities (``ActorImpl::cleanup_from_self``,
+        ``src/kernel/actor/ActorImpl.cpp`` 157-190). Its end before that changes nothing."""
         self.wall_timer = self.timer = None   # the sleep that ended (a wait's or a delay's)
+        zombie = self.ptask
+        if zombie is not None:
+            self.ptask = None
+            self.k.orphan_ptask(zombie)
         self.stop()
-        self.finish("COMPLETED_WALLTIME_REACHED", -1)
+        self.finish("COMPLETED_WALLTIME_REACHED", -1, zombie)
 
     def stop(self) -> None:
         if self.timer is not None:
@@ -189,14 +198,16 @@ class JobExecutor:
         self.ended("COMPLETED_KILLED", code, notify=False)
         return prog
 
-    def finish(self, state: str, code: int) -> None:
+    def finish(self, state: str, code: int, zombie=None) -> None:
         if self.wall_timer is not None:
             self.wall_timer.alive = False
             self.wall_timer = None
-        self.ended(state, code, notify=True)
+        self.ended(state, code, notify=True, zombie=zombie)
 
-    def ended(self, state: str, code: int, *, notify: bool) -> None:
-        """The executor stopped (success, walltime or kill): free the machines."""
+    def ended(self, state: str, code: int, *, notify: bool, zombie=None) -> None:
+        """The executor stopped (success, walltime or kill): free the machines. ``zombie``: the
+        ptask a walltime left running (``on_walltime``), stopped once the server received the
+        JOB_COMPLETED."""
         js = self.js
         now = self.k.now
         js.final_state = state
@@ -214,7 +225,11 @@ class JobExecutor:
         if notify:
             # Batsim's executor frees the machines, then posts JOB_COMPLETED; as every put in
             # a step, it is applied after all the actors woken in that step ran (kernel.py)
-            self.k.put(m.names[js.alloc[0]], "JOB_COMPLETED", js)
+            if zombie is None:
+                self.k.put(m.names[js.alloc[0]], "JOB_COMPLETED", js)
+            else:   # the actor ends once its message is received: its task is cancelled then
+                k = self.k
+                k.put(m.names[js.alloc[0]], "JOB_COMPLETED", js, lambda: k.stop_ptask(zombie))
 
 
 def _task_tree(name: str, profiles: dict[str, dict], index: int, leaf: dict) -> dict:

@@ -24,8 +24,8 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-SHARED = HERE.parents[2].parent / "shared"
+HERE = Path(os.environ.get("CASES_DIR", Path(__file__).resolve().parent))
+SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 BATSIM = os.environ.get("BATSIM", "/opt/batsim-local/bin/batsim")
 
 
