@@ -57,7 +57,19 @@ def compare_replies(recorded: list[dict], mine: list[dict]) -> None:
                    for x, y in zip(a["events"], b["events"])), f"reply {i}: other times"
 
 
-@pytest.mark.parametrize("case", LOCAL_CASES)
+#: what the engine does not reproduce yet (strict: the test fails once it does)
+KNOWN_GAPS = {
+    "contention_io": "message contention is not modelled: a drain and a stage-out ending "
+                     "together to ~1e-12 s are reported in the other order (docs/DESIGN.md)",
+}
+
+
+def _replay_params():
+    return [pytest.param(c, marks=[pytest.mark.xfail(reason=KNOWN_GAPS[c], strict=True)]
+                         if c in KNOWN_GAPS else []) for c in LOCAL_CASES]
+
+
+@pytest.mark.parametrize("case", _replay_params())
 def test_recorded_case_replayed(case, tmp_path):
     case_dir = CASES_DIR / case
     transcript = load_transcript(case_dir / "transcript.jsonl")
