@@ -574,6 +574,10 @@ class Server:
             raise SimulationError("job id already exists", event=etype, job=jid)
         wl = jid.partition("!")[0]
         workloads = self.jobs.workloads
+        if wl not in workloads and wl not in self.jobs.dyn_profiles:
+            # handle_register_job (src/protocol.cpp 1427-1429): "Workload should exist"
+            raise SimulationError(f"workload '{wl}' does not exist: register a profile in it "
+                                  "first (Batsim 4.2.1 aborts)", event=etype, job=jid)
         # Job::from_json (src/jobs.cpp 382-425): the job object names itself and gives its
         # submission time, which Batsim keeps (out_jobs.csv, waiting times) whatever the clock
         for key in ("id", "subtime"):

@@ -310,6 +310,21 @@ def test_registered_job_is_checked_as_batsim_does(platform_file, make_workload, 
     assert (err.value.job, err.value.field) == ("dyn!a", field)
 
 
+def test_registered_job_needs_an_existing_workload(platform_file, make_workload, scripted):
+    """A job registered in a workload nothing created (no workload file, no profile
+    registered in it): Batsim 4.2.1 aborts ("Workload 'dyn' should exist")."""
+    wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"}])
+
+    def react(msg, s):
+        if any(e["type"] == "JOB_SUBMITTED" for e in msg["events"]):
+            yield "REGISTER_JOB", {"job_id": "dyn!a", "job": {"id": "a", "res": 1, "subtime": 0,
+                                                              "profile": "p"}}
+
+    with pytest.raises(SimulationError, match="workload 'dyn' does not exist") as err:
+        simulate(platform_file, [wl], scripted(react), export_prefix=None, dynamic_jobs=True)
+    assert err.value.job == "dyn!a"
+
+
 def test_dynamic_jobs_without_registration_finished_stall(platform_file, make_workload, scripted):
     wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"}])
 
