@@ -29,7 +29,7 @@ from typing import Any
 from mrsched.simulator import kernel as _kernel
 from mrsched.simulator.executors import Executors
 from mrsched.simulator.jobs import Jobs
-from mrsched.simulator.machines import Machines
+from mrsched.simulator.machines import Machines, mmax_of_workloads
 from mrsched.simulator.outputs import JobRecord, Recorder
 from mrsched.simulator.server import Server
 from mrsched.simulator.workload import Workload, load_workloads
@@ -61,8 +61,13 @@ class Engine:
                  dynamic_jobs: bool = False, profile_reuse: bool = False, sched_cfg: str = "",
                  compute_sharing: bool = False,
                  forward_profiles: bool = False, record_transcript: bool = False,
-                 keep_records: bool = True):
+                 keep_records: bool = True, ack_dynamic_jobs: bool = False,
+                 mmax_workload: bool = False, storage_sharing: bool = True,
+                 machine_states: bool = True, redis: dict | None = None):
         self.export_prefix = export_prefix
+        self.machine_states = machine_states   # not --disable-machine-state-tracing
+        if mmax_workload:
+            mmax = mmax_of_workloads(workloads, mmax)
         self.machines = Machines(platform, roles=roles, mmax=mmax,
                                  compute_sharing=compute_sharing,
                                  compiled=_kernel._compiled_steps)
@@ -81,7 +86,9 @@ class Engine:
                              workloads, scheduler, dynamic_jobs=dynamic_jobs,
                              compute_sharing=compute_sharing, sched_cfg=sched_cfg,
                              forward_profiles=forward_profiles,
-                             record_transcript=record_transcript)
+                             record_transcript=record_transcript,
+                             ack_dynamic_jobs=ack_dynamic_jobs, storage_sharing=storage_sharing,
+                             redis=redis)
 
     def run(self) -> SimulationResult:
         # The inputs (platform, every job of the workloads) live for the whole run: frozen,
@@ -97,7 +104,7 @@ class Engine:
             gc.set_threshold(max(threshold[0], RUN_GC_THRESHOLD[0]), *(
                 max(a, b) for a, b in zip(threshold[1:], RUN_GC_THRESHOLD[1:])))
         if self.export_prefix is not None:
-            self.recorder.open(self.export_prefix)
+            self.recorder.open(self.export_prefix, machine_states=self.machine_states)
         try:
             return self._run()
         finally:
@@ -128,11 +135,17 @@ def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: st
              roles=(), mmax: int | None = None, dynamic_jobs: bool = False,
              profile_reuse: bool = False, sched_cfg: str = "", forward_profiles: bool = False,
              record_transcript: bool = False, compute_sharing: bool = False,
-             keep_records: bool = True) -> SimulationResult:
+             keep_records: bool = True, ack_dynamic_jobs: bool = False,
+             mmax_workload: bool = False, storage_sharing: bool = True,
+             machine_states: bool = True, redis: dict | None = None) -> SimulationResult:
     """Run one simulation; ``platform`` is a path or a loaded Platform, ``workloads`` paths or
     loaded :class:`Workload` objects (named w0, w1, ... in order). ``keep_records=False``: the
     result's ``jobs`` stays empty (rows go only to ``_jobs.csv``; memory does not grow with
-    the jobs run)."""
+    the jobs run). Batsim's flags: ``ack_dynamic_jobs`` ``--acknowledge-dynamic-jobs`` (a
+    JOB_SUBMITTED for each REGISTER_JOB), ``mmax_workload`` ``--mmax-workload``,
+    ``storage_sharing=False`` ``--disable-storage-sharing``, ``machine_states=False``
+    ``--disable-machine-state-tracing``, ``redis`` the ``--redis-*`` values (hostname, port,
+    prefix) SIMULATION_BEGINS forwards."""
     if isinstance(workloads, (str, Path, Workload)):
         workloads = [workloads]
     workloads = list(workloads)
@@ -143,7 +156,9 @@ def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: st
                         mmax=mmax, dynamic_jobs=dynamic_jobs, profile_reuse=profile_reuse,
                         sched_cfg=sched_cfg, forward_profiles=forward_profiles,
                         record_transcript=record_transcript, compute_sharing=compute_sharing,
-                        keep_records=keep_records)
+                        keep_records=keep_records, ack_dynamic_jobs=ack_dynamic_jobs,
+                        mmax_workload=mmax_workload, storage_sharing=storage_sharing,
+                        machine_states=machine_states, redis=redis)
     return engine.run()
 
 

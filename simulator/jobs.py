@@ -36,7 +36,6 @@ class JobState:
     return_code: int = 0
     metadata: str = ""
     executor: Any = None         # its executors.JobExecutor while it runs
-    kill_requested: bool = False
 
 
 # What stays of a job once it ended and its row was written (shared by all). Only the state

@@ -18,6 +18,7 @@ resumes their actors; the actors call back into the kernel:
 - ``put(src, type, payload, on_sent)``: a message from host ``src`` to the server, which
   receives it as ``receive(type, payload)`` (the ``run`` argument) when it arrives;
 - ``start_ptask`` / ``stop_ptask``: a parallel task of the ptask_L07 model (``ptask.py``);
+  ``orphan_ptask``: one left running with no actor waiting for it (a walltime's zombie);
 - ``spawn(start, *args)``: an actor created now (``Actor::create``), started once this step's
   actors ran and their messages were posted;
 - ``stop()``: the simulation is over (the loop returns after this step).
@@ -75,6 +76,10 @@ def make_kernel(net: Any) -> "Kernel | CompiledKernel":
 # first) runs before its sender, which shares the rank of their comm
 _wake_order = itemgetter(0)
 _alive = attrgetter("alive")
+
+
+def _nothing() -> None:
+    pass
 
 
 class Timer:
@@ -156,6 +161,14 @@ class KernelBase:
                 self._ending[id(p)] = p
                 ends.append((entry[2], _PtaskEnd(self, p, entry[1])))
         return ends
+
+    def orphan_ptask(self, p) -> None:
+        """A ptask nobody waits for any more: it runs on, its end wakes no actor."""
+        entry = self._ptasks.get(id(p))
+        if entry is not None:
+            self._ptasks[id(p)] = (p, _nothing, entry[2])
+        else:
+            self._ending.pop(id(p), None)   # ended in this step: nothing to wake either
 
     def stop_ptask(self, p) -> None:
         if self._ptasks.pop(id(p), None) is not None:

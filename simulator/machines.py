@@ -73,6 +73,17 @@ def _load_platform(platform: Any, roles=()):
     return load_platform(str(platform), roles=tuple(roles))
 
 
+def mmax_of_workloads(workloads: list, mmax: int | None) -> int:
+    """``--mmax-workload`` (``load_workloads_and_workflows``, ``src/batsim.cpp`` 659-671): the
+    largest ``nb_res`` of the workloads, or ``--mmax`` when that is smaller."""
+    sizes = [w.nb_res for w in workloads]
+    if not sizes or any(n is None for n in sizes):
+        missing = next((w.path for w in workloads if w.nb_res is None), None)
+        raise PlatformError("--mmax-workload needs the workloads' 'nb_res' field", file=missing)
+    limit = max(sizes)
+    return min(mmax, limit) if mmax else limit
+
+
 def _host_role(host: Any) -> str:
     role = getattr(host, "role", None)
     if role is None:
@@ -124,6 +135,8 @@ class Machines:
         # the compute machines' states
         self.compute_sharing = compute_sharing   # Batsim's --enable-compute-sharing
         self.busy = 0       # bit r: machine r runs a job (no compute sharing)
+        #: storage id -> the job using it (only under --disable-storage-sharing)
+        self.storage_users: dict[int, str] = {}
         self._nusers = [0] * len(self.resources)   # jobs per machine (compute sharing)
         self.tracker = MachineStateTracker(self.nb_compute)
         self.time_computing = 0.0

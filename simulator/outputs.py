@@ -198,12 +198,14 @@ class StreamedOutputs:
     beside its final name, renamed over it by :meth:`finish` (a reader, or a run killed
     midway, sees the old file or the whole new one); :meth:`abort` drops the temporaries."""
 
-    def __init__(self, prefix: str | Path, machines: MachineStateTracker, *, chunk: int = 4096):
+    def __init__(self, prefix: str | Path, machines: MachineStateTracker, *, chunk: int = 4096,
+                 machine_states: bool = True):
         prefix = str(prefix)
         self.chunk = chunk   # _jobs.csv rows handed to the file at a time
         self.paths = {"jobs": Path(prefix + "_jobs.csv"),
-                      "schedule": Path(prefix + "_schedule.csv"),
-                      "machine_states": Path(prefix + "_machine_states.csv")}
+                      "schedule": Path(prefix + "_schedule.csv")}
+        if machine_states:   # not Batsim's --disable-machine-state-tracing (export.cpp 37)
+            self.paths["machine_states"] = Path(prefix + "_machine_states.csv")
         self.machines = machines
         self._tmp = {k: _temporary(p) for k, p in self.paths.items()}
         self._jobs: IO[str] | None = None
@@ -212,13 +214,14 @@ class StreamedOutputs:
         try:
             self.paths["jobs"].parent.mkdir(parents=True, exist_ok=True)
             self._jobs = open(self._tmp["jobs"], "w", newline="")
-            self._states = open(self._tmp["machine_states"], "w", newline="")
             self._jobs.write(",".join(JOBS_COLUMNS) + "\n")
-            self._states.write(",".join(MACHINE_STATES_COLUMNS) + "\n")
+            if machine_states:
+                self._states = open(self._tmp["machine_states"], "w", newline="")
+                self._states.write(",".join(MACHINE_STATES_COLUMNS) + "\n")
         except OSError as exc:
             self.abort()
             raise _write_error(exc) from None
-        machines.sink = self._states
+        machines.sink = self._states if machine_states else _Discard()
 
     def add(self, record: JobRecord) -> None:
         """One ``_jobs.csv`` row (rows are handed to the file in chunks)."""
@@ -246,8 +249,9 @@ class StreamedOutputs:
             with open(self._tmp["schedule"], "w", newline="") as fh:
                 fh.write(",".join(keys) + "\n" + ",".join(schedule[k] for k in keys) + "\n")
             self._jobs.close()
-            self._states.close()
-            for key in ("jobs", "schedule", "machine_states"):
+            if self._states is not None:
+                self._states.close()
+            for key in self.paths:
                 os.replace(self._tmp[key], self.paths[key])
         except OSError as exc:
             raise _write_error(exc) from None
@@ -271,6 +275,14 @@ class StreamedOutputs:
                 pass
 
 
+class _Discard:
+    """Where machine-state rows go when they are not written."""
+
+    @staticmethod
+    def write(_text: str) -> None:
+        pass
+
+
 class Recorder:
     """Where a run's ended jobs go: ``_schedule.csv``'s aggregates (``stats``), the output
     files while the run goes (after ``open``), and the records kept for the run's result
@@ -282,9 +294,10 @@ class Recorder:
         self.files: StreamedOutputs | None = None
         self.records: list[JobRecord] | None = [] if keep_records else None
 
-    def open(self, prefix: str | Path) -> None:
-        """Write the files ``{prefix}_*.csv`` while the run goes."""
-        self.files = StreamedOutputs(prefix, self.tracker)
+    def open(self, prefix: str | Path, *, machine_states: bool = True) -> None:
+        """Write the files ``{prefix}_*.csv`` while the run goes (``machine_states=False``:
+        no ``_machine_states.csv``, Batsim's ``--disable-machine-state-tracing``)."""
+        self.files = StreamedOutputs(prefix, self.tracker, machine_states=machine_states)
 
     def add(self, record: JobRecord) -> None:
         """A job ended (or was rejected): its row."""

@@ -22,7 +22,6 @@ import bisect
 import heapq
 import itertools
 import math
-import operator
 from collections import deque
 from itertools import repeat
 from typing import Any
@@ -31,24 +30,15 @@ import numpy as np
 
 from mrsched.errors import SimulationError
 
-from mrsched.simulator.maxmin import (MAXMIN_PRECISION, components, fair_bottleneck,
-                                     fair_bottleneck_small, solo_rate)
+from mrsched.simulator.maxmin import (components, fair_bottleneck, fair_bottleneck_small,
+                                     solo_rate)
+from mrsched.simulator.ptask_steps import REMAINS_PRECISION, Sim, solver_left, step_solver
 
-try:  # the C function behind np.count_nonzero, without its Python wrapper (hot path)
-    from numpy._core.multiarray import count_nonzero as _count
-except ImportError:  # pragma: no cover - other numpy layouts
-    _count = np.count_nonzero
-
-#: SimGrid precisions: ``surf/precision`` (timing), and remaining work below this fraction is
-#: done (SimGrid: maxmin precision x surf precision).
-SURF_PRECISION = 1e-9
-REMAINS_PRECISION = MAXMIN_PRECISION * SURF_PRECISION
 #: runs an iterator of side effects (``map`` of a setter) to its end in C
 _consume = deque(maxlen=0).extend
-#: Systems of more tasks are solved whole (the component split loops in Python) and stepped in
-#: numpy (per-task Python loops outgrow numpy's per-call cost); the results are the same.
+#: Systems of more tasks are solved whole (the component split loops in Python; they are
+#: stepped in numpy from ``ptask_steps._VECTOR_MIN`` tasks on); the results are the same.
 _SPLIT_MAX = 128
-_VECTOR_MIN = 96
 
 
 class Ptask:
@@ -147,8 +137,9 @@ class PtaskModel:
     A solve is a function of the set of progressing tasks alone: its rates are kept for the
     last few sets (look-aheads through latency endings meet the same sets again), and for
     each connected component (tasks linked by shared CPUs or links) on its own, so that a
-    change re-solves only its component. Systems of ``_VECTOR_MIN`` tasks or more are
-    stepped on numpy arrays instead (same values).
+    change re-solves only its component. Systems of ``ptask_steps._VECTOR_MIN`` tasks or more
+    are stepped on numpy arrays instead (same values); ``ptask_steps`` advances the solver's
+    tasks in time (SimGrid's steps, or a look-ahead).
 
     Fast path: a task that starts with no latency on resources no other running task uses
     (typically a CPU-only job on exclusively allocated hosts) is *isolated*: its rate is
@@ -197,7 +188,7 @@ class PtaskModel:
         # the look-ahead simulation that found it (its state at that completion), adopted by
         # ``advance`` to exactly that time instead of simulating it again; valid only while
         # ``_lookahead`` is (every change resets both)
-        self._ahead: _Sim | None = None
+        self._ahead: Sim | None = None
         self._iso_tasks: dict[int, Ptask] = {}  # isolated tasks by id
         self._users: list[int] = []  # running tasks per constraint
         # 1 where ``_users`` is not 0: whether a range of CPUs is free is one C-level search
@@ -442,7 +433,7 @@ class PtaskModel:
     def _solver_next(self) -> tuple[float, Ptask] | None:
         if self._lookahead is None:
             self._ahead = None
-            sim = _Sim(self, copy=False)
+            sim = Sim(self, copy=False)
             sim.solve_if_needed()
             sim.commit()
             finished = sim.finished()
@@ -455,7 +446,7 @@ class PtaskModel:
                 elif not is_latency:
                     self._lookahead = (self.now + delta, self._act[first])
                 else:  # a latency ends first and reshuffles shares: simulate ahead on a copy
-                    ahead = _Sim(self, copy=True)
+                    ahead = Sim(self, copy=True)
                     ahead.run(math.inf, stop_at_completion=True)
                     done = ahead.done
                     self._lookahead = (ahead.now, done[0]) if done else (None, None)
@@ -470,7 +461,7 @@ class PtaskModel:
         done = self._pending
         self._pending = []
         if self._act or self._dirty:
-            sim = _Sim(self, copy=False)
+            sim = Sim(self, copy=False)
             self._adopt_ahead(sim, to_time)  # the look-ahead's state when it went that far
             sim.run(to_time, stop_at_completion=False)
             for task, when in zip(sim.done, sim.finish_times):
@@ -523,10 +514,12 @@ class PtaskModel:
                 if x < left:
                     left = x
             self._iso_left = left
-        if self._act or self._pending:
-            nxt = self.next_completion()
-            if nxt is not None and nxt[0] - self.now < left:
-                left = max(nxt[0] - self.now, 0.0)   # (a completion met while catching up: now)
+        if self._pending:   # finished while catching up (a step the caller did not take)
+            return 0.0
+        if self._act:
+            x = solver_left(self)
+            if x < left:
+                left = x
         return left
 
     def step(self, now: float, delta: float) -> list[Ptask]:
@@ -555,23 +548,23 @@ class PtaskModel:
                 task._slot = -1
                 del iso[task.id]
                 self._release(task, isolated=True)
-        if self._act or self._dirty or self._pending:
-            solver_done = self.advance(now)
+        if self._act or self._pending:
+            solver_done = self._pending + step_solver(self, now, delta)
+            self._pending = []
             if solver_done:
                 done = sorted(done + solver_done, key=_task_id) if done else solver_done
-        else:
-            self.now = now
+        self.now = now
         return done
 
     def rates(self) -> dict[int, float]:
         """Current rate (fraction per second) of every running ptask, by ptask id."""
-        sim = _Sim(self, copy=False)
+        sim = Sim(self, copy=False)
         sim.solve_if_needed()
         sim.commit()
         return {t.id: t.rate for t in self.tasks}
 
     # -- internals --------------------------------------------------------------------------------
-    def _adopt_ahead(self, sim: _Sim, to_time: float) -> list[Ptask]:
+    def _adopt_ahead(self, sim: Sim, to_time: float) -> list[Ptask]:
         """Advancing to the look-ahead's completion: take its state instead of re-simulating.
 
         The look-ahead ran the same steps from the same state (``advance`` stops at the same
@@ -658,7 +651,11 @@ class PtaskModel:
         if now < self.now:
             raise SimulationError(f"cannot act on the ptask model in the past ({now} < {self.now})")
         if now > self.now:
-            self._pending = self.advance(now)  # includes earlier pending completions
+            if self.stepped:   # a step the caller did not take (it steps whenever tasks run)
+                self._pending += step_solver(self, now, now - self.now) if self._act else []
+                self.now = now
+            else:
+                self._pending = self.advance(now)  # includes earlier pending completions
 
     def _cpu(self, name: str) -> tuple[float, int]:
         """(speed, CPU constraint) of a host, its constraint created on first use."""
@@ -741,229 +738,6 @@ class PtaskModel:
                                 np.fromiter(chain([t._cnsts for t in tasks]), dtype=np.int64, count=n_el),
                                 np.fromiter(chain([t._ws for t in tasks]), dtype=np.float64, count=n_el),
                                 starts_a, self._cap, self._fat, np.array(bound, dtype=np.float64)).tolist()
-
-
-class _Sim:
-    """The time-stepping loop over the model's task state, or over copies of it (look-ahead).
-
-    Lists are replaced, never shrunk in place (``act``), or updated in place only when they
-    are the sim's own (``rem`` and ``lat`` are copied for a look-ahead), so that a look-ahead
-    leaves the model untouched; ``commit`` hands the state back to the model.
-
-    Large systems (``_VECTOR_MIN`` tasks or more) are simulated on numpy arrays (``vec``),
-    converted once per sim: the same operations on each task, vectorised."""
-
-    __slots__ = ("model", "now", "dirty", "act", "rem", "lat", "rate", "done", "finish_times", "vec")
-
-    def __init__(self, model: PtaskModel, copy: bool):
-        self.model = model
-        self.now = model.now
-        self.dirty = model._dirty
-        act = self.act = model._act
-        self.vec = len(act) >= _VECTOR_MIN
-        if self.vec:
-            self.rem = np.array(model._rem, dtype=np.float64)
-            self.lat = np.array(model._lat, dtype=np.float64)
-            self.rate = np.array(model._rate, dtype=np.float64)
-        else:
-            self.rem = model._rem.copy() if copy else model._rem
-            self.lat = model._lat.copy() if copy else model._lat
-            self.rate = model._rate
-        self.done: list[Ptask] = []
-        self.finish_times: list[float] = []
-
-    def commit(self) -> None:
-        model = self.model
-        model.now = self.now
-        model._dirty = self.dirty
-        model._act = self.act
-        if self.vec:
-            model._rem = self.rem.tolist()
-            model._lat = self.lat.tolist()
-            model._rate = self.rate.tolist()
-        else:
-            model._rem = self.rem
-            model._lat = self.lat
-            model._rate = self.rate
-
-    def finished(self) -> list[int]:
-        """Positions of the tasks with no work and no latency left."""
-        rem, lat = self.rem, self.lat
-        if self.vec:
-            return ((rem <= 0) & (lat <= 0)).nonzero()[0].tolist()
-        return [i for i in range(len(rem)) if rem[i] <= 0 and lat[i] <= 0]
-
-    def solve_if_needed(self) -> None:
-        if not self.dirty:
-            return
-        act, lat = self.act, self.lat
-        if self.vec:
-            rate = np.zeros(len(act))
-            progressing = lat <= 0
-            empties = self.model._empties
-            if empties:
-                progressing &= np.fromiter([t not in empties for t in act], dtype=bool, count=len(act))
-            active = progressing.nonzero()[0].tolist()
-        else:
-            rate = [0.0] * len(act)
-            active = [i for i in range(len(act)) if lat[i] <= 0 and not act[i]._empty]
-        if active:
-            # the rates are a function of the progressing set alone (elements, capacities and
-            # bounds of a task never change): a set solved before gets the same rates back
-            model = self.model
-            tasks = operator.itemgetter(*active)(act) if len(active) > 1 else (act[active[0]],)
-            cache = model._solved
-            rates = cache.get(tasks)
-            if rates is None:
-                rates = model._solve_split(tasks) if model._split_components else model._solve(tasks)
-                model._remember(tasks, rates)
-            if self.vec:
-                rate[active] = rates
-            else:
-                for i, x in zip(active, rates):
-                    rate[i] = x
-        self.rate = rate
-        self.dirty = False
-
-    def next_delta(self) -> tuple[float, bool, int]:
-        """Time to the next internal event, whether it is a latency ending, and (if not) the
-        position of the first task to finish then."""
-        lat, rem, rate = self.lat, self.rem, self.rate
-        if self.vec:
-            return self._next_delta_np()
-        d_lat = math.inf
-        d_run = math.inf
-        first = -1
-        for i in range(len(lat)):
-            latency = lat[i]
-            if latency > 0:
-                if latency < d_lat:
-                    d_lat = latency
-            else:
-                x = rate[i]
-                if x > 0:
-                    ratio = rem[i] / x
-                    if ratio < d_run:
-                        d_run = ratio
-                        first = i
-        return (d_lat, True, -1) if d_lat < d_run else (d_run, False, first)
-
-    def run(self, to_time: float, stop_at_completion: bool) -> None:
-        """Simulate to ``to_time`` (or to the first completion); finished tasks go to ``done``."""
-        checked = False  # finished tasks already taken out since the last step
-        while True:
-            if not checked:
-                finished = self.finished()
-                if finished:  # e.g. tasks with nothing to do
-                    self._finish(finished)
-                    if stop_at_completion:
-                        return
-                    continue
-            self.solve_if_needed()
-            delta = self.next_delta()[0]
-            if math.isinf(delta) or self.now + delta > to_time:
-                if not math.isinf(to_time) and to_time > self.now:
-                    self._step(to_time - self.now)
-                    self.now = to_time
-                return
-            finished = self._step(delta)
-            self.now = self.now + delta
-            checked = True  # _finish takes every task finished now: none left for the loop top
-            if finished:
-                self._finish(finished)
-                if stop_at_completion:
-                    return
-
-    def _step(self, delta: float) -> list[int]:
-        """SimGrid ``HostL07Model::update_actions_state`` for one time step; returns the
-        positions of the tasks with no work and no latency left after it."""
-        lat, rem, rate = self.lat, self.rem, self.rate
-        if self.vec:
-            return self._step_np(delta)
-        finished = []
-        started = False
-        for i in range(len(lat)):
-            latency = lat[i]
-            if latency > 0:  # waiting: pays latency, no progress in this step
-                if latency > delta:
-                    latency -= delta
-                    if latency < SURF_PRECISION:
-                        latency = 0.0
-                else:
-                    latency = 0.0
-                lat[i] = latency
-                if latency <= 0:
-                    started = True
-                    if rem[i] <= 0:
-                        finished.append(i)
-            else:
-                x = rate[i]
-                if x > 0:
-                    r = rem[i] - x * delta
-                    if r < REMAINS_PRECISION:
-                        r = 0.0
-                    rem[i] = r
-                    if r <= 0:
-                        finished.append(i)
-                elif rem[i] <= 0:
-                    finished.append(i)
-        if started:
-            self.dirty = True  # starts progressing: shares change
-        return finished
-
-    def _next_delta_np(self) -> tuple[float, bool, int]:
-        """``next_delta`` on arrays (the same values)."""
-        lat, rate = self.lat, self.rate
-        waiting = lat > 0
-        d_lat = float(lat[waiting].min()) if _count(waiting) else math.inf
-        moving = ~waiting & (rate > 0)
-        if not _count(moving):
-            return (d_lat, True, -1) if d_lat < math.inf else (math.inf, False, -1)
-        where = moving.nonzero()[0]
-        ratios = self.rem[where] / rate[where]
-        k = int(ratios.argmin())  # the first of equal minima, as the loop's strict <
-        d_run = float(ratios[k])
-        return (d_lat, True, -1) if d_lat < d_run else (d_run, False, int(where[k]))
-
-    def _step_np(self, delta: float) -> list[int]:
-        """``_step`` on arrays (the same operations on each task)."""
-        lat, rem, rate = self.lat, self.rem, self.rate
-        waiting = lat > 0
-        moving = ~waiting & (rate > 0)
-        if _count(waiting):
-            longer = waiting & (lat > delta)
-            lat[longer] -= delta
-            lat[longer & (lat < SURF_PRECISION)] = 0.0
-            lat[waiting & ~longer] = 0.0
-            if _count(waiting & (lat <= 0)):
-                self.dirty = True  # starts progressing: shares change
-        if _count(moving):
-            rem[moving] -= rate[moving] * delta
-            rem[moving & (rem < REMAINS_PRECISION)] = 0.0
-        return ((lat <= 0) & (rem <= 0)).nonzero()[0].tolist()
-
-    def _finish(self, finished: list[int]) -> None:
-        act = self.act
-        self.done.extend([act[i] for i in finished])
-        self.finish_times.extend([self.now] * len(finished))
-        if self.vec:
-            mask = np.ones(len(act), dtype=bool)
-            mask[finished] = False
-            keep = mask.nonzero()[0]
-            self.act = [act[i] for i in keep.tolist()]
-            self.rem = self.rem[keep]
-            self.lat = self.lat[keep]
-            self.rate = self.rate[keep]
-            self.dirty = True
-            return
-        gone = set(finished)
-        keep = [i for i in range(len(act)) if i not in gone]
-        self.act = [act[i] for i in keep]
-        rem, lat, rate = self.rem, self.lat, self.rate
-        self.rem = [rem[i] for i in keep]
-        self.lat = [lat[i] for i in keep]
-        self.rate = [rate[i] for i in keep]
-        self.dirty = True
 
 
 def _task_id(task: Ptask) -> int:

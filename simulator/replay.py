@@ -5,8 +5,10 @@ and compare the outcome) and for debugging (re-run a recorded campaign run witho
 Each recorded reply is due once the engine's clock reaches the time of the Batsim message it
 answered; its events keep their offset from that message (decision delays such as pybatsim's
 ``fillerSched`` +0.005 s are reproduced). A due reply whose jobs are not yet submitted, or whose
-allocation is still busy in the engine, waits for a later message, so a slightly early or late
-engine never makes the replay send an invalid decision.
+allocation is still busy in the engine (a KILL_JOB earlier in the reply frees its jobs'; a job
+registered earlier in the reply may be executed), waits
+for a later message, so a slightly early or late engine never makes the replay send an invalid
+decision.
 """
 
 from __future__ import annotations
@@ -84,12 +86,18 @@ class ReplayScheduler:
 
     def _ready(self, rec: RecordedReply) -> bool:
         busy = dict(self.busy)
+        registered = set()
         for ev in rec.events:
             data = ev["data"]
-            if ev["type"] in ("EXECUTE_JOB", "REJECT_JOB"):
-                if data["job_id"] not in self.submitted:
+            if ev["type"] == "REGISTER_JOB":   # a dynamic job of this very reply
+                registered.add(data["job_id"])
+            elif ev["type"] in ("EXECUTE_JOB", "REJECT_JOB"):
+                if data["job_id"] not in self.submitted and data["job_id"] not in registered:
                     return False
-            if ev["type"] == "EXECUTE_JOB":
+            if ev["type"] == "KILL_JOB":   # frees the killed jobs' machines for what follows
+                killed = set(data["job_ids"])
+                busy = {r: j for r, j in busy.items() if j not in killed}
+            elif ev["type"] == "EXECUTE_JOB":
                 ids = _alloc_ids(data["alloc"])
                 for r in ids:
                     if self.nb_compute is not None and r >= self.nb_compute:
@@ -150,6 +158,9 @@ class ReplayScheduler:
                     self.submitted.discard(ev["data"]["job_id"])
                 elif ev["type"] == "REJECT_JOB":
                     self.submitted.discard(ev["data"]["job_id"])
+                elif ev["type"] == "KILL_JOB":
+                    killed = set(ev["data"]["job_ids"])
+                    self.busy = {r: j for r, j in self.busy.items() if j not in killed}
                 events.append(ev)
             rnow = rec.reply_now + shift if abs(shift) > tol else rec.reply_now
             reply_now = max(reply_now, rnow, last_ts)

@@ -138,7 +138,9 @@ class Server:
     def __init__(self, kernel: Any, machines: Any, jobs: Any, executors: Any, recorder: Any,
                  workloads: list[Workload], scheduler: Any, *, dynamic_jobs: bool = False,
                  compute_sharing: bool = False, sched_cfg: str = "",
-                 forward_profiles: bool = False, record_transcript: bool = False):
+                 forward_profiles: bool = False, record_transcript: bool = False,
+                 ack_dynamic_jobs: bool = False, storage_sharing: bool = True,
+                 redis: dict | None = None):
         self.k = kernel
         self.machines = machines
         self.master = machines.master
@@ -149,9 +151,13 @@ class Server:
         self.workloads = workloads
         self.scheduler = scheduler
         self.dynamic_jobs = dynamic_jobs
+        self.ack_dynamic_jobs = ack_dynamic_jobs   # --acknowledge-dynamic-jobs
         self.compute_sharing = compute_sharing   # Batsim's --enable-compute-sharing
+        self.storage_sharing = storage_sharing   # not --disable-storage-sharing
         self.sched_cfg = sched_cfg
         self.forward_profiles = forward_profiles
+        #: Batsim's --redis-* values, only forwarded in SIMULATION_BEGINS' config
+        self.redis = {"hostname": "127.0.0.1", "port": 6379, "prefix": "default", **(redis or {})}
         self.transcript: list[dict] | None = [] if record_transcript else None
         self._alloc_cache: dict[str, tuple] = {}   # alloc text -> ids, canonical text, ranges
         self._stamp_at: float | None = None   # the instant _stamp_value was rounded at
@@ -182,6 +188,8 @@ class Server:
         self.nb_waiters = 0
         self.nb_killers = 0
         self.registration_finished = not dynamic_jobs
+        self._kill_requested: set[str] = set()   # KILL_JOB asked once (later ones are skipped)
+        self._unsent: list[str] = []   # jobs ended or rejected since the last message was sent
         self.sched_time = 0.0
         self.nb_messages = 0
 
@@ -232,6 +240,8 @@ class Server:
         # Batsim writes its JSON doubles with 6 decimals: schedulers only ever see rounded times
         msg = {"now": self._stamp(), "events": self.buffer}
         self.buffer = []
+        if self._unsent:
+            self._unsent.clear()
         ends = self.end_sent
         self.sched_ready = False
         self.nb_messages += 1
@@ -299,10 +309,16 @@ class Server:
         self._append("REQUESTED_CALL", {})
 
     def _on_killing_done(self, payload: tuple) -> None:
-        ids, progress, killed = payload
-        for js in killed:
-            self._on_completed(js)
-        self._append("JOB_KILLED", {"job_ids": ids, "job_progress": progress})
+        """``server_on_killing_done`` (``src/server.cpp`` 616-670): each job this killer killed
+        is reported completed (in the order asked), then JOB_KILLED names every job of the kill
+        with the progress of those that were running."""
+        ids, progress = payload
+        jobs = self.states
+        for jid in ids:
+            js = jobs[jid]
+            if type(js) is JobState and js.final_state == "COMPLETED_KILLED":
+                self._on_completed(js)
+        self._append("JOB_KILLED", {"job_ids": list(ids), "job_progress": progress})
         self.nb_killers -= 1
 
     def _is_finished(self) -> bool:
@@ -327,6 +343,7 @@ class Server:
                                finish if ran else None, js.alloc_text, js.metadata, runtime))
         # written: the job's state is dropped (late events about it only need to know it ended)
         self.states[j.id] = REJECTED if js.final_state == "REJECTED" else ENDED
+        self._unsent.append(j.id)   # Batsim forgets it once the next message is sent
 
     # -- the scheduler's events ------------------------------------------------------------
     def _reject(self, data: dict) -> None:
@@ -356,23 +373,38 @@ class Server:
                 lambda: k.put(master, "WAITING_DONE", None))
 
     def _kill_jobs(self, data: dict) -> None:
-        ids = data["job_ids"]
-        progress: dict[str, Any] = {}
-        killed: list[JobState] = []
-        for jid in ids:
+        """``server_on_kill_jobs`` (``src/server.cpp`` 877-915): a job whose kill was already
+        asked is skipped; the others must be running or complete (a job is forgotten once the
+        message reporting its end was sent: Batsim then aborts, ``Jobs::operator[]``); if any
+        remain, a killer actor is created, which runs once this step's actors ran."""
+        to_kill = []
+        for jid in data["job_ids"]:
             js = self.jobs.get(jid, "KILL_JOB")
-            if js.kill_requested:
+            if jid in self._kill_requested:
                 continue
-            if js.state == RUNNING and js.executor is not None:
-                js.kill_requested = True
-                progress[js.job.id] = js.executor.kill()
-                killed.append(js)
-            elif js.state == SUBMITTED and not js.final_state:
-                raise SimulationError("cannot kill a job that is not running", event="KILL_JOB",
-                                      job=js.job.id)
-        # Batsim's killer_process: the jobs are stopped, then it posts KILLING_DONE
-        self.nb_killers += 1
-        self.k.put(self.master, "KILLING_DONE", (list(ids), progress, killed))
+            if js.state != RUNNING and not js.final_state:
+                raise SimulationError("cannot kill a job that is not running nor complete "
+                                      f"(it is {state_text(js)})", event="KILL_JOB", job=jid)
+            if js.job is None and jid not in self._unsent:
+                raise SimulationError("cannot kill a job whose end was already reported: Batsim "
+                                      "4.2.1 forgets it then and aborts (\"Cannot get job\")",
+                                      event="KILL_JOB", job=jid)
+            self._kill_requested.add(jid)
+            to_kill.append(jid)
+        if to_kill:
+            self.nb_killers += 1
+            self.k.spawn(self._killer, to_kill)
+
+    def _killer(self, ids: list[str]) -> None:
+        """``killer_process`` (``src/jobs_execution.cpp`` 640-722): the running jobs of ``ids``
+        are stopped, then KILLING_DONE goes to the server."""
+        progress: dict[str, Any] = {}
+        jobs = self.states
+        for jid in ids:
+            js = jobs[jid]
+            if type(js) is JobState and js.state == RUNNING and js.executor is not None:
+                progress[jid] = js.executor.kill()
+        self.k.put(self.master, "KILLING_DONE", (ids, progress))
 
     def _notify(self, data: dict) -> None:
         ntype = data.get("type")
@@ -464,6 +496,17 @@ class Server:
                     raise SimulationError(f"resource {r} ({machines.names[r]}) is busy with "
                                           f"job {holder} (no compute sharing)", event=etype,
                                           job=jid, field="alloc")
+        if not self.storage_sharing and alloc[-1] >= nc:
+            # --disable-storage-sharing (server_on_execute_job, src/server.cpp 956-977)
+            users = machines.storage_users
+            for r in alloc:
+                if r >= nc and r in users:
+                    raise SimulationError(f"storage resource {r} ({machines.names[r]}) is busy "
+                                          f"with job {users[r]} (storage sharing disabled)",
+                                          event=etype, job=jid, field="alloc")
+            for r in alloc:
+                if r >= nc:
+                    users[r] = jid
         storage_mapping = None if plain else data.get("storage_mapping")
         if storage_mapping is not None and not isinstance(storage_mapping, dict):
             raise ProtocolError("'storage_mapping' must be an object {label: storage id}",
@@ -531,11 +574,23 @@ class Server:
             raise SimulationError("job id already exists", event=etype, job=jid)
         wl = jid.partition("!")[0]
         workloads = self.jobs.workloads
+        if wl not in workloads and wl not in self.jobs.dyn_profiles:
+            # handle_register_job (src/protocol.cpp 1427-1429): "Workload should exist"
+            raise SimulationError(f"workload '{wl}' does not exist: register a profile in it "
+                                  "first (Batsim 4.2.1 aborts)", event=etype, job=jid)
+        # Job::from_json (src/jobs.cpp 382-425): the job object names itself and gives its
+        # submission time, which Batsim keeps (out_jobs.csv, waiting times) whatever the clock
+        for key in ("id", "subtime"):
+            if key not in obj:
+                raise SimulationError(f"the registered job has no '{key}' field (Batsim 4.2.1 "
+                                      "requires it)", event=etype, job=jid, field=key)
+        own = obj["id"]
+        if isinstance(own, bool) or not isinstance(own, (str, int)) or (
+                str(own) if "!" in str(own) else f"{wl}!{own}") != jid:
+            raise SimulationError(f"the registered job's 'id' ({own!r}) is not its job_id",
+                                  event=etype, job=jid, field="id")
         profiles = dict(workloads[wl].profiles) if wl in workloads else {}
         profiles.update(self.jobs.dyn_profiles.get(wl, {}))
-        obj = dict(obj)
-        obj.setdefault("id", jid)
-        obj.setdefault("subtime", self.k.now)
         try:
             job = parse_job(obj, wl, profiles, file=None, dynamic=True, full_id=jid)
         except MrschedError as exc:
@@ -546,7 +601,6 @@ class Server:
             raise SimulationError(exc.message, event=etype, job=jid, field=exc.field,
                                   hint=hint) from None
         self.jobs.use_profile(job)
-        job.subtime = self.k.now
         if wl not in workloads:
             workloads[wl] = Workload(name=wl, path="")
         if not self.jobs.fits(job, self.machines.nb_compute):
@@ -556,6 +610,12 @@ class Server:
         js = JobState(job, state=SUBMITTED)
         self.states[jid] = js
         self.nb_submitted += 1
+        if self.ack_dynamic_jobs:
+            # server_on_register_job (src/server.cpp 687-716): JOB_SUBMITTED as for a static job
+            data = {"job_id": jid, "job": job.json}
+            if self.forward_profiles:
+                data["profile"] = self.jobs.profiles_of(job)[job.profile]
+            self._append("JOB_SUBMITTED", data)
 
     # -- SIMULATION_BEGINS -----------------------------------------------------------------
     def _simulation_begins(self) -> dict:
@@ -574,13 +634,13 @@ class Server:
             "nb_compute_resources": len(m.compute),
             "nb_storage_resources": len(m.storage),
             "allow_compute_sharing": self.compute_sharing,
-            "allow_storage_sharing": True,
+            "allow_storage_sharing": self.storage_sharing,
             "config": {
-                "redis-enabled": False, "redis-hostname": "127.0.0.1", "redis-port": 6379,
-                "redis-prefix": "default",
+                "redis-enabled": False, "redis-hostname": self.redis["hostname"],
+                "redis-port": self.redis["port"], "redis-prefix": self.redis["prefix"],
                 "profiles-forwarded-on-submission": self.forward_profiles,
                 "dynamic-jobs-enabled": self.dynamic_jobs,
-                "dynamic-jobs-acknowledged": False,
+                "dynamic-jobs-acknowledged": self.ack_dynamic_jobs,
                 "profile-reuse-enabled": self.jobs.profile_reuse,
                 "sched-config": self.sched_cfg,
                 "forward-unknown-events": False,

@@ -272,7 +272,8 @@ def test_dynamic_jobs(platform_file, make_workload, scripted, tmp_path):
                 yield "REGISTER_PROFILE", {"workload_name": "dyn", "profile_name": "p",
                                            "profile": {"type": "delay", "delay": 3}}
                 yield "REGISTER_JOB", {"job_id": "dyn!a", "job": {"id": "dyn!a", "res": 1,
-                                                                  "profile": "p", "walltime": -1}}
+                                                                  "profile": "p", "walltime": -1,
+                                                                  "subtime": 0.5}}
                 yield "EXECUTE_JOB", {"job_id": "dyn!a", "alloc": "2"}
                 yield "NOTIFY", {"type": "registration_finished"}
 
@@ -281,8 +282,47 @@ def test_dynamic_jobs(platform_file, make_workload, scripted, tmp_path):
     r = rows(tmp_path / "out")
     assert r["a"]["workload_name"] == "dyn" and r["a"]["final_state"] == "COMPLETED_SUCCESSFULLY"
     assert float(r["a"]["execution_time"]) == pytest.approx(3, abs=EPS)
+    assert r["a"]["submission_time"] == "0.500000"   # the registered subtime, as Batsim
+    assert float(r["a"]["waiting_time"]) == pytest.approx(float(r["a"]["starting_time"]) - 0.5)
     config = sched.messages[0]["events"][0]["data"]["config"]
     assert config["dynamic-jobs-enabled"] is True
+
+
+@pytest.mark.parametrize("job, field", [
+    ({"res": 1, "profile": "p", "subtime": 0}, "id"),
+    ({"id": "a", "res": 1, "profile": "p"}, "subtime"),
+    ({"id": "b", "res": 1, "profile": "p", "subtime": 0}, "id"),
+])
+def test_registered_job_is_checked_as_batsim_does(platform_file, make_workload, scripted, job,
+                                                 field):
+    """Batsim 4.2.1 reads a registered job like a workload's (Job::from_json): an 'id' naming
+    the registered job and a 'subtime' are required."""
+    wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"}])
+
+    def react(msg, s):
+        if any(e["type"] == "JOB_SUBMITTED" for e in msg["events"]):
+            yield "REGISTER_PROFILE", {"workload_name": "dyn", "profile_name": "p",
+                                       "profile": {"type": "delay", "delay": 3}}
+            yield "REGISTER_JOB", {"job_id": "dyn!a", "job": job}
+
+    with pytest.raises(SimulationError) as err:
+        simulate(platform_file, [wl], scripted(react), export_prefix=None, dynamic_jobs=True)
+    assert (err.value.job, err.value.field) == ("dyn!a", field)
+
+
+def test_registered_job_needs_an_existing_workload(platform_file, make_workload, scripted):
+    """A job registered in a workload nothing created (no workload file, no profile
+    registered in it): Batsim 4.2.1 aborts ("Workload 'dyn' should exist")."""
+    wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"}])
+
+    def react(msg, s):
+        if any(e["type"] == "JOB_SUBMITTED" for e in msg["events"]):
+            yield "REGISTER_JOB", {"job_id": "dyn!a", "job": {"id": "a", "res": 1, "subtime": 0,
+                                                              "profile": "p"}}
+
+    with pytest.raises(SimulationError, match="workload 'dyn' does not exist") as err:
+        simulate(platform_file, [wl], scripted(react), export_prefix=None, dynamic_jobs=True)
+    assert err.value.job == "dyn!a"
 
 
 def test_dynamic_jobs_without_registration_finished_stall(platform_file, make_workload, scripted):
@@ -379,11 +419,13 @@ def test_dynamic_profiles_dropped_without_reuse(platform_file, make_workload, sc
                 yield "REJECT_JOB", {"job_id": "w0!1"}
                 yield "REGISTER_PROFILE", {"workload_name": "dyn", "profile_name": "p",
                                            "profile": {"type": "delay", "delay": 1}}
-                yield "REGISTER_JOB", {"job_id": "dyn!a", "job": {"res": 1, "profile": "p"}}
+                yield "REGISTER_JOB", {"job_id": "dyn!a", "job": {"id": "a", "res": 1,
+                                                                  "profile": "p", "subtime": 0}}
                 yield "EXECUTE_JOB", {"job_id": "dyn!a", "alloc": "0"}
             elif e["type"] == "JOB_COMPLETED" and not state["second"]:
                 state["second"] = True
-                yield "REGISTER_JOB", {"job_id": "dyn!b", "job": {"res": 1, "profile": "p"}}
+                yield "REGISTER_JOB", {"job_id": "dyn!b", "job": {"id": "b", "res": 1,
+                                                                  "profile": "p", "subtime": 0}}
                 yield "EXECUTE_JOB", {"job_id": "dyn!b", "alloc": "0"}
                 yield "NOTIFY", {"type": "registration_finished"}
 
@@ -575,7 +617,9 @@ def test_a_run_holds_no_state_of_ended_jobs(platform_file, make_workload, fcfs, 
 
 def test_events_about_unsubmitted_and_ended_jobs(platform_file, make_workload, scripted, tmp_path):
     """A job has no state until submitted, none after its row is written: the checks still
-    tell which case it is, metadata given early reaches the row, late metadata is ignored."""
+    tell which case it is, metadata given early reaches the row, late metadata is ignored; a
+    kill once the job's end was sent is refused (Batsim 4.2.1 has forgotten the job: it
+    aborts)."""
     wl = make_workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d10"},
                         {"id": 2, "subtime": 100, "res": 1, "profile": "d10"}])
 
@@ -588,16 +632,26 @@ def test_events_about_unsubmitted_and_ended_jobs(platform_file, make_workload, s
                 yield "EXECUTE_JOB", {"job_id": "w0!2", "alloc": "0"}
             elif e["type"] == "JOB_COMPLETED" and e["data"]["job_id"] == "w0!1":
                 yield "SET_JOB_METADATA", {"job_id": "w0!1", "metadata": "late"}
-                yield "KILL_JOB", {"job_ids": ["w0!1"]}
 
     simulate(platform_file, [wl], scripted(early), export_prefix=tmp_path / "out")
     r = rows(tmp_path / "out")
     assert r["2"]["metadata"] == "early" and r["1"]["metadata"] == ""
     assert r["1"]["final_state"] == r["2"]["final_state"] == "COMPLETED_SUCCESSFULLY"
 
+    def late_kill(msg, s):
+        for e in msg["events"]:
+            if e["type"] == "JOB_SUBMITTED" and e["data"]["job_id"] == "w0!1":
+                yield "EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"}
+            elif e["type"] == "JOB_COMPLETED":
+                yield "KILL_JOB", {"job_ids": ["w0!1"]}
+    with pytest.raises(SimulationError, match="end was already reported") as err:
+        simulate(platform_file, [wl], scripted(late_kill), export_prefix=None)
+    assert err.value.job == "w0!1"
+
     for decision, message in (
             (("EXECUTE_JOB", {"job_id": "w0!2", "alloc": "1"}), "not submitted yet"),
-            (("REJECT_JOB", {"job_id": "w0!2"}), "not submitted yet")):
+            (("REJECT_JOB", {"job_id": "w0!2"}), "not submitted yet"),
+            (("KILL_JOB", {"job_ids": ["w0!2"]}), "not running nor complete")):
         def react(msg, s, decision=decision):
             if any(e["type"] == "JOB_SUBMITTED" for e in msg["events"]):
                 yield decision

@@ -208,10 +208,10 @@ def _case_flags(case_dir: Path) -> dict:
     return flags
 
 
-def _run_engine(case_dir: Path, scheduler, prefix: Path):
+def _run_engine(case_dir: Path, scheduler, prefix: Path, **extra):
     from mrsched.simulator.platform import load_platform
 
-    flags = _case_flags(case_dir)
+    flags = {**_case_flags(case_dir), **extra}
     platform = load_platform(str(case_dir / "platform.xml"), roles=flags.pop("roles"),
                              master_host=flags.pop("master_host"))
     return simulate(platform, [case_dir / "workload.json"], scheduler, export_prefix=prefix,

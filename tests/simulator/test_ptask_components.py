@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from mrsched.simulator import maxmin, ptask
+from mrsched.simulator import maxmin, ptask, ptask_steps
 from mrsched.simulator.platform import load_platform
 from mrsched.simulator.ptask import PtaskModel
 
@@ -220,10 +220,10 @@ def test_large_system_paths_give_the_small_system_results(two_groups, monkeypatc
     script = make_script(100 + seed, n=90)
     probe = set(range(3, len(script), 5))
     ref = drive(variant(two_groups, isolate=False), script, probe)
-    monkeypatch.setattr(ptask, "_VECTOR_MIN", 1)
+    monkeypatch.setattr(ptask_steps, "_VECTOR_MIN", 1)
     monkeypatch.setattr(ptask, "_SPLIT_MAX", 0)
     vec = drive(variant(two_groups, isolate=False), script, probe)
     assert vec == ref
-    monkeypatch.setattr(ptask, "_VECTOR_MIN", 3)  # switches between the two along the way
+    monkeypatch.setattr(ptask_steps, "_VECTOR_MIN", 3)  # switches between the two along the way
     mixed = drive(variant(two_groups, isolate=False), script, probe)
     assert mixed == ref
