@@ -27,6 +27,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="keep the profiles of finished dynamic jobs")
     parser.add_argument("--enable-compute-sharing", action="store_true",
                         help="several jobs may run on one compute machine (they share its CPU)")
+    parser.add_argument("-E", "--energy", action="store_true",
+                        help="Batsim's energy model: host pstates and wattage, SET_RESOURCE_STATE, "
+                             "energy QUERY; also writes PREFIX_consumed_energy.csv and "
+                             "_pstate_changes.csv")
     parser.add_argument("--sched-cfg", default="", help="string forwarded in SIMULATION_BEGINS")
     parser.add_argument("--forward-profiles-on-submission", action="store_true",
                         help="add the job's profile to JOB_SUBMITTED")
@@ -68,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
                           dynamic_jobs=args.enable_dynamic_jobs,
                           profile_reuse=args.enable_profile_reuse, sched_cfg=args.sched_cfg,
                           forward_profiles=args.forward_profiles_on_submission,
-                          compute_sharing=args.enable_compute_sharing, keep_records=False)
+                          compute_sharing=args.enable_compute_sharing, keep_records=False,
+                          energy=args.energy)
     finally:
         if closer is not None:
             closer()

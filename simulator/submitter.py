@@ -18,13 +18,16 @@ from mrsched.simulator.workload import Workload, submission_order
 class StaticSubmitter:
     """The submitter of one workload (``start`` posts its hello)."""
 
-    __slots__ = ("k", "master", "name", "jobs", "i", "clock")
+    __slots__ = ("k", "master", "name", "jobs", "i", "clock", "first_read")
 
     def __init__(self, kernel: Any, master: str, workload: Workload):
         self.k, self.master, self.name = kernel, master, workload.name
         self.jobs = submission_order(workload.jobs)
         self.i = 0            # the next job to submit
         self.clock = 0.0      # the time it last read
+        #: with -E, ``first_read(then)`` at its first job: Batsim reads the platform's energy
+        #: there (job_submitter.cpp 141-147), then the submitter goes on (``then``)
+        self.first_read = None
 
     def start(self) -> None:
         self.k.put(self.master, "SUBMITTER_HELLO", self.name, self._woke)
@@ -34,6 +37,11 @@ class StaticSubmitter:
         self._step()
 
     def _step(self) -> None:
+        if self.first_read is not None and self.i < len(self.jobs) \
+                and self.jobs[self.i].subtime <= self.clock:
+            read, self.first_read = self.first_read, None
+            read(self._step)
+            return
         jobs = self.jobs
         i = self.i
         batch = []
