@@ -228,6 +228,7 @@ class Energy:
         self.tasks: list[list] = [[] for _ in range(n)]   # running ptasks: (ptask, flops)
         self.sleeps: list[list] = [[] for _ in range(n)]  # sleep actions on the host (timers)
         self._task_hosts: dict[int, tuple] = {}   # id(ptask) -> (ptask, host ids)
+        self.zombies: dict[int, float] = {}   # id(ptask) -> its rate: stopped, still loading
         # traces
         self.energy_rows: list[str] = []
         self.pstate_rows: list[str] = []
@@ -261,7 +262,11 @@ class Energy:
         for p, flops in self.tasks[r]:
             if flops > 0:
                 rate = rates.get(id(p)) if rates is not None else None
-                usage += flops * (p.rate if rate is None else rate)
+                if rate is None:
+                    rate = self.zombies.get(id(p)) if self.zombies else None
+                    if rate is None:
+                        rate = p.rate
+                usage += flops * rate
         return usage
 
     def _power(self, r: int, rates: dict | None = None) -> float:
@@ -396,21 +401,32 @@ class Energy:
         self._task_hosts[id(p)] = (p, tuple(hosts))
 
     def task_stopped(self, p: Any) -> None:
-        """A ptask is cancelled (walltime, kill): its hosts are updated with it still running
-        (``Action::cancel`` changes its state), then it leaves them."""
+        """A ptask is cancelled (a kill, or its walltime job's deletion): its hosts are updated
+        with it still running (``Action::cancel`` changes its state), then it leaves them."""
         entry = self._task_hosts.pop(id(p), None)
         if entry is None:
             return
         for r in entry[1]:
             self.touch(r)
             self.tasks[r] = [e for e in self.tasks[r] if e[0] is not p]
+        self.zombies.pop(id(p), None)
+
+    def task_outlives(self, p: Any) -> None:
+        """A ptask whose job reached its walltime: Batsim 4.2.1 stops waiting for it
+        (``wait_for`` throws, task_execution.cpp 670-676) but does not cancel it; it runs on,
+        loading its hosts at its last rate, until the server deletes the job, after sending
+        its JOB_COMPLETED (``server_process``, server.cpp 100-106; ``task_stopped`` then)."""
+        if id(p) in self._task_hosts:
+            self.zombies[id(p)] = p.rate
 
     def _hooked_ptask_ends(self, now: float, delta: float):
         """The kernel's ``_ptask_ends`` with SimGrid's maestro updates: every host of a task
         that ends in this step, with the rates of the step (``on_action_state_change``)."""
         if not self._task_hosts:
             return self._ptask_ends(now, delta)
-        rates = {key: p.rate for key, (p, _hosts) in self._task_hosts.items()}
+        zombies = self.zombies
+        rates = {key: zombies[key] if key in zombies else p.rate
+                 for key, (p, _hosts) in self._task_hosts.items()}
         ends = self._ptask_ends(now, delta)
         for _rank, end in ends:
             entry = self._task_hosts.pop(id(end.p), None)

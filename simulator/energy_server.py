@@ -174,6 +174,18 @@ class EnergyServer(Server):
     def _is_finished(self) -> bool:
         return self.nb_switching == 0 and super()._is_finished()
 
+    def _send_to_scheduler(self) -> None:
+        """Then the jobs whose completion went out are deleted (``server_process``): a task
+        that outlived its job's walltime is cancelled there."""
+        outliving = self.executors.outliving
+        done = [ev["data"]["job_id"] for ev in self.buffer
+                if ev["type"] == "JOB_COMPLETED"] if outliving else ()
+        super()._send_to_scheduler()
+        for jid in done:
+            p = outliving.pop(jid, None)
+            if p is not None:
+                self.energy.task_stopped(p)
+
     # -- jobs --------------------------------------------------------------------------------
     def _on_job_completed(self, js: JobState) -> None:
         self.energy.touch(js.alloc[0])   # the message's end updates its sender's host
@@ -339,6 +351,7 @@ class EnergyExecutors(Executors):
         super().__init__(kernel, machines, jobs)
         self.energy = energy
         self.before: dict[str, Any] = {}   # job id -> its machines' energy at its start
+        self.outliving: dict[str, Any] = {}   # job id -> its ptask, running past its walltime
 
     def launch(self, js: JobState, host_ids, steps, storage_mapping, extra) -> None:
         """``server_on_execute_job`` creates the job's actor: it runs in the next sub-round."""
@@ -391,14 +404,18 @@ class EnergyJobExecutor(JobExecutor):
         super().on_step_done()
 
     def on_walltime(self) -> None:
-        self.x.energy.sleep_over(self.js.alloc[0], self.wall_timer)
+        e = self.x.energy
+        e.sleep_over(self.js.alloc[0], self.wall_timer)
+        if self.ptask is not None:   # it runs on until the job is deleted (task_outlives)
+            e.task_outlives(self.ptask)
+            self.x.outliving[self.js.job.id] = self.ptask
         super().on_walltime()
 
     def stop(self) -> None:
         e = self.x.energy
         if self.timer is not None:
             e.sleep_over(self.js.alloc[0], self.timer)
-        if self.ptask is not None:
+        if self.ptask is not None and id(self.ptask) not in e.zombies:
             e.task_stopped(self.ptask)
         super().stop()
 
