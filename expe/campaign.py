@@ -62,6 +62,7 @@ class InputSpec:
     roles: tuple[str, ...] = ()  # a platform's Batsim -r specs
     bb_capacity: int | None = None  # a platform's capacity for storage hosts without one
     compute_sharing: bool = False  # the platform is run with Batsim's --enable-compute-sharing
+    energy: bool = False  # the platform is run with Batsim's -E (energy model)
 
 
 @dataclass(frozen=True)
@@ -219,13 +220,17 @@ def _input(kind: str, item, index: int, file: str, base: Path) -> InputSpec:
         raise _err(f"a {kind} is a path or a mapping", file, f"{kind}s[{index}]")
     item = dict(item)
     name = item.pop("name", None)
+    energy = item.pop("energy", False) if kind == "platform" else False
+    if not isinstance(energy, bool):
+        raise _err(f"energy must be true or false, got {energy!r}", file, f"{where}energy")
     if "path" in item:
         allowed = {"path", "roles", "bb_capacity", "compute_sharing"} if kind == "platform" else {"path"}
         extra = set(item) - allowed
         if extra:
             key = sorted(extra)[0]
             raise _err(f"unknown key '{key}' beside 'path'", file, f"{where}{key}",
-                       suggest(key, allowed | {"name"}))
+                       suggest(key, allowed | {"name"} | ({"energy"} if kind == "platform"
+                                                          else set())))
         roles, bb_capacity = _storage_keys(item, file, where)
         path = (base / str(item["path"])).resolve()
         if not path.is_file():
@@ -238,7 +243,8 @@ def _input(kind: str, item, index: int, file: str, base: Path) -> InputSpec:
             raise _err(f"compute_sharing must be true or false, got {sharing!r}", file,
                        f"{where}compute_sharing")
         return InputSpec(kind, str(name or path.stem), path=str(path), key=sha256_file(path)[:12],
-                         roles=roles, bb_capacity=bb_capacity, compute_sharing=sharing)
+                         roles=roles, bb_capacity=bb_capacity, compute_sharing=sharing,
+                         energy=energy)
     if kind == "workload" and "swf" in item:
         trace = (base / str(item.pop("swf"))).resolve()
         if not trace.is_file():
@@ -272,7 +278,7 @@ def _input(kind: str, item, index: int, file: str, base: Path) -> InputSpec:
                             key=f"{kind}s[{index}]")
     return InputSpec(kind, str(label), command=tuple(argv), seeded=seeded,
                      needs_platform=needs_platform, key=stable_hash(argv),
-                     part=str(item["part"]) if "part" in item else None)
+                     part=str(item["part"]) if "part" in item else None, energy=energy)
 
 
 class _parsing:
@@ -581,7 +587,7 @@ def plan_runs(campaign: Campaign) -> list[PlannedRun]:
                        policy=pol.policy, options=options, seed=run_seed,
                        engine=campaign.engine, batsim=campaign.batsim, timeout=campaign.timeout,
                        roles=plat.roles, bb_capacity=plat.bb_capacity,
-                       compute_sharing=plat.compute_sharing,
+                       compute_sharing=plat.compute_sharing, energy=plat.energy,
                        labels={"campaign": campaign.name, "platform_name": plat.name,
                                "workload_name": wl.name, "policy_label": pol.label,
                                **({"part": wl.part} if wl.part else {})})

@@ -74,6 +74,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(e.g. 40GB; the Euro-Par artifact's platform keeps it in a YAML)")
     parser.add_argument("--enable-compute-sharing", dest="compute_sharing", action="store_true",
                         help="Batsim's --enable-compute-sharing: jobs may share compute hosts")
+    parser.add_argument("-E", "--energy", action="store_true",
+                        help="Batsim's -E/--energy: host pstates and wattage, the scheduler's "
+                             "SET_RESOURCE_STATE and energy QUERY; the run also writes "
+                             "out_consumed_energy.csv and out_pstate_changes.csv")
     parser.add_argument("--force", action="store_true",
                         help="overwrite the run directory even when it holds another run")
 
@@ -124,7 +128,7 @@ def build_spec(args: argparse.Namespace):
                    seed=args.seed, engine=args.engine,
                    batsim=args.batsim if args.engine == "batsim" else None, timeout=args.timeout,
                    roles=tuple(args.roles), bb_capacity=bb_capacity,
-                   compute_sharing=args.compute_sharing)
+                   compute_sharing=args.compute_sharing, energy=args.energy)
     check_start(spec)
     return spec, workload_warnings(data, options)
 

@@ -25,6 +25,9 @@ from mrsched.atomic import write_json_atomic
 MANIFEST = "manifest.json"
 OUTPUT_SUFFIXES = ("jobs", "schedule", "machine_states")
 OUTPUT_FILES = tuple(f"out_{s}.csv" for s in OUTPUT_SUFFIXES)
+#: what an engine run with Batsim's -E writes besides (recorded in the manifest when present)
+ENERGY_SUFFIXES = ("consumed_energy", "pstate_changes")
+ENERGY_FILES = tuple(f"out_{s}.csv" for s in ENERGY_SUFFIXES)
 STATUSES = ("ok", "failed", "timeout")
 
 
@@ -122,7 +125,7 @@ def describe_outputs(run_dir: str | Path) -> dict[str, dict]:
     import hashlib
 
     out = {}
-    for name in OUTPUT_FILES:
+    for name in OUTPUT_FILES + ENERGY_FILES:
         path = Path(run_dir) / name
         if not path.is_file():
             continue
@@ -169,7 +172,8 @@ def spec_problem(manifest: dict, spec, sha256=None) -> str | None:
     want = {"platform": str(spec.platform), "workload": str(spec.workload), "policy": spec.policy,
             "options": json.loads(json.dumps(dict(spec.options))), "seed": spec.seed,
             "roles": list(spec.roles) or None, "bb_capacity": spec.bb_capacity,
-            "compute_sharing": spec.compute_sharing or None}
+            "compute_sharing": spec.compute_sharing or None,
+            "energy": getattr(spec, "energy", False) or None}
     for key, value in want.items():
         if key in ("platform", "workload"):
             continue

@@ -88,6 +88,8 @@ def execute_run(spec: RunSpec | dict, *, warnings: list[str] | tuple = ()) -> di
         manifest["bb_capacity"] = spec.bb_capacity
     if spec.compute_sharing:
         manifest["compute_sharing"] = True
+    if spec.energy:
+        manifest["energy"] = True
     if warnings:
         manifest["warnings"] = list(warnings)
     t0 = time.perf_counter()

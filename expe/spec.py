@@ -28,7 +28,9 @@ class RunSpec:
     ``bb_capacity`` (the Euro-Par artifact's platform keeps it in a YAML beside the XML); it
     reaches the scheduler through Batsim's ``--sched-cfg``, so real Batsim passes it too.
     ``compute_sharing`` starts the engine with Batsim's ``--enable-compute-sharing`` (several
-    jobs may then share a compute host, its CPU shared as SimGrid shares it).
+    jobs may then share a compute host, its CPU shared as SimGrid shares it); ``energy`` with
+    Batsim's ``-E`` (pstates and wattage, energy queries, ``out_consumed_energy.csv`` and
+    ``out_pstate_changes.csv``).
     """
 
     run_id: str
@@ -45,6 +47,7 @@ class RunSpec:
     roles: tuple = ()
     bb_capacity: int | None = None
     compute_sharing: bool = False
+    energy: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -71,6 +74,8 @@ class RunSpec:
             flags += ["--sched-cfg", self.sched_cfg]
         if self.compute_sharing:
             flags.append("--enable-compute-sharing")
+        if self.energy:
+            flags.append("--energy")
         return flags
 
     @classmethod
@@ -91,6 +96,8 @@ class RunSpec:
             argv += ["--bb-capacity", str(int(self.bb_capacity))]
         if self.compute_sharing:
             argv.append("--enable-compute-sharing")
+        if self.energy:
+            argv.append("--energy")
         argv += ["--out", self.out_dir, "--engine", self.engine]
         if self.batsim:
             argv += ["--batsim", self.batsim]

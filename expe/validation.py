@@ -292,6 +292,8 @@ def check_start(spec) -> None:
         extra["sched_cfg"] = spec.sched_cfg
     if spec.compute_sharing:
         extra["compute_sharing"] = True
+    if getattr(spec, "energy", False):
+        extra["energy"] = True
     try:
         simulate(platform, [Workload(name="w0", path=str(spec.workload))],
                  make_scheduler(spec.policy, dict(spec.options)), export_prefix=None,

@@ -18,7 +18,7 @@ import traceback
 from pathlib import Path
 
 from mrsched.errors import ConfigError, MrschedError
-from mrsched.expe.manifest import OUTPUT_SUFFIXES
+from mrsched.expe.manifest import ENERGY_SUFFIXES, OUTPUT_SUFFIXES
 from mrsched.expe.spec import RunSpec
 
 ERROR_PREFIX = "mrsched-run-error: "
@@ -77,10 +77,12 @@ def run_spec(spec: dict) -> None:
         extra["sched_cfg"] = run.sched_cfg
     if run.compute_sharing:
         extra["compute_sharing"] = True
+    if run.energy:
+        extra["energy"] = True
     try:
         simulate(spec["platform"], [spec["workload"]], scheduler, export_prefix=str(tmp_prefix),
                  dynamic_jobs=run.dynamic_jobs, keep_records=False, **extra)
-        for suffix in OUTPUT_SUFFIXES:
+        for suffix in OUTPUT_SUFFIXES + (ENERGY_SUFFIXES if run.energy else ()):
             os.replace(f"{tmp_prefix}_{suffix}.csv", out_dir / f"out_{suffix}.csv")
     finally:
         for leftover in out_dir.glob(f"{tmp_prefix.name}_*"):

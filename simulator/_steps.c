@@ -935,6 +935,7 @@ static PyMemberDef Kernel_members[] = {
      "SimGrid's clock: the running sum of the steps' deltas"},
     {"_spawned", T_OBJECT_EX, offsetof(KernelObject, spawned), READONLY,
      "actors created, not started yet: (start, args) pairs (KernelBase.spawn appends)"},
+    {"_transfer", T_OBJECT, offsetof(KernelObject, transfer), READONLY, "the message in flight"},
     {NULL}
 };
 

@@ -25,8 +25,8 @@ HANDLED = (
     "--acknowledge-dynamic-jobs", "--enable-profile-reuse", "-v", "--verbosity", "-q",
     "--quiet", "--workflow-jobs-limit", "--ignore-beyond-last-workflow",
     "--dump-execution-context", "--enable-compute-sharing", "--disable-storage-sharing",
-    "--sched-cfg", "--sched-cfg-file", "--sg-log", "--forward-unknown-events", "-h", "--help",
-    "--version",
+    "--sched-cfg", "--sched-cfg-file", "--sg-log", "--forward-unknown-events", "-E", "--energy",
+    "-h", "--help", "--version",
 )
 
 #: Batsim's flags the engine refuses: (flags, number of values, why).
@@ -34,7 +34,6 @@ REFUSED = (
     (("-W", "--workflow"), 1, "workflows (DAX files) are not simulated by the embedded engine"),
     (("--WS", "--workflow-start"), 2, "workflows are not simulated by the embedded engine"),
     (("--events",), 1, "external events are not simulated by the embedded engine"),
-    (("-E", "--energy"), 0, "the embedded engine has no energy model (use --engine batsim)"),
     (("--enable-redis",), 0, "the embedded engine talks to the scheduler over ZeroMQ only"),
     (("--no-sched",), 0, "the embedded engine always runs a scheduler"),
     (("--sg-cfg",), 1, "the embedded engine has no SimGrid configuration to set"),
@@ -91,6 +90,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="several jobs may run on one compute machine (they share its CPU)")
     parser.add_argument("--disable-storage-sharing", action="store_true",
                         help="a storage machine runs one job at a time")
+    parser.add_argument("-E", "--energy", action="store_true",
+                        help="Batsim's energy model: host pstates and wattage, SET_RESOURCE_STATE, "
+                             "energy QUERY; also writes PREFIX_consumed_energy.csv and "
+                             "_pstate_changes.csv")
     cfg = parser.add_mutually_exclusive_group()
     cfg.add_argument("--sched-cfg", default="", help="string forwarded in SIMULATION_BEGINS")
     cfg.add_argument("--sched-cfg-file", default=None,
@@ -183,6 +186,7 @@ def engine_options(args: argparse.Namespace) -> dict:
         "compute_sharing": args.enable_compute_sharing,
         "storage_sharing": not args.disable_storage_sharing,
         "machine_states": not args.disable_machine_state_tracing,
+        "energy": args.energy,
         "redis": {"hostname": args.redis_hostname, "port": redis_port,
                   "prefix": args.redis_prefix},
     }

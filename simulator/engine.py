@@ -63,14 +63,21 @@ class Engine:
                  forward_profiles: bool = False, record_transcript: bool = False,
                  keep_records: bool = True, ack_dynamic_jobs: bool = False,
                  mmax_workload: bool = False, storage_sharing: bool = True,
-                 machine_states: bool = True, redis: dict | None = None):
+                 machine_states: bool = True, redis: dict | None = None,
+                 energy: bool = False):
         self.export_prefix = export_prefix
         self.machine_states = machine_states   # not --disable-machine-state-tracing
         if mmax_workload:
             mmax = mmax_of_workloads(workloads, mmax)
-        self.machines = Machines(platform, roles=roles, mmax=mmax,
-                                 compute_sharing=compute_sharing,
-                                 compiled=_kernel._compiled_steps)
+        if energy:   # Batsim's -E: the energy model (energy.py, energy_server.py)
+            from mrsched.simulator.energy import EnergyMachines
+
+            machine_class = EnergyMachines
+        else:
+            machine_class = Machines
+        self.machines = machine_class(platform, roles=roles, mmax=mmax,
+                                      compute_sharing=compute_sharing,
+                                      compiled=_kernel._compiled_steps)
         self.jobs = Jobs(workloads, profile_reuse=profile_reuse)
         nb_compute = self.machines.nb_compute
         oversized = [j for w in workloads for j in w.jobs if not self.jobs.fits(j, nb_compute)]
@@ -80,15 +87,28 @@ class Engine:
                            "resources); Batsim loads them and leaves them to the scheduler, which "
                            "must reject them", len(oversized), nb_compute, first.id, first.res)
         self.kernel = _kernel.make_kernel(self.machines)
-        self.recorder = Recorder(self.machines.tracker, keep_records=keep_records)
-        self.server = Server(self.kernel, self.machines, self.jobs,
-                             Executors(self.kernel, self.machines, self.jobs), self.recorder,
-                             workloads, scheduler, dynamic_jobs=dynamic_jobs,
-                             compute_sharing=compute_sharing, sched_cfg=sched_cfg,
-                             forward_profiles=forward_profiles,
-                             record_transcript=record_transcript,
-                             ack_dynamic_jobs=ack_dynamic_jobs, storage_sharing=storage_sharing,
-                             redis=redis)
+        options = dict(dynamic_jobs=dynamic_jobs, compute_sharing=compute_sharing,
+                       sched_cfg=sched_cfg, forward_profiles=forward_profiles,
+                       record_transcript=record_transcript, ack_dynamic_jobs=ack_dynamic_jobs,
+                       storage_sharing=storage_sharing, redis=redis)
+        self.energy = None
+        if energy:
+            from mrsched.simulator.energy import Energy, EnergyRecorder, load_powers
+            from mrsched.simulator.energy_server import EnergyExecutors, EnergyServer
+
+            m = self.machines
+            self.energy = Energy(self.kernel, m, load_powers(m.platform, m.names))
+            m.now = lambda: self.kernel.now
+            self.recorder = EnergyRecorder(m.tracker, self.energy, keep_records=keep_records)
+            self.server = EnergyServer(self.kernel, m, self.jobs,
+                                       EnergyExecutors(self.kernel, m, self.jobs, self.energy),
+                                       self.recorder, workloads, scheduler, energy=self.energy,
+                                       **options)
+        else:
+            self.recorder = Recorder(self.machines.tracker, keep_records=keep_records)
+            self.server = Server(self.kernel, self.machines, self.jobs,
+                                 Executors(self.kernel, self.machines, self.jobs), self.recorder,
+                                 workloads, scheduler, **options)
 
     def run(self) -> SimulationResult:
         # The inputs (platform, every job of the workloads) live for the whole run: frozen,
@@ -120,10 +140,17 @@ class Engine:
         self.kernel.run(server.receive, server.stalled)
         makespan = recorder.stats.makespan
         sim_time = _time.perf_counter() - wall0
+        energy = None
+        if self.energy is not None:
+            from mrsched.simulator.energy import schedule_energy
+
+            energy = schedule_energy(self.energy, machines, (server.nb_machine_switches,
+                                                             server.nb_grouped_switches))
         paths = recorder.finish(nb_machines=len(machines.resources), makespan=makespan,
                                 time_computing=machines.time_computing,
                                 time_idle=machines.time_idle,
-                                scheduling_time=server.sched_time, simulation_time=sim_time)
+                                scheduling_time=server.sched_time, simulation_time=sim_time,
+                                energy=energy)
         return SimulationResult(jobs=recorder.records if recorder.records is not None else [],
                                 makespan=makespan, nb_messages=server.nb_messages,
                                 scheduling_time=server.sched_time, simulation_time=sim_time,
@@ -137,7 +164,8 @@ def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: st
              record_transcript: bool = False, compute_sharing: bool = False,
              keep_records: bool = True, ack_dynamic_jobs: bool = False,
              mmax_workload: bool = False, storage_sharing: bool = True,
-             machine_states: bool = True, redis: dict | None = None) -> SimulationResult:
+             machine_states: bool = True, redis: dict | None = None,
+             energy: bool = False) -> SimulationResult:
     """Run one simulation; ``platform`` is a path or a loaded Platform, ``workloads`` paths or
     loaded :class:`Workload` objects (named w0, w1, ... in order). ``keep_records=False``: the
     result's ``jobs`` stays empty (rows go only to ``_jobs.csv``; memory does not grow with
@@ -145,7 +173,8 @@ def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: st
     JOB_SUBMITTED for each REGISTER_JOB), ``mmax_workload`` ``--mmax-workload``,
     ``storage_sharing=False`` ``--disable-storage-sharing``, ``machine_states=False``
     ``--disable-machine-state-tracing``, ``redis`` the ``--redis-*`` values (hostname, port,
-    prefix) SIMULATION_BEGINS forwards."""
+    prefix) SIMULATION_BEGINS forwards, ``energy`` ``-E`` (pstates, SET_RESOURCE_STATE, energy
+    QUERY, ``_consumed_energy.csv`` and ``_pstate_changes.csv``)."""
     if isinstance(workloads, (str, Path, Workload)):
         workloads = [workloads]
     workloads = list(workloads)
@@ -158,7 +187,7 @@ def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: st
                         record_transcript=record_transcript, compute_sharing=compute_sharing,
                         keep_records=keep_records, ack_dynamic_jobs=ack_dynamic_jobs,
                         mmax_workload=mmax_workload, storage_sharing=storage_sharing,
-                        machine_states=machine_states, redis=redis)
+                        machine_states=machine_states, redis=redis, energy=energy)
     return engine.run()
 
 

@@ -121,6 +121,29 @@ class KernelBase:
         self._ptasks: dict[int, tuple[Any, Callable[[], None], int]] = {}
         self._ptask_model = None
         self._ending: dict[int, Any] = {}   # ptasks ending in the current step, not yet handled
+        self._speeds: dict[str, float] = {}   # hosts whose pstate changed: their speed now
+
+    def round_token(self) -> Any:
+        """What identifies the sub-round of actors running now (SimGrid's ``EngineImpl::run``
+        runs the ready actors, then handles their simcalls, then runs the actors those made
+        ready): the list actors spawned now go to, which the loop replaces before it starts
+        them. An actor that yields spawns its continuation, so a list some actor spawned into
+        is never current again once its sub-round ended."""
+        return self._spawned
+
+    def transfer_in_flight(self) -> bool:
+        """Whether a message is on its way to the server (the server took it from its mailbox,
+        or it was posted while the server waited)."""
+        return self._transfer is not None
+
+    def set_host_speed(self, name: str, speed: float) -> None:
+        """Host ``name`` computes at ``speed`` flop/s per core from now on (a pstate change,
+        ``CpuImpl::set_pstate``): running ptasks share its new capacity from the next step."""
+        self._speeds[name] = speed
+        if self._ptask_model is not None:
+            from mrsched.simulator.ptask_speed import set_speed
+
+            set_speed(self._ptask_model, name, speed, self.now)
 
     def spawn(self, start: Callable, *args: Any) -> None:
         """An actor created now (``Actor::create``): ``start(*args)`` runs once the actors of
@@ -143,6 +166,11 @@ class KernelBase:
                 raise SimulationError("this workload needs the ptask_L07 model "
                                       "(mrsched.simulator.ptask), which is not available") from None
             self._ptask_model = PtaskModel(self._platform, stepped=True, hosts=self._hosts)
+            if self._speeds:
+                from mrsched.simulator.ptask_speed import set_speed
+
+                for name, speed in self._speeds.items():
+                    set_speed(self._ptask_model, name, speed, self.now)
         if uniform is not None:
             p = self._ptask_model.add_uniform(uniform[0], uniform[1], self.now)
         else:

@@ -45,6 +45,8 @@ class JobRecord:
     #: Batsim's job runtime when it is not finish - start: a job that took no time is given
     #: 1e-5 s (finish_time is then start + 1e-5, and execution_time exactly 1e-5)
     runtime: float | None = None
+    #: ``consumed_energy`` as Batsim prints it under ``-E`` (None: -1, energy not simulated)
+    energy: str | None = None
 
 
 def f6(x: float) -> str:
@@ -70,7 +72,7 @@ def job_row(r: JobRecord) -> str:
     turnaround = finish - sub
     stretch = turnaround / execution if execution > 0 else 0.0
     return (f"{head},{start:.6f},{execution:.6f},{finish:.6f},{waiting:.6f},{turnaround:.6f},"
-            f"{stretch:.6f},{r.alloc},-1.000000,{meta}")
+            f"{stretch:.6f},{r.alloc},{'-1.000000' if r.energy is None else r.energy},{meta}")
 
 
 @dataclass
@@ -135,14 +137,16 @@ class ScheduleStats:
             self.waits.append(r.starting_time - r.submission_time)
 
     def row(self, *, nb_machines: int, makespan: float, time_computing: float, time_idle: float,
-            scheduling_time: float, simulation_time: float) -> dict[str, str]:
-        """Batsim's `_schedule.csv` values (its mean_* divide by all jobs, rejected included)."""
+            scheduling_time: float, simulation_time: float,
+            energy: dict[str, str] | None = None) -> dict[str, str]:
+        """Batsim's `_schedule.csv` values (its mean_* divide by all jobs, rejected included);
+        ``energy``: the values a ``-E`` run sets (consumed energy, switches, time per state)."""
         nb_jobs = self.nb_jobs
 
         def mean(values):
             return sum(values) / nb_jobs if nb_jobs else 0.0
 
-        return {
+        row = {
             "batsim_version": BATSIM_VERSION,
             "consumed_joules": f6(0.0),
             "makespan": f6(makespan),
@@ -170,6 +174,9 @@ class ScheduleStats:
             "time_switching_on": f6(0.0),
             "time_unavailable": f6(0.0),
         }
+        if energy:
+            row.update(energy)
+        return row
 
 
 def schedule_row(records: list[JobRecord], *, nb_machines: int, makespan: float,

@@ -102,6 +102,24 @@ def check_reply(reply: Any, now: float) -> tuple[list[dict], float]:
     return events, float(rnow)
 
 
+def check_query(data: Any) -> None:
+    """A QUERY's data as Batsim's reader accepts it (``handle_query``, protocol.cpp 761-802):
+    exactly ``{"requests": {...}}``, a non-empty object whose one known request,
+    ``consumed_energy``, takes an empty object."""
+    if not isinstance(data, dict) or set(data) != {"requests"}:
+        raise ProtocolError("QUERY data must be exactly {\"requests\": {...}}", event="QUERY")
+    requests = data["requests"]
+    if not isinstance(requests, dict) or not requests:
+        raise ProtocolError("QUERY 'requests' must be a non-empty object", event="QUERY")
+    for key, value in requests.items():
+        if key != "consumed_energy":
+            raise ProtocolError(f"unknown QUERY request {key!r}", event="QUERY",
+                                hint="Batsim 4.2.1 accepts consumed_energy only")
+        if value != {}:
+            raise ProtocolError("the consumed_energy request takes an empty object",
+                                event="QUERY", field="consumed_energy")
+
+
 class _ReplyActor:
     """Batsim's request-reply actor for one scheduler reply: hands its events to the server one
     at a time, then READY (at the reply's ``now`` when that is ahead). An object, not a closure
@@ -174,8 +192,8 @@ class Server:
             "CALL_ME_LATER": self._call_me_later, "KILL_JOB": self._kill_jobs,
             "NOTIFY": self._notify, "REGISTER_PROFILE": self._register_profile,
             "REGISTER_JOB": self._register_job, "SET_JOB_METADATA": self._set_job_metadata,
-            "CHANGE_JOB_STATE": self._ignored, "SET_RESOURCE_STATE": self._ignored,
-            "QUERY": self._ignored, "ANSWER": self._ignored, "TO_JOB_MSG": self._ignored,
+            "CHANGE_JOB_STATE": self._ignored, "SET_RESOURCE_STATE": self._no_energy,
+            "QUERY": self._no_energy_query, "ANSWER": self._ignored, "TO_JOB_MSG": self._ignored,
         }
         self.buffer: list[dict] = []
         self.sched_ready = False
@@ -199,9 +217,12 @@ class Server:
         request-reply actor: their SUBMITTER_HELLO messages reach the mailbox first), then
         SIMULATION_BEGINS to the scheduler."""
         for w in self.workloads:
-            StaticSubmitter(self.k, self.master, w).start()
+            self._submitter(w).start()
         self._append("SIMULATION_BEGINS", self._simulation_begins())
         self._send_to_scheduler()
+
+    def _submitter(self, workload: Workload) -> StaticSubmitter:
+        return StaticSubmitter(self.k, self.master, workload)
 
     def receive(self, mtype: str, payload: Any) -> None:
         """One turn of ``server_process``'s loop: the message is handled, then the scheduler
@@ -426,7 +447,21 @@ class Server:
             js.metadata = meta
 
     def _ignored(self, data: dict) -> None:
-        """CHANGE_JOB_STATE, energy and external-event requests: accepted, no effect here."""
+        """CHANGE_JOB_STATE, ANSWER and TO_JOB_MSG: accepted, no effect here."""
+
+    def _no_energy(self, data: dict) -> None:
+        """SET_RESOURCE_STATE without ``-E``: Batsim aborts (``server_on_pstate_modification``,
+        server.cpp 424)."""
+        raise SimulationError("a pstate modification request needs the energy model (Batsim "
+                              "aborts without it)", event="SET_RESOURCE_STATE",
+                              hint="run the engine with -E/--energy")
+
+    def _no_energy_query(self, data: dict) -> None:
+        """QUERY without ``-E``: read as Batsim reads it, then refused as its server does
+        (``server_on_sched_tell_me_energy``, server.cpp 562)."""
+        check_query(data)
+        raise SimulationError("a consumed_energy QUERY needs the energy model (Batsim aborts "
+                              "without it)", event="QUERY", hint="run the engine with -E/--energy")
 
     def _execute(self, data: dict) -> None:
         etype = "EXECUTE_JOB"

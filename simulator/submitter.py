@@ -49,43 +49,48 @@ def _ld_sub(a: float, b: float) -> float:
 class StaticSubmitter:
     """The submitter of one workload (``start`` posts its hello)."""
 
-    __slots__ = ("k", "master", "name", "jobs", "i", "clock")
+    __slots__ = ("k", "master", "name", "jobs", "i", "clock", "batch", "first_read")
 
     def __init__(self, kernel: Any, master: str, workload: Workload):
         self.k, self.master, self.name = kernel, master, workload.name
         self.jobs = submission_order(workload.jobs)
         self.i = 0            # the next job to submit
         self.clock = 0.0      # the time it last read
+        self.batch: list = []   # the jobs due, not posted yet
+        #: with -E, ``first_read(then)`` once its first job is due: Batsim reads the platform's
+        #: energy there (job_submitter.cpp 141-147), then the submitter goes on (``then``)
+        self.first_read = None
 
     def start(self) -> None:
-        self.k.put(self.master, "SUBMITTER_HELLO", self.name, self._greeted)
+        self.k.put(self.master, "SUBMITTER_HELLO", self.name, self._hello)
 
-    def _greeted(self) -> None:
+    def _hello(self) -> None:
         self.clock = self.k.now
-        self._step([])
+        self._loop()
 
-    def _woke(self) -> None:
-        """The sleep for the next job ended: that job is taken, whatever the clock says."""
-        self.clock = self.k.now
-        i = self.i
-        self.i = i + 1
-        self._step([self.jobs[i]])
-
-    def _step(self, batch: list) -> None:
-        jobs = self.jobs
-        i = self.i
-        while i < len(jobs):
-            job = jobs[i]
-            if job.subtime > self.clock:
+    def _loop(self) -> None:
+        """Batsim's loop over the jobs: every job due by the clock joins the batch; the first
+        job not due posts the batch and sleeps until its time."""
+        jobs, i, batch = self.jobs, self.i, self.batch
+        n = len(jobs)
+        while i < n:
+            if jobs[i].subtime > self.clock:
                 self.i = i
+                self.batch = []
                 if batch:
                     self.k.put(self.master, "JOB_SUBMITTED", batch, self._sleep)
                 else:
                     self._sleep()
                 return
-            batch.append(job)
+            batch.append(jobs[i])
             i += 1
+            if self.first_read is not None:
+                self.i = i
+                read, self.first_read = self.first_read, None
+                read(self._loop)
+                return
         self.i = i
+        self.batch = []
         if batch:
             self.k.put(self.master, "JOB_SUBMITTED", batch, self._bye)
         else:
@@ -93,7 +98,20 @@ class StaticSubmitter:
 
     def _sleep(self) -> None:
         """Until the next job's submission time (from the clock read before)."""
-        self.k.sleep(_ld_sub(self.jobs[self.i].subtime, self.clock), self._woke)
+        self.k.sleep(_ld_sub(self.jobs[self.i].subtime, self.clock), self._slept)
+
+    def _slept(self) -> None:
+        """The job it slept for is due, whatever the clock says: Batsim reads the clock and adds
+        that job without comparing again (a clock a rounding short of the submission time sends
+        it alone, the next ones of the same time after one more tiny sleep)."""
+        self.clock = self.k.now
+        self.batch.append(self.jobs[self.i])
+        self.i += 1
+        if self.first_read is not None:
+            read, self.first_read = self.first_read, None
+            read(self._loop)
+            return
+        self._loop()
 
     def _bye(self) -> None:
         self.k.put(self.master, "SUBMITTER_BYE", self.name)

@@ -34,11 +34,16 @@ def _ids(text: str) -> list[int]:
     return ids
 
 
+#: the batsched variants stood in for here (the energy cases' ``sleeper`` has its own stand-in,
+#: ``test_energy.py``)
+VARIANTS = ("fcfs", "killer", "killer2", "submitter")
+
+
 class BatschedStandIn:
     """``handle_message(dict) -> dict`` as batsched's ``-v VARIANT --variant_options OPTIONS``."""
 
     def __init__(self, variant: str, options: dict[str, Any] | None = None):
-        if variant not in ("fcfs", "killer", "killer2", "submitter"):
+        if variant not in VARIANTS:
             raise ValueError(f"no stand-in for batsched variant {variant!r}")
         self.variant = variant
         opts = options or {}

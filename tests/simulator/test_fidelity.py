@@ -184,7 +184,7 @@ def test_schedule_csv_matches(case, shared_dir, tmp_path):
 
 CONFORMANCE_CASES = ["decisioncost", "oversized", "iotree", "props", "energy128",
                      "vivaldi", "locality", "pfs0", "longwl", "unusedprofiles", "samesubmit2",
-                     "ties", "kthties", "sharing", "usagetrace"]
+                     "ties", "kthties", "sharing", "usagetrace", "energysleep", "energydvfs"]
 #: 1,024 nodes exchanging all-to-all (~20-120 s a run here), 10,000 nodes (~7 s replayed)
 SLOW_CASES = ["bigcluster", "cluster10k"]
 #: what the engine does not reproduce yet (strict: the test fails once it does)
@@ -205,6 +205,8 @@ def _case_flags(case_dir: Path) -> dict:
              "mmax": int(mmax.group(1)) if mmax else None}
     if "--enable-compute-sharing" in batsim:
         flags["compute_sharing"] = True
+    if re.search(r" (-E|--energy)\b", batsim):
+        flags["energy"] = True
     return flags
 
 
