@@ -104,7 +104,7 @@ def test_version_and_help(capsys):
         main(["simulate", "-h"])
     out = capsys.readouterr().out
     assert exit_.value.code == 0 and "--acknowledge-dynamic-jobs" in out
-    assert "--energy" in out and "--workflow" not in out   # refused flags are not offered
+    assert "--energy" in out and "--no-sched" not in out   # refused flags are not offered
 
 
 # -- what the handled flags do -----------------------------------------------------------------
