@@ -121,7 +121,7 @@ def gpu_usage(jobs, gpus_per_node: dict[str, int], cmap: CoreMap) -> list[tuple[
     return out
 
 
-#: what ``schedulers.policies.cpugpu.halving_metadata`` writes on the job heading a timed-out window
+#: what ``schedulers.policies.cpugpu.halving_metadata`` writes on the job heading a window its budget stopped
 HALVINGS = re.compile(r"window halved (\d+)x")
 
 

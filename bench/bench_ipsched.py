@@ -39,6 +39,7 @@ import numpy as np
 from mrsched.schedulers.optim.auction import job_bids, winner_determination
 from mrsched.schedulers.optim.bestfit import best_fit_counts
 from mrsched.schedulers.optim.ipmodel import solve_window
+from mrsched.schedulers.optim import highs_worker
 from mrsched.schedulers.optim.milp import start_worker
 from mrsched.schedulers.model.cores import core_request
 from mrsched.workloads.cpugpu import Machine, generate_mix
@@ -104,13 +105,13 @@ def simulated_states(mix: str, count: int, seed: int = 7, jobs: int = 1000) -> l
     return states[step // 2::step][:count]
 
 
-def bench_ipsched(reqs, prios, free, gpus):
-    out = solve_window(prios, reqs, free, gpus, time_limit=LIMIT, mip_gap=GAP)
+def bench_ipsched(reqs, prios, free, gpus, limit=LIMIT):
+    out = solve_window(prios, reqs, free, gpus, time_limit=limit, mip_gap=GAP)
     r = out.result
     return r.variables, r.constraints, r.seconds, r.status, len(out.layouts), r.cpu
 
 
-def bench_aucsched(reqs, prios, free, gpus, max_bids=4, gap=None):
+def bench_aucsched(reqs, prios, free, gpus, max_bids=4, gap=None, limit=LIMIT):
     sf, sg = list(free), list(gpus)
     bids = []
     arrays = (np.array(free), np.array(gpus))
@@ -121,11 +122,22 @@ def bench_aucsched(reqs, prios, free, gpus, max_bids=4, gap=None):
                 sf[n] -= c
                 sg[n] -= q.gpus_per_node
         bids.append(job_bids(q, free, gpus, max_bids=max_bids, slurm=s, arrays=arrays))
-    out = winner_determination(prios, reqs, bids, free, gpus, time_limit=LIMIT, mip_gap=GAP if gap is None else gap)
+    out = winner_determination(prios, reqs, bids, free, gpus, time_limit=limit, mip_gap=GAP if gap is None else gap)
     r = out.result
     if r is None:   # no job has a bid: nothing to solve
         return 0, 0, 0.0, "optimal", 0, 0.0
     return r.variables, r.constraints, r.seconds, r.status, len(out.winners), r.cpu
+
+
+def sources(args) -> list[tuple]:
+    """(label, window size -> problems) of the simulated and synthetic states."""
+    out = []
+    if not args.synthetic_only:
+        for mix in ("III", "IV", "V"):
+            states = simulated_states(mix, args.problems)
+            out.append((f"simulated mix {mix}", lambda w, st=states: [(r[:w], p[:w], f, g) for f, g, r, p in st]))
+    out.append(("synthetic", lambda w: [problem(1000 * w + k, w) for k in range(args.problems)]))
+    return out
 
 
 def table(args) -> None:
@@ -133,15 +145,9 @@ def table(args) -> None:
     print(f"Machine-L {NODES} x {CORES} cores x {GPUS} GPUs, limit {LIMIT:g} s, {args.problems} problems "
           "per row; solve wall s and decision cpu s as median [max]\n")
     print("| states | policy | window | variables | constraints | paper's direct vars | solve wall s | "
-          "decision cpu s | timeouts | started |")
+          "decision cpu s | limits hit | started |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    sources = []
-    if not args.synthetic_only:
-        for mix in ("III", "IV", "V"):
-            states = simulated_states(mix, args.problems)
-            sources.append((f"simulated mix {mix}", lambda w, st=states: [(r[:w], p[:w], f, g) for f, g, r, p in st]))
-    sources.append(("synthetic", lambda w: [problem(1000 * w + k, w) for k in range(args.problems)]))
-    for label, make in sources:
+    for label, make in sources(args):
         for w in (50, 100, 200):
             probs = make(w)
             for name in ("ipsched", "aucsched"):
@@ -157,7 +163,7 @@ def table(args) -> None:
                       f"{statistics.median(r[1] for r in rows):.0f} | {2 * w * (1 + NODES)} | "
                       f"{statistics.median(secs):.3f} [{max(secs):.3f}] | "
                       f"{statistics.median(cpus):.3f} [{max(cpus):.3f}] | "
-                      f"{sum(r[3] == 'timeout' for r in rows)}/{len(rows)} | {statistics.median(r[4] for r in rows):.0f} |",
+                      f"{sum(r[3] == 'limit' for r in rows)}/{len(rows)} | {statistics.median(r[4] for r in rows):.0f} |",
                       flush=True)
 
 
@@ -176,7 +182,7 @@ def simulate(args) -> None:
     plat_path = tmp / "machine_l.xml"
     plat_path.write_text(generate_cluster(nodes=NODES, cores=CORES, gpus=GPUS, pfs=False).xml)
     plat = load_platform(str(plat_path))
-    print("\n| workload | policy | MILPs | timeouts (window halved) | median s | max s | scheduler s | run wall s |")
+    print("\n| workload | policy | MILPs | limits hit (window halved) | median s | max s | scheduler s | run wall s |")
     print("|---|---|---|---|---|---|---|---|")
     for label, wl in (("ESP-2 x 2", generate_esp2_cpugpu(machine(), seed=1)),
                       ("mix V", generate_mix(machine(), "V", jobs=400, seed=1))):
@@ -189,9 +195,136 @@ def simulate(args) -> None:
             wall = time.perf_counter() - t0
             solves = sched.policy.solves_
             secs = [s["seconds"] for s in solves] or [0.0]
-            print(f"| {label} | {name} | {len(solves)} | {sum(s['status'] == 'timeout' for s in solves)} | "
+            print(f"| {label} | {name} | {len(solves)} | {sum(s['status'] == 'limit' for s in solves)} | "
                   f"{statistics.median(secs):.3f} | {max(secs):.3f} | {res.scheduling_time:.1f} | {wall:.1f} |",
                   flush=True)
+
+
+def traced_highs(cap: float, log: list):
+    """A stand-in for :func:`highs_worker.run_highs` that records, for the calibration of
+    ``node_limit``, each solve's CPU seconds against the nodes HiGHS has explored (HiGHS's
+    MIP-interrupt callback, called at every check of its limits), and stops it past ``cap``
+    CPU seconds (status ``limit``)."""
+    from highspy import _core as hs
+
+    def run(p: dict) -> dict:
+        cpu = time.process_time()
+        h = highs_worker.build_highs(p)
+        trace = []
+
+        def callback(kind, message, out, into, data):
+            spent = time.process_time() - cpu
+            trace.append((spent, out.mip_node_count))
+            if spent > cap:
+                into.user_interrupt = True
+
+        h.setCallback(callback, None)
+        h.startCallback(hs.cb.HighsCallbackType.kCallbackMipInterrupt)
+        h.run()
+        answer = highs_worker.answer(h, cpu)
+        log.append({"variables": len(p["cost"]), "nonzeros": len(p["value"]), "cpu": answer["cpu"],
+                    "nodes": answer["nodes"], "status": answer["status"], "trace": trace})
+        return answer
+    return run
+
+
+def _summary(records: list[dict]) -> dict:
+    """One calibration row: per solve, the CPU of presolve and the root node (until the first
+    branch-and-bound node, None when it never came), the nodes explored at ``LIMIT`` CPU s,
+    and the branch-and-bound rate (nodes per CPU s after the root)."""
+    ended, at5, rates, roots, root_over = [], [], [], [], 0
+    for r in records:
+        first = next((c for c, n in r["trace"] if n >= 1), None)
+        r["presolve_root_cpu"] = first
+        roots.append(r["cpu"] if first is None else first)
+        if first is not None and r["cpu"] - first > 0.05 and r["nodes"] > 1:
+            r["nodes_per_s"] = r["nodes"] / (r["cpu"] - first)
+            rates.append(r["nodes_per_s"])
+        if r["cpu"] < LIMIT:
+            if r["status"] == "optimal":
+                ended.append(r["nodes"])
+        elif first is None or first >= LIMIT:
+            root_over += 1
+        else:
+            r["nodes_at_limit"] = next((n for c, n in r["trace"] if c >= LIMIT), r["nodes"])
+            at5.append(r["nodes_at_limit"])
+    return {"solves": len(records), "ended": ended, "at5": at5, "rates": rates, "roots": roots,
+            "root_over": root_over}
+
+
+def _row(label: str, policy: str, window, t: dict) -> str:
+    def spread(v, fmt="{:.0f}"):
+        return f"{fmt.format(statistics.median(v))} [{fmt.format(min(v))}-{fmt.format(max(v))}] ({len(v)})" if v else "-"
+    return (f"| {label} | {policy} | {window} | {t['solves']} | {max(t['ended'], default=0)} | "
+            f"{spread(t['at5'])} | {t['root_over']} | {spread(t['roots'], '{:.2f}')} | {spread(t['rates'])} |")
+
+
+def issue_run(policy: str, nodes: int = 16, mix: str = "V", jobs: int = 80) -> None:
+    """A whole run of ``policy`` without a limit on issue 42's machine (16 nodes x 8 cores x 2
+    GPUs, 80 mix V jobs, seed 1): every MILP it solves goes through ``milp.run_highs``."""
+    import tempfile
+    from pathlib import Path
+
+    from mrsched.platforms.cluster import generate_cluster
+    from mrsched.schedulers.registry import make_scheduler
+    from mrsched.simulator.engine import simulate as run
+    from mrsched.simulator.platform import load_platform
+    from mrsched.workloads.batsim_json import write_workload
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench_ipsched_issue_"))
+    names = [f"node_{k}" for k in range(nodes)]
+    wl = generate_mix(Machine([], names, [CORES] * nodes, [GPUS] * nodes, True), mix, jobs=jobs, seed=1)
+    (tmp / "p.xml").write_text(generate_cluster(nodes=nodes, cores=CORES, gpus=GPUS, pfs=False).xml)
+    write_workload(tmp / "w.json", wl)
+    run(load_platform(str(tmp / "p.xml")), [str(tmp / "w.json")], make_scheduler(policy, {"node_limit": 0}),
+        export_prefix=str(tmp / "out"))
+
+
+def calibrate(args) -> None:
+    """Per solve without a limit (up to ``--cap`` CPU s; HiGHS in this process, one thread):
+    the most nodes of a solve that ends within the paper's interval (``LIMIT`` CPU s), the nodes
+    explored when a longer one reaches it, how many spend it all in presolve and the root node
+    (which a node limit does not bound), their CPU, and the branch-and-bound rate."""
+    import json
+
+    from mrsched.schedulers.optim import milp
+
+    log: list[dict] = []
+    milp.run_highs = traced_highs(args.cap, log)
+    rows, totals = [], {"ipsched": [], "aucsched": []}
+    policies = ("ipsched",) if args.no_aucsched else ("ipsched", "aucsched")
+    print(f"\nCalibration of node_limit: no limit (a solve stopped at {args.cap:g} CPU s), "
+          f"{args.problems} problems per row; CPU seconds of HiGHS; median [min-max] (count)\n")
+    print(f"| states | policy | window | solves | most nodes of a solve ending within {LIMIT:g} s | "
+          f"nodes at {LIMIT:g} s | root over {LIMIT:g} s | presolve + root cpu s | nodes per cpu s after the root |")
+    print("|---|---|---|---|---|---|---|---|---|")
+
+    def record(label, name, window):
+        t = _summary(log)
+        for r in log:
+            r.update(states=label, policy=name, window=window)
+            rows.append({k: v for k, v in r.items() if k != "trace"})
+        totals[name].append(t)
+        print(_row(label, name, window, t), flush=True)
+        log.clear()
+
+    for name in policies:
+        issue_run(name)
+        record("issue 42: 16 x 8 x 2, 80 mix V jobs, whole run", name, "run")
+    for label, make in sources(args):
+        for w in (50, 100, 200):
+            probs = make(w)
+            for name in policies:
+                for p in probs:
+                    bench_ipsched(*p, limit=None) if name == "ipsched" else bench_aucsched(*p, limit=None)
+                record(label, name, w)
+    for name in policies:
+        t = {k: sum((x[k] for x in totals[name]), []) if isinstance(totals[name][0][k], list)
+             else sum(x[k] for x in totals[name]) for k in totals[name][0]}
+        print(_row("all", name, "all", t))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(rows, fh, indent=1)
 
 
 def main() -> None:
@@ -200,7 +333,14 @@ def main() -> None:
     ap.add_argument("--synthetic-only", action="store_true", help="skip the simulated states")
     ap.add_argument("--no-aucsched", action="store_true", help="IPSCHED only")
     ap.add_argument("--simulate", action="store_true", help="also run ESP-2 x 2 and mix V (minutes)")
+    ap.add_argument("--calibrate", action="store_true",
+                    help="instead of the table: nodes explored at 5 CPU s per solve, without a limit")
+    ap.add_argument("--cap", type=float, default=20.0, help="--calibrate: CPU seconds a solve may take")
+    ap.add_argument("--json", help="--calibrate: write every solve's record to this file")
     args = ap.parse_args()
+    if args.calibrate:
+        calibrate(args)
+        return
     table(args)
     if args.simulate:
         simulate(args)

@@ -204,8 +204,9 @@ def _value(expr: Term, x: np.ndarray) -> int:
 
 
 def winner_determination(priorities: list[float], reqs: list[CoreRequest], bids: list[list[Bid]],
-                         free: list[int], free_gpus: list[int], *, time_limit: float | None,
-                         mip_gap: float = 1e-6, start: bool = True) -> AuctionOutcome:
+                         free: list[int], free_gpus: list[int], *, time_limit: float | None = None,
+                         node_limit: int | None = None, mip_gap: float = 1e-6,
+                         start: bool = True) -> AuctionOutcome:
     """Eqs. (8)-(15): at most one bid per job, cores and GPUs per node, chosen by HiGHS.
 
     Decision (speed, as IPSCHED's classes): u_jn and r_jn are summed over *atoms* of
@@ -218,8 +219,9 @@ def winner_determination(priorities: list[float], reqs: list[CoreRequest], bids:
     node by node (emptiest nodes first); a winner the layout cannot place exactly gets SLURM's
     best fit inside its bid's nodes, or waits.
     MIP start (``start``): every job's SLURM bid wins, which is feasible because those bids
-    were laid out one after the other on what the earlier ones left. On a timeout the
-    outcome carries the incumbent's winners (status ``timeout``).
+    were laid out one after the other on what the earlier ones left. When a budget
+    (``node_limit`` / ``time_limit``, :meth:`Milp.solve`) stops HiGHS the outcome carries the
+    incumbent's winners (status ``limit``).
     """
     nb_bids = sum(len(b) for b in bids)
     out = AuctionOutcome("optimal", bids=nb_bids)
@@ -301,9 +303,10 @@ def winner_determination(priorities: list[float], reqs: list[CoreRequest], bids:
                     if R[(j, a)] is not None:
                         x0[R[(j, a)]] += c - 1
                 break
-    result = m.solve(time_limit=time_limit, mip_gap=mip_gap, start=x0 if start else None)
+    result = m.solve(time_limit=time_limit, node_limit=node_limit, mip_gap=mip_gap,
+                     start=x0 if start else None)
     out.status, out.result = result.status, result
-    if result.status not in ("optimal", "timeout") or result.x is None:
+    if result.status not in ("optimal", "limit") or result.x is None:
         return out
     x = result.x
     won = {}

@@ -1,8 +1,12 @@
 """HiGHS run on a model given as plain arrays, in this process or in a worker child process.
 
-Why a child process: HiGHS checks its ``time_limit`` between phases, not inside them (the
-interrupt callback is called once in all of presolve), so presolve or root separation can
-overrun a limit by far. A child can be killed at the deadline; the policy then keeps the MIP start (SLURM's answer) as incumbent.
+In this process when the solve is bounded by work alone (``mip_max_nodes``, or nothing): HiGHS
+on one thread without a time limit is deterministic, its clock feeding only its log
+(HiGHS 1.15 ``HighsMipSolverData::checkLimits``, ``HPresolve::runProbing``).
+In a child process when a wall-clock ``time_limit`` is given: HiGHS checks it between phases,
+not inside them (the interrupt callback is called once in all of presolve), so presolve or root
+separation can overrun a limit by far. A child can be killed at the deadline; the policy then
+keeps the MIP start (SLURM's answer) as incumbent.
 
 Protocol (the child runs this file as a script, with no ``mrsched`` import, so that it starts
 quickly): length-prefixed pickles on stdin/stdout; a request is the dict
@@ -23,11 +27,12 @@ import numpy as np
 _HEADER = struct.Struct("<Q")
 
 
-def run_highs(p: dict) -> dict:
-    """Solve ``p`` (cost, lb, ub, integer, CSC matrix, row bounds, options, start) with HiGHS."""
+def build_highs(p: dict):
+    """A ``highspy`` solver holding ``p`` (cost, lb, ub, integer, CSC matrix, row bounds,
+    options, start), ready to run: :func:`run_highs` runs it; a benchmark may first attach a
+    callback (``bench/bench_ipsched.py --calibrate`` traces the nodes against CPU time)."""
     from highspy import _core as hs
 
-    cpu = time.process_time()
     h = hs._Highs()
     h.setOptionValue("output_flag", False)
     for key, value in p["options"].items():
@@ -46,18 +51,37 @@ def run_highs(p: dict) -> dict:
         sol.col_value = list(p["x0"])
         sol.value_valid = True
         h.setSolution(sol)
-    h.run()
+    return h
+
+
+def answer(h, cpu: float) -> dict:
+    """What :func:`run_highs` returns once ``h`` has run (``cpu``: the process time it began).
+
+    ``status`` is ``limit`` when a limit stopped HiGHS before it proved the optimum, and
+    ``stopped_by`` says which: ``nodes`` (``mip_max_nodes`` reached: HiGHS's status
+    kSolutionLimit, ``HighsMipSolverData::checkLimits``) or ``time``."""
+    from highspy import _core as hs
+
     status = h.getModelStatus()
     info = h.getInfo()
     has_x = info.primal_solution_status == 2          # kSolutionStatusFeasible
     ms = hs.HighsModelStatus
-    kind = {ms.kOptimal: "optimal", ms.kInfeasible: "infeasible", ms.kTimeLimit: "timeout",
-            ms.kInterrupt: "timeout", ms.kSolutionLimit: "timeout", ms.kIterationLimit: "timeout"}
-    return {"status": kind.get(status, "error"),
+    stopped_by = {ms.kSolutionLimit: "nodes", ms.kTimeLimit: "time", ms.kInterrupt: "time"}.get(status)
+    kind = "limit" if stopped_by else {ms.kOptimal: "optimal", ms.kInfeasible: "infeasible"}.get(status, "error")
+    return {"status": kind, "stopped_by": stopped_by,
             "x": np.round(np.asarray(h.getSolution().col_value)) if has_x else None,
             "objective": info.objective_function_value if has_x else 0.0,
             "gap": info.mip_gap if has_x else None,
+            "nodes": int(info.mip_node_count),
             "cpu": time.process_time() - cpu}
+
+
+def run_highs(p: dict) -> dict:
+    """Solve ``p`` with HiGHS (see :func:`build_highs` and :func:`answer`)."""
+    cpu = time.process_time()
+    h = build_highs(p)
+    h.run()
+    return answer(h, cpu)
 
 
 def send(fh, obj) -> None:

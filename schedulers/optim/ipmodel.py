@@ -13,8 +13,8 @@ what is left, or waits for the next round.
 
 Solver use (speed without changing what is optimal):
 - MIP start: SLURM's best fit of the window in priority order (:func:`greedy_start`), laid
-  into the class variables, so HiGHS has an incumbent from its first node and a timeout
-  still has an answer at least as good as SLURM's.
+  into the class variables, so HiGHS has an incumbent from its first node and a solve stopped
+  by its budget still has an answer at least as good as SLURM's.
 - Symmetry: jobs with identical requests differ only by weight, so an optimum exists that
   selects the heavier one first (exchange argument on Eq. 1: swapping them changes the
   objective by (P_h - P_l)(1 - c) >= 0); rows s_h >= s_l remove the mirrored solutions.
@@ -164,11 +164,12 @@ def greedy_start(m: Milp, s, y, z, keys, reqs: list[CoreRequest], free: list[int
 
 
 def solve_window(weights: list[float], reqs: list[CoreRequest], free: list[int], free_gpus: list[int], *,
-                 time_limit: float | None, mip_gap: float = 1e-6, start: bool = True,
-                 cuts: bool = True) -> IpOutcome:
+                 time_limit: float | None = None, node_limit: int | None = None, mip_gap: float = 1e-6,
+                 start: bool = True, cuts: bool = True) -> IpOutcome:
     """Select and lay out jobs of the window on the free cores and GPUs (``reqs`` in priority
-    order: the MIP start is SLURM's best fit in that order). On a timeout the outcome carries
-    HiGHS's incumbent, if it has one (status ``timeout``, layouts filled)."""
+    order: the MIP start is SLURM's best fit in that order). ``node_limit`` / ``time_limit``:
+    :meth:`Milp.solve`'s budgets. When one stops HiGHS the outcome carries its incumbent, if it
+    has one (status ``limit``, layouts filled)."""
     nb_nodes = len(free)
     classes = node_classes(free, free_gpus)
     # a job that does not fit alone on the free nodes is in no selection: left out (exact)
@@ -176,9 +177,9 @@ def solve_window(weights: list[float], reqs: list[CoreRequest], free: list[int],
     m, s, y, z, keys = build_model([weights[j] for j in alone], [reqs[j] for j in alone], classes, nb_nodes,
                                    cuts=cuts)
     x0 = greedy_start(m, s, y, z, keys, [reqs[j] for j in alone], free, free_gpus) if start else None
-    result = m.solve(time_limit=time_limit, mip_gap=mip_gap, start=x0)
+    result = m.solve(time_limit=time_limit, node_limit=node_limit, mip_gap=mip_gap, start=x0)
     out = IpOutcome(result.status, result=result)
-    if result.status not in ("optimal", "timeout") or result.x is None:
+    if result.status not in ("optimal", "limit") or result.x is None:
         return out
     x = result.x
     selected = [alone[j] for j in range(len(alone)) if x[s[j]] > 0.5]

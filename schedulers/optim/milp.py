@@ -1,11 +1,16 @@
 """A small MILP builder solved by HiGHS (``highspy``, called directly): variables with bounds
-and integrality, sparse rows, a time limit, a MIP start, and the solver's own statistics.
+and integrality, sparse rows, a work budget or a time limit, a MIP start, and the solver's own
+statistics.
 
-The time limit is honoured: HiGHS checks its own limit only between phases, so a limited
-solve runs in a worker process (:mod:`.highs_worker`, one per scheduler process, started by
-the policy or on first use) that is killed ``GRACE`` seconds past the limit; the MIP start is
-then the answer. Decision: HiGHS runs on one thread: a campaign runs one simulation per core,
-and seed 002's models solved no faster on two.
+Budgets. ``node_limit`` bounds the branch and bound by nodes (HiGHS ``mip_max_nodes``): the
+answer is then a function of the model alone, whatever the machine's load, since HiGHS on one
+thread without a time limit is deterministic. It bounds neither presolve nor the root node (LP,
+cut rounds, root heuristics), whose work HiGHS limits by its own rules (docs/PERFORMANCE-repro.md
+measures both). ``time_limit`` is wall time (the paper's interval): HiGHS checks it only between
+phases, so a limited solve runs in a worker process (:mod:`.highs_worker`, one per scheduler
+process, started by the policy or on first use) that is killed ``GRACE`` seconds past the
+limit; the MIP start is then the answer. Decision: HiGHS runs on one thread: a campaign runs
+one simulation per core, and seed 002's models solved no faster on two.
 
 Why not ``scipy.optimize.milp``: it cannot take a starting solution, and seed 002's policies
 always have one (SLURM's best fit of the window), which gives HiGHS an incumbent from the first
@@ -36,15 +41,17 @@ GRACE = 0.3
 
 @dataclass
 class MilpResult:
-    status: str             # optimal | timeout | infeasible | error
-    x: np.ndarray | None    # on a timeout: the incumbent, if HiGHS had one
+    status: str             # optimal | limit | infeasible | error
+    x: np.ndarray | None    # when a limit stopped HiGHS: the incumbent, if it had one
     objective: float
     variables: int
     constraints: int
     seconds: float
     gap: float | None = None
     started: bool = False   # a MIP start was given and accepted as feasible
-    cpu: float = 0.0        # HiGHS's CPU seconds (in the worker process for a limited solve)
+    cpu: float = 0.0        # HiGHS's CPU seconds (in the worker process for a timed solve)
+    nodes: int = 0          # branch-and-bound nodes HiGHS explored (-1: the worker was killed)
+    stopped_by: str | None = None   # the limit that stopped it: nodes | time
 
 
 def _cpu_of(pid: int) -> float:
@@ -190,11 +197,12 @@ class Milp:
         return bool(np.all(act >= np.array(self.lo) - tol) and np.all(act <= np.array(self.hi) + tol))
 
     def solve(self, time_limit: float | None = None, mip_gap: float = 1e-6,
-              start: np.ndarray | None = None) -> MilpResult:
+              start: np.ndarray | None = None, node_limit: int | None = None) -> MilpResult:
         """Solve with HiGHS; ``start``: a feasible point handed to HiGHS as its first incumbent
-        (ignored when infeasible). With a ``time_limit`` HiGHS runs in the worker process and the
-        call returns within the limit + ``GRACE`` s; status ``timeout`` keeps HiGHS's incumbent in
-        ``x``, or the start when the worker had to be killed."""
+        (ignored when infeasible). ``node_limit``: at most that many branch-and-bound nodes
+        (None: no bound). With a ``time_limit`` (wall seconds) HiGHS runs in the worker process
+        and the call returns within the limit + ``GRACE`` s. Status ``limit``: a limit stopped
+        HiGHS (``stopped_by``); ``x`` is its incumbent, or the start when the worker was killed."""
         from scipy.sparse import csc_array
 
         n, m = self.nb_vars, self.nb_rows
@@ -204,21 +212,24 @@ class Milp:
         x0 = None if start is None else np.asarray(start, dtype=float)
         started = x0 is not None and self.feasible(x0)
         a = csc_array((self.vals, (self.rows, self.cols)), shape=(m, n))
+        options = {"mip_rel_gap": float(mip_gap), "threads": 1}
+        if node_limit is not None:
+            options["mip_max_nodes"] = int(node_limit)
         problem = {"cost": np.asarray(self.cost, dtype=float), "lb": np.asarray(self.lb, dtype=float),
                    "ub": np.asarray(self.ub, dtype=float), "integer": self.integer,
                    "lo": np.asarray(self.lo, dtype=float), "hi": np.asarray(self.hi, dtype=float),
                    "start_": a.indptr, "index": a.indices, "value": a.data,
-                   "x0": x0 if started else None, "options": {"mip_rel_gap": float(mip_gap), "threads": 1}}
+                   "x0": x0 if started else None, "options": options}
         if time_limit is None or time_limit <= 0:
             answer = run_highs(problem)
         else:
-            problem["options"]["time_limit"] = max(time_limit - (time.perf_counter() - t0), 1e-3)
+            options["time_limit"] = max(time_limit - (time.perf_counter() - t0), 1e-3)
             worker = _worker()
             answer = worker.solve(problem, deadline=t0 + time_limit + GRACE)
             if answer is None:      # killed at the deadline: the MIP start is the incumbent
-                answer = {"status": "timeout", "x": x0 if started else None,
+                answer = {"status": "limit", "stopped_by": "time", "x": x0 if started else None,
                           "objective": float(problem["cost"] @ x0) if started else 0.0, "gap": None,
-                          "cpu": worker.killed_cpu}
-        x = answer["x"] if answer["status"] in ("optimal", "timeout") else None
+                          "cpu": worker.killed_cpu, "nodes": -1}
+        x = answer["x"] if answer["status"] in ("optimal", "limit") else None
         return MilpResult(answer["status"], x, answer["objective"], n, m, time.perf_counter() - t0,
-                          answer["gap"], started, answer["cpu"])
+                          answer["gap"], started, answer["cpu"], answer["nodes"], answer["stopped_by"])

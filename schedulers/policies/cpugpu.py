@@ -1,5 +1,7 @@
 """What the three seed 002 policies share: the node view of the machine, each job's request,
-its priority, the free cores and GPUs per node, and how a layout becomes a Batsim start.
+its priority, the free cores and GPUs per node, and how a layout becomes a Batsim start; and
+what the two MILP policies share (:class:`MilpWindowPolicy`): the window, the budget of a
+round's MILPs and what a MILP its budget stopped does.
 
 Run-time state: ``state_`` (free cores and GPUs per node, changed only by :meth:`start` and
 the jobs that ended), ``running_`` (job id -> expected end, what it holds), ``requests_``.
@@ -17,6 +19,8 @@ from mrsched.schedulers.model.cluster import Cluster
 from mrsched.schedulers.model.decisions import Allocation
 from mrsched.schedulers.model.job import Job
 from mrsched.schedulers.optim.bestfit import never_fits
+from mrsched.schedulers.optim.milp import MilpResult, start_worker
+from mrsched.schedulers.optim.window import AdaptiveWindow, RoundBudget
 from mrsched.schedulers.model.nodes import Layout, NodeShare, NodeState, NodeView
 from mrsched.schedulers.policies.priority import PRIORITIES, job_priority
 from mrsched.schedulers.model.cores import CoreRequest, core_request
@@ -25,15 +29,17 @@ from mrsched.schedulers.model.params import Param
 from mrsched.schedulers.model.contract import Policy, SchedulingContext
 
 logger = logging.getLogger(__name__)
-#: what a MILP that hits its time limit starts (seed 002 Sect. 3.1: nothing; Decision: the
+#: what a MILP its budget stopped starts (seed 002 Sect. 3.1: nothing; Decision: the
 #: incumbent by default, never worse than SLURM's answer given as the MIP start)
 ON_TIMEOUT = ("incumbent", "nothing")
-HALVING_METADATA = "window halved {n}x (last at t={t:.3f}: {old} -> {new} jobs)"
+HALVING_METADATA = "window halved {n}x (last at t={t:.3f} by the {limit} limit: {old} -> {new} jobs; {held} were in it)"
 
 
-def halving_metadata(n: int, t: float, old: int, new: int) -> str:
-    """The metadata of a job that headed ``n`` windows whose MILP hit its time limit."""
-    return HALVING_METADATA.format(n=n, t=t, old=old, new=new)
+def halving_metadata(n: int, t: float, old: int, new: int, held: int, limit: str) -> str:
+    """The metadata of a job that headed ``n`` windows whose MILP its budget stopped: the last
+    time, which limit (``node`` or ``time``), the window's size before and after, and the jobs
+    it held (fewer than its size when the queue was shorter)."""
+    return HALVING_METADATA.format(n=n, t=t, limit=limit, old=old, new=new, held=held)
 
 
 @dataclass
@@ -70,8 +76,7 @@ class CpuGpuPolicy(Policy):
         self.running_: dict[str, Held] = {}
         self.requests_: dict[str, CoreRequest] = {}
         self.seq_: dict[str, int] = {}
-        self.stats_: dict[str, int] = {"rounds": 0, "solves": 0, "timeouts": 0}
-        self.halved_: dict[str, int] = {}   # job id -> window halvings while it headed the window
+        self.stats_: dict[str, int] = {"rounds": 0}
         self._empty = ([len(c) for c in self.view_.cores], list(self.view_.gpus))
         # burst buffer (seed 001's machines): placed per core resource like every policy does
         self.placer_ = BurstBufferPlacer(cluster)
@@ -104,15 +109,6 @@ class CpuGpuPolicy(Policy):
                 self.requests_[job.id] = req
             out.append(job)
         return out
-
-    def record_halving(self, ctx: SchedulingContext, window: list[Job], new_size: int) -> None:
-        """A timeout halved the window: counted on the window's first job, written in its
-        metadata (``_jobs.csv``) so the run directory keeps it whatever engine ran it
-        (:func:`mrsched.analysis.cpugpu.window_halvings` counts them)."""
-        head = window[0]
-        n = self.halved_.get(head.id, 0) + 1
-        self.halved_[head.id] = n
-        ctx.annotate(head, halving_metadata(n, ctx.now, len(window), new_size))
 
     def priority_of(self, job: Job, now: float) -> float:
         return job_priority(self.priority, self.seq_[job.id], job.subtime, self.requests_[job.id].cores, now,
@@ -165,3 +161,71 @@ class CpuGpuPolicy(Policy):
 
     def decide(self, ctx: SchedulingContext, jobs: list[Job]) -> None:
         raise NotImplementedError
+
+
+class MilpWindowPolicy(CpuGpuPolicy):
+    """Base of ``ipsched`` and ``aucsched``: each round the ``window`` highest-priority jobs are
+    decided by MILPs within the round's budget; a MILP the budget stops halves the window for
+    the rest of the run (seed 002 Sect. 3.1) and, by default, its incumbent starts.
+
+    The budget counts work by default (``node_limit`` branch-and-bound nodes, calibrated to the
+    paper's 5 s interval), so a run is a function of its inputs and options alone. The paper's
+    wall-clock ``time_limit`` is an explicit option (both apply when both are set); with it a
+    run depends on the machine's speed and load, as the paper's SLURM plug-ins did.
+
+    Run-time state: ``window_`` (:class:`AdaptiveWindow`), ``solves_`` (one record per MILP),
+    ``halved_`` (job id -> halvings while it headed the window), ``idle_`` (the last round
+    started nothing: a round with no submission and no ending job is not solved again).
+    """
+
+    _parameter_constraints = {
+        "time_limit": Param(float, min=0.0, help="wall-clock seconds a round's MILPs may take (the paper's "
+                                                 "interval, e.g. 5: the run then depends on the machine's "
+                                                 "load); 0 = none"),
+        "node_limit": Param(int, min=0, help="branch-and-bound nodes a round's MILPs may explore (HiGHS "
+                                             "mip_max_nodes; presolve and the root node are not counted); "
+                                             "0 = no bound"),
+        "on_timeout": Param(str, ON_TIMEOUT, help="what a MILP its budget stopped starts: incumbent (HiGHS's "
+                                                  "best answer, at least SLURM's) or nothing (seed 002 Sect. 3.1)"),
+        "mip_gap": Param(float, min=0.0, max=1.0, help="HiGHS relative MIP gap (0: proven optimum, the "
+                                                      "only gap that never reorders priorities)"),
+    }
+
+    def setup(self, cluster: Cluster) -> None:
+        super().setup(cluster)
+        self.window_ = AdaptiveWindow(self.window)
+        if self.time_limit:
+            start_worker()      # timed solves run in the worker: start it before the first
+        self.idle_ = False
+        self.solves_: list[dict] = []
+        self.halved_: dict[str, int] = {}
+        self.stats_.update(solves=0, limits=0)
+
+    def budget(self) -> RoundBudget:
+        """What this round's MILPs may spend."""
+        return RoundBudget(self.node_limit or None, self.time_limit or None)
+
+    def record_solve(self, ctx: SchedulingContext, window: list[Job], res: MilpResult, **extra) -> None:
+        self.solves_.append({"time": ctx.now, "window": len(window), "variables": res.variables,
+                             "constraints": res.constraints, "seconds": res.seconds, "nodes": res.nodes,
+                             "status": res.status, "stopped_by": res.stopped_by, **extra})
+        self.stats_["solves"] += 1
+
+    def limit_hit(self, ctx: SchedulingContext, window: list[Job], res: MilpResult, answer: int) -> bool:
+        """A MILP over ``window`` its budget stopped, its incumbent placing ``answer`` jobs: the
+        window is halved, the halving written in the metadata of the window's first job
+        (``_jobs.csv``, so the run directory keeps it whatever engine ran it;
+        :func:`mrsched.analysis.cpugpu.window_halvings` counts them) and logged. Returns
+        whether the incumbent's answer starts (``on_timeout``)."""
+        self.stats_["limits"] += 1
+        old = self.window_.timed_out()
+        head = window[0]
+        n = self.halved_[head.id] = self.halved_.get(head.id, 0) + 1
+        limit = "time" if res.stopped_by == "time" else "node"
+        ctx.annotate(head, halving_metadata(n, ctx.now, old, self.window_.current, len(window), limit))
+        starts = answer > 0 and self.on_timeout == "incumbent"
+        logger.warning("%s: MILP stopped by its %s limit at t=%.3f with %d jobs: %s, window halved to %d",
+                       self.policy_name(), limit, ctx.now, len(window),
+                       f"its incumbent starts {answer} jobs" if starts else "nothing started",
+                       self.window_.current)
+        return starts

@@ -61,8 +61,8 @@ def test_window_halvings_are_read_from_job_metadata():
     from mrsched.analysis.cpugpu import window_halvings
     from mrsched.schedulers.policies.cpugpu import halving_metadata
 
-    jobs = [{"metadata": halving_metadata(2, 10.0, 200, 50)}, {"metadata": ""},
-            {"metadata": halving_metadata(1, 20.0, 50, 25)}, {"metadata": "rejected: too big"}]
+    jobs = [{"metadata": halving_metadata(2, 10.0, 200, 100, 120, "node")}, {"metadata": ""},
+            {"metadata": halving_metadata(1, 20.0, 50, 25, 50, "time")}, {"metadata": "rejected: too big"}]
     assert window_halvings(jobs) == 3
 
 

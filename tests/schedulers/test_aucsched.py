@@ -44,7 +44,7 @@ def test_fig4_bids():
 
 def test_fig4_auction_outcome_starts_all_four_jobs():
     bids = [job_bids(r, FIG4_FREE, FIG4_GPUS, max_bids=4) for r in FIG4_JOBS]
-    out = winner_determination([4.0, 3.0, 2.0, 1.0], FIG4_JOBS, bids, FIG4_FREE, FIG4_GPUS, time_limit=30)
+    out = winner_determination([4.0, 3.0, 2.0, 1.0], FIG4_JOBS, bids, FIG4_FREE, FIG4_GPUS)
     assert out.status == "optimal" and sorted(out.winners) == [0, 1, 2, 3]
     lay = {j: dict(layout.per_node) for j, (_, layout) in out.winners.items()}
     # J1 and J4 on {1-64, 81-144}; J2 and J3 one block each (1 + 2 GPUs > 2 per node)
@@ -81,5 +81,5 @@ def test_auction_prefers_priority_then_preference():
     free, gpus = [8] * 64, [2] * 64
     reqs = [core_request("a", {"res": 512}), core_request("b", {"res": 512})]
     bids = [job_bids(r, free, gpus, max_bids=4) for r in reqs]
-    out = winner_determination([1.0, 2.0], reqs, bids, free, gpus, time_limit=30)
+    out = winner_determination([1.0, 2.0], reqs, bids, free, gpus)
     assert sorted(out.winners) == [1]

@@ -15,24 +15,24 @@ def test_table1_window_selects_all_three_jobs():
     reqs = [core_request("1", {"res": 4096}),
             core_request("2", {"res": 2048, "nodes": 512, "gpus_per_node": 2}),
             core_request("3", {"res": 2048, "nodes": 512, "gpus_per_node": 2})]
-    out = solve_window([3.0, 2.0, 1.0], reqs, [8] * 1024, [2] * 1024, time_limit=30)
+    out = solve_window([3.0, 2.0, 1.0], reqs, [8] * 1024, [2] * 1024)
     assert out.status == "optimal" and sorted(out.layouts) == [0, 1, 2]
     assert out.result.variables < 20      # one node class: 3 x (y, z) + 3 s
 
 
 def test_packing_term_prefers_fewer_nodes():
     # 16 cores on 4 empty 8-core nodes: 2 nodes, never more (c_j = nodes / 2|N|)
-    out = solve_window([1.0], [core_request("a", {"res": 16})], [8] * 4, [0] * 4, time_limit=30)
+    out = solve_window([1.0], [core_request("a", {"res": 16})], [8] * 4, [0] * 4)
     assert len(out.layouts[0].per_node) == 2
 
 
 def test_priority_decides_when_not_everything_fits():
     reqs = [core_request("a", {"res": 6}), core_request("b", {"res": 6})]
-    out = solve_window([1.0, 5.0], reqs, [8], [0], time_limit=30)
+    out = solve_window([1.0, 5.0], reqs, [8], [0])
     assert sorted(out.layouts) == [1]
     # priority-cores weighs by cores: the bigger job wins against a slightly higher priority
     reqs = [core_request("a", {"res": 2}), core_request("b", {"res": 8})]
-    out = solve_window([1.5 * 2, 1.0 * 8], reqs, [8], [0], time_limit=30)
+    out = solve_window([1.5 * 2, 1.0 * 8], reqs, [8], [0])
     assert sorted(out.layouts) == [1]
 
 
@@ -40,7 +40,7 @@ def test_gpu_capacity_and_cores_per_node():
     free, gpus = [8, 8, 3], [2, 1, 2]
     reqs = [core_request("a", {"res": 8, "nodes": 2, "cores_per_node": 4, "gpus_per_node": 2}),
             core_request("b", {"res": 4, "nodes": 1, "cores_per_node": 4, "gpus_per_node": 1})]
-    out = solve_window([2.0, 1.0], reqs, free, gpus, time_limit=30)
+    out = solve_window([2.0, 1.0], reqs, free, gpus)
     # only nodes 0 and 2 have 2 GPUs, node 2 lacks 4 cores: job a cannot run; b runs
     assert sorted(out.layouts) == [1]
     assert out.layouts[1].per_node[0][1] == 4
@@ -82,7 +82,7 @@ def test_policy_knobs():
 
 @pytest.mark.parametrize("policy, target", [("ipsched", "mrsched.schedulers.policies.ipsched.solve_window"),
                                             ("aucsched", "mrsched.schedulers.policies.aucsched.winner_determination")])
-def test_a_timeout_halves_the_window_and_the_run_directory_says_so(tmp_path, monkeypatch, policy, target):
+def test_a_stopped_milp_halves_the_window_and_the_run_directory_says_so(tmp_path, monkeypatch, policy, target):
     import csv
     import importlib
 
@@ -99,11 +99,11 @@ def test_a_timeout_halves_the_window_and_the_run_directory_says_so(tmp_path, mon
     real = getattr(importlib.import_module(module), name)
     calls = []
 
-    def first_times_out(*args, **kwargs):   # the first MILP hits its limit without an incumbent
+    def first_times_out(*args, **kwargs):   # the first MILP hits its node limit without an incumbent
         calls.append(1)
         if len(calls) == 1:
-            res = MilpResult("timeout", None, 0.0, 10, 10, 5.0)
-            return IpOutcome("timeout", result=res) if policy == "ipsched" else AuctionOutcome("timeout", result=res)
+            res = MilpResult("limit", None, 0.0, 10, 10, 5.0, nodes=500, stopped_by="nodes")
+            return IpOutcome("limit", result=res) if policy == "ipsched" else AuctionOutcome("limit", result=res)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(target, first_times_out)
@@ -113,9 +113,9 @@ def test_a_timeout_halves_the_window_and_the_run_directory_says_so(tmp_path, mon
     simulate(str(plat), [str(wl)], make_scheduler(policy, {"window": 4}), export_prefix=str(tmp_path / "out"))
     with open(tmp_path / "out_jobs.csv", newline="") as fh:
         rows = {r["job_id"]: r for r in csv.DictReader(fh)}
-    # the first MILP (window 4, holding the 3 jobs) timed out: the window is halved to 2, so
-    # the next round (still at 0) starts jobs 1 and 2 only, and job 3 waits one period
-    assert rows["1"]["metadata"] == "window halved 1x (last at t=0.000: 3 -> 2 jobs)"
+    # the first MILP (window 4, holding the 3 jobs) hit its node limit: the window is halved to
+    # 2, so the next round (still at 0) starts jobs 1 and 2 only, and job 3 waits one period
+    assert rows["1"]["metadata"] == "window halved 1x (last at t=0.000 by the node limit: 4 -> 2 jobs; 3 were in it)"
     assert [float(rows[j]["starting_time"]) for j in "123"] == [0.0, 0.0, 5.0]
     assert all(r["final_state"] == "COMPLETED_SUCCESSFULLY" for r in rows.values())
     assert window_halvings(rows.values()) == 1
@@ -144,7 +144,9 @@ def test_on_timeout_starts_the_incumbent_or_nothing(tmp_path, monkeypatch, polic
     def first_times_out_with_an_answer(*args, **kwargs):
         out = real(*args, **kwargs)
         calls.append(1)
-        return dataclasses.replace(out, status="timeout") if len(calls) == 1 else out
+        if len(calls) > 1:
+            return out
+        return dataclasses.replace(out, status="limit", result=dataclasses.replace(out.result, stopped_by="time"))
 
     monkeypatch.setattr(target, first_times_out_with_an_answer)
     plat = write_platform(tmp_path / "p.xml", 4, 4, 2)
@@ -155,4 +157,4 @@ def test_on_timeout_starts_the_incumbent_or_nothing(tmp_path, monkeypatch, polic
     with open(tmp_path / "out_jobs.csv", newline="") as fh:
         rows = {r["job_id"]: r for r in csv.DictReader(fh)}
     assert [float(rows[j]["starting_time"]) for j in "123"] == starts
-    assert rows["1"]["metadata"] == "window halved 1x (last at t=0.000: 3 -> 2 jobs)"
+    assert rows["1"]["metadata"] == "window halved 1x (last at t=0.000 by the time limit: 4 -> 2 jobs; 3 were in it)"

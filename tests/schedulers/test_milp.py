@@ -1,6 +1,7 @@
-"""The HiGHS wrapper of seed 002's policies: MIP start, incumbent on a timeout, the time limit
-honoured by killing the worker, and the IPSCHED model's symmetry rows and cardinality cuts
-(same optimum, found faster)."""
+"""The HiGHS wrapper of seed 002's policies: MIP start, the incumbent of a solve its budget
+stopped, the node limit (in this process, the same answer every time), the time limit honoured
+by killing the worker, and the IPSCHED model's symmetry rows and cardinality cuts (same
+optimum, found faster)."""
 
 from __future__ import annotations
 
@@ -55,8 +56,8 @@ def _loaded(seed: int, nodes: int = 24, jobs: int = 12):
 def test_cuts_and_start_keep_the_optimum(seed):
     free, gpus, reqs = _loaded(seed)
     weights = [1000.0 - k for k in range(len(reqs))]
-    plain = solve_window(weights, reqs, free, gpus, time_limit=30, mip_gap=0, start=False, cuts=False)
-    fast = solve_window(weights, reqs, free, gpus, time_limit=30, mip_gap=0)
+    plain = solve_window(weights, reqs, free, gpus, mip_gap=0, start=False, cuts=False)
+    fast = solve_window(weights, reqs, free, gpus, mip_gap=0)
     assert plain.status == fast.status == "optimal"
     assert fast.result.objective == pytest.approx(plain.result.objective, rel=1e-9)
     assert fast.result.started
@@ -86,7 +87,7 @@ def test_symmetry_rows_and_cardinality_cuts():
     assert plain.nb_rows == m.nb_rows - 2
 
 
-def test_a_timeout_keeps_the_incumbent():
+def test_a_stopped_solve_keeps_the_incumbent():
     # a loaded 1,024-node machine and 50 jobs: far from provable in 10 ms, but the MIP start
     # (SLURM's best fit) is an incumbent that is laid out and returned
     rng = np.random.default_rng(3)
@@ -95,7 +96,7 @@ def test_a_timeout_keeps_the_incumbent():
     gpus = np.minimum(rng.integers(0, 3, 1024), np.where(free > 0, 2, 0)).tolist()
     reqs = [core_request(str(k), {"res": 8 * int(rng.integers(4, 80))}) for k in range(50)]
     out = solve_window([1e5 - k for k in range(50)], reqs, free.tolist(), gpus, time_limit=0.01, mip_gap=1e-4)
-    assert out.status == "timeout" and out.result.x is not None and out.layouts
+    assert out.status == "limit" and out.result.stopped_by == "time" and out.result.x is not None and out.layouts
     used = [0] * 1024
     for j, layout in out.layouts.items():
         assert layout.cores == reqs[j].cores
@@ -130,13 +131,29 @@ def _children() -> list[int]:
     return [p.pid for p in psutil.Process().children() if p.status() != psutil.STATUS_ZOMBIE]
 
 
+def test_a_node_limit_stops_the_same_solve_at_the_same_answer():
+    """The work budget: HiGHS stops after that many branch-and-bound nodes, in this process (no
+    worker), and the same model gives the same incumbent and node count every time (HiGHS on one
+    thread without a time limit is deterministic)."""
+    m = _market_split()
+    before = _children()
+    runs = [m.solve(node_limit=200, start=_start(m)) for _ in range(2)]
+    assert _children() == before
+    for res in runs:
+        assert res.status == "limit" and res.stopped_by == "nodes" and res.nodes == 200
+        assert res.started and m.feasible(res.x)
+    assert np.array_equal(runs[0].x, runs[1].x) and runs[0].objective == runs[1].objective
+    done = _knapsack([3, 4, 5], [3.0, 4.0, 5.0], 8).solve(node_limit=200)
+    assert done.status == "optimal" and done.stopped_by is None and done.nodes <= 200
+
+
 def test_a_solve_is_back_by_its_limit():
     m = _market_split()
     milp.start_worker()
     t0 = time.perf_counter()
     res = m.solve(time_limit=0.5, start=_start(m))
     assert time.perf_counter() - t0 < 0.5 + GRACE + 0.5
-    assert res.status == "timeout" and res.started and m.feasible(res.x)
+    assert res.status == "limit" and res.stopped_by == "time" and res.started and m.feasible(res.x)
 
 
 def test_an_overrun_is_killed_at_the_deadline_and_the_start_answers(monkeypatch):
@@ -150,7 +167,7 @@ def test_an_overrun_is_killed_at_the_deadline_and_the_start_answers(monkeypatch)
     t0 = time.perf_counter()
     res = m.solve(time_limit=1.0, start=_start(m))
     assert time.perf_counter() - t0 < 0.1 + 0.5
-    assert res.status == "timeout" and np.array_equal(res.x, _start(m))
+    assert res.status == "limit" and res.nodes == -1 and np.array_equal(res.x, _start(m))
     assert not psutil.pid_exists(first)
     assert _children() == [milp._worker().proc.pid]          # the next worker, already starting
     monkeypatch.setattr(milp, "GRACE", GRACE)
