@@ -9,7 +9,7 @@ Run on demand (not a test):
     .venv/bin/python bench/bench_europar.py parts --parts 1-16 # the 16 three-week parts
     .venv/bin/python bench/bench_europar.py full --policies sjf-bb plan-2
     .venv/bin/python bench/bench_europar.py report --from DIR... --out OUT  # figures: mrsched report per set
-    .venv/bin/python bench/bench_europar.py tables --from DIR...  # fill expe/EUROPAR2021.md's tables
+    .venv/bin/python bench/bench_europar.py tables --from DIR...  # fill studies/EUROPAR2021.md's tables
 
 Each run prints one row: simulated jobs, scheduler CPU seconds (time spent inside the
 scheduler's ``handle_message``), wall seconds of the whole simulation, and the metrics of
@@ -330,7 +330,7 @@ def parse_parts(text: str) -> list[int]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("what", choices=("sjf-cpu", "first1000", "parts", "full", "report", "tables"))
-    ap.add_argument("--doc", type=Path, default=REPO / "expe" / "EUROPAR2021.md",
+    ap.add_argument("--doc", type=Path, default=REPO / "studies" / "EUROPAR2021.md",
                     help="tables: the page whose <!-- table:NAME --> blocks are filled")
     ap.add_argument("--from", dest="sources", type=Path, nargs="+", default=None,
                     help="report: the --out directories of earlier runs (default: --out)")

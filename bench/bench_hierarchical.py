@@ -27,7 +27,7 @@ Parts:
   static partitions (Ch. 6's fragmentation), round-robin and weighted distribution.
 
 Measured (2-core development machine shared with other work, load average ~10; rows in
-``expe/hierarchical/bench_rows.json``, findings in ``expe/HIERARCHICAL.md``): the 131,072-job
+``studies/hierarchical/bench_rows.json``, findings in ``studies/HIERARCHICAL.md``): the 131,072-job
 ensemble on 1,152 cores runs in 33 s wall / 8.5 s CPU (centralized costed fcfs), 75 / 17.9 s
 (depth 1, 262,148 messages: one per held start), 54 / 12.9 s (depth 2), 65 / 14.3 s (depth 3),
 86 / 21.4 s and 69 / 23.3 s (depths 2 and 3 with hand-down and launch costs): every run well

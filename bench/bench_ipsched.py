@@ -22,7 +22,7 @@ paper's direct formulation would have 2|J|(1 + |N|) variables (Table 4): 410k fo
 CPLEX solved 150k-200k within the interval. ``--simulate`` also runs ESP-2 x 2 and mix V with
 both policies and prints how many MILPs hit the limit (each halves the window).
 
-Measured at w = 200 (issue 15, load average 8-13 on 2 cores, expe/IPSCHED.md "Decision cost"):
+Measured at w = 200 (issue 15, load average 8-13 on 2 cores, studies/IPSCHED.md "Decision cost"):
 IPSCHED median solve 0.16 / 0.14 / 0.25 s wall on the mix III / IV / V states, no timeout;
 AUCSCHED 1.5k / 0.3k / 0.5k variables, and 12.9k on the synthetic states (28.2k before its
 U_ja substitution); worst solve 5.56 s wall for the 5 s limit (144 s before the worker process).

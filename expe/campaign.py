@@ -1,7 +1,7 @@
 """Campaign files: load, validate (before anything runs), generate inputs, expand into runs.
 
 A campaign YAML names platforms, workloads, policies with option grids, seeds, the engine,
-parallelism, timeout and the output directory (see ``expe/quickstart.yaml``)::
+parallelism, timeout and the output directory (see ``studies/quickstart.yaml``)::
 
     name: quickstart
     engine: embedded          # embedded | batsim | docker

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: the repository's folders -> the package they install as (pyproject.toml's package-dir)
 AREAS = {"mrsched": "mrsched", "schedulers": "mrsched.schedulers", "simulator": "mrsched.simulator",
          "platforms": "mrsched.platforms", "workloads": "mrsched.workloads", "expe": "mrsched.expe",
-         "analysis": "mrsched.analysis"}
+         "analysis": "mrsched.analysis", "studies": "mrsched.studies"}
 MAX_LINES = 1000
 
 
@@ -137,7 +137,8 @@ def test_no_import_cycle():
 
 def test_no_cycle_between_areas():
     area = {m: m.split(".")[1] if m.count(".") >= 1 and m.split(".")[1] in
-            ("schedulers", "simulator", "platforms", "workloads", "expe", "analysis") else "core"
+            ("schedulers", "simulator", "platforms", "workloads", "expe", "analysis", "studies")
+            else "core"
             for m in GRAPH}
     edges = defaultdict(set)
     for a, targets in GRAPH.items():
@@ -211,3 +212,10 @@ def test_no_job_is_changed_outside_the_runtime():
                 if isinstance(t, ast.Attribute) and t.attr in ("request", "subtime", "fields", "profile_data") \
                         and not (isinstance(t.value, ast.Name) and t.value.id == "self"):
                     pytest.fail(f"{module}:{node.lineno} changes a job's '{t.attr}'")
+
+
+def test_nothing_imports_a_study():
+    """Studies sit on the machinery, never under it: only a study imports a study."""
+    for a, targets in GRAPH.items():
+        if not a.startswith("mrsched.studies"):
+            assert not [t for t in targets if t.startswith("mrsched.studies")], a

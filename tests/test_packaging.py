@@ -8,7 +8,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-MAPPING_ROOTS = ("mrsched", "schedulers", "simulator", "platforms", "workloads", "expe", "analysis")
+MAPPING_ROOTS = ("mrsched", "schedulers", "simulator", "platforms", "workloads", "expe", "analysis",
+                 "studies")
 
 
 def test_every_subpackage_is_declared_in_pyproject():

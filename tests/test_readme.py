@@ -47,7 +47,7 @@ def test_the_first_commands_are_set_up_main_job_tests(repo_dir):
     assert readme.index("## Quick start") < readme.index("## What is inside") < readme.index("## Guides")
     setup, main_job, tests = quick_start(repo_dir)
     assert setup.startswith("python3 -m venv .venv && . .venv/bin/activate && pip install -e")
-    assert main_job == "mrsched campaign run expe/quickstart.yaml"
+    assert main_job == "mrsched campaign run studies/quickstart.yaml"
     assert tests == "python -m pytest -q -n 2"
 
 
@@ -125,7 +125,7 @@ def test_commands_after_fetch_use_the_path_it_prints(repo_dir):
 
 
 def campaigns_reading_shared(repo_dir: Path) -> list[Path]:
-    return sorted(p for p in (repo_dir / "expe").glob("*.yaml") if "shared/" in p.read_text())
+    return sorted(p for p in (repo_dir / "studies").glob("*.yaml") if "shared/" in p.read_text())
 
 
 def test_the_recipe_names_every_campaign_that_reads_shared(repo_dir):
@@ -133,7 +133,7 @@ def test_the_recipe_names_every_campaign_that_reads_shared(repo_dir):
     found = campaigns_reading_shared(repo_dir)
     assert len(found) >= 4
     for path in found:
-        assert f"expe/{path.name}" in recipe, f"docs/REPRODUCING.md leaves {path.name} on ../shared"
+        assert f"studies/{path.name}" in recipe, f"docs/REPRODUCING.md leaves {path.name} on ../shared"
 
 
 def test_paper_campaigns_are_pointed_at_the_fetched_traces(repo_dir, shared_dir, tmp_path):
@@ -147,10 +147,10 @@ def test_paper_campaigns_are_pointed_at_the_fetched_traces(repo_dir, shared_dir,
             open(cache / f"{ATLAS}.swf", "wb") as out:
         shutil.copyfileobj(src, out)
     work = tmp_path / "elsewhere"
-    (work / "expe").mkdir(parents=True)
+    (work / "studies").mkdir(parents=True)
     campaigns = campaigns_reading_shared(repo_dir)
     for path in campaigns:
-        shutil.copy(path, work / "expe" / path.name)
+        shutil.copy(path, work / "studies" / path.name)
     env = {**os.environ, "MRSCHED_CACHE": str(cache),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     done = subprocess.run(["bash", "-euo", "pipefail", "-c", _recipe(repo_dir)], cwd=work, env=env,
@@ -159,7 +159,7 @@ def test_paper_campaigns_are_pointed_at_the_fetched_traces(repo_dir, shared_dir,
     assert "144 pending" in done.stdout.replace("runs: ", "")
     fetched = {str(cache / f"{KTH}.swf"), str(cache / f"{ATLAS}.swf")}
     for path in campaigns:
-        copy = work / "expe" / path.name
+        copy = work / "studies" / path.name
         assert "shared/" not in copy.read_text(), path.name
         campaign = load_campaign(copy)
         for workload in campaign.workloads:
@@ -208,6 +208,6 @@ def test_quick_start_passes_literally_in_a_fresh_copy(repo_dir, tmp_path, requir
     step2_err = [ln for ln in (clone / "step2.err").read_text().replace("\r", "\n").splitlines() if ln.strip()]
     progress = re.compile(r"(\[\d+/\d+\] ok \S+ in [\d.]+ s \(done=\d+ running=\d+ failed=0\))|(runs: .*)")
     assert all(progress.fullmatch(ln.strip()) for ln in step2_err), step2_err
-    assert (clone / "expe" / "results" / "quickstart" / "report" / "index.html").is_file()
+    assert (clone / "studies" / "results" / "quickstart" / "report" / "index.html").is_file()
     summary = (clone / "step3.out").read_text().strip().splitlines()[-1]
     assert " passed" in summary and "failed" not in summary and "error" not in summary, summary

@@ -1,4 +1,4 @@
-"""expe/bbsched_summary.py (the tables and Kiviats of expe/BBSCHED.md) on a small campaign of
+"""studies/bbsched_summary.py (the tables and Kiviats of studies/BBSCHED.md) on a small campaign of
 the same shape: a two-part S1 family and a five-pool multires workload generated from a small
 SWF trace, naive / bbsched / fcfs-bb, two seeds."""
 
@@ -36,7 +36,7 @@ def swf_trace(path: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory) -> Path:
-    """expe/bbsched.yaml's shape in small: its generators on a small trace, seeded workloads."""
+    """studies/bbsched.yaml's shape in small: its generators on a small trace, seeded workloads."""
     tmp = tmp_path_factory.mktemp("bbsched_summary")
     trace = swf_trace(tmp / "trace.swf")
     path = tmp / "bbsched.yaml"
@@ -87,7 +87,7 @@ def mean_wait(campaign: Path, policy: str, workload: str) -> float:
 
 
 def test_summary_tables_and_kiviats(campaign):
-    proc = subprocess.run([sys.executable, "-m", "mrsched.expe.bbsched_summary", str(campaign)],
+    proc = subprocess.run([sys.executable, "-m", "mrsched.studies.bbsched_summary", str(campaign)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout

@@ -1,4 +1,4 @@
-"""expe/hierarchical.yaml (issue #17): the campaign loads, its options pass validation, and its
+"""studies/hierarchical.yaml (issue #17): the campaign loads, its options pass validation, and its
 machine (1,152 one-core hosts in a <cluster> zone) runs a depth-3 hierarchy on the engine."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from mrsched.simulator.engine import simulate
 from mrsched.workloads.batsim_json import write_workload
 from mrsched.workloads.ensemble import generate_ensemble
 
-EXPE = Path(__file__).resolve().parents[2] / "expe"
+EXPE = Path(__file__).resolve().parents[2] / "studies"
 
 
 def test_campaign_plans_every_depth_on_every_ensemble():

@@ -1,4 +1,4 @@
-"""expe/ioaware_knowledge_summary.py: each knowledge source's run scored with true rates."""
+"""studies/ioaware_knowledge_summary.py: each knowledge source's run scored with true rates."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mrsched.expe.ioaware_knowledge_summary import summarise, table
+from mrsched.studies.ioaware_knowledge_summary import summarise, table
 from mrsched.platforms.iotree import generate_iotree
 from mrsched.schedulers.registry import make_scheduler
 from mrsched.simulator.engine import simulate
@@ -47,7 +47,7 @@ def test_requested_vs_perfect_by_hand(tmp_path):
 
 
 def test_anticipation_replays_every_source_on_the_ignorant_run(tmp_path):
-    from mrsched.expe.ioaware_knowledge_summary import anticipation
+    from mrsched.studies.ioaware_knowledge_summary import anticipation
 
     plat = tmp_path / "p.xml"
     plat.write_text(generate_iotree(units=1, nodes_per_unit=4, pfs_bandwidth="500MBps").xml)

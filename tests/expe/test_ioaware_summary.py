@@ -1,4 +1,4 @@
-"""expe/ioaware_summary.py: pairs I/O-ignorant and I/O-aware runs and compares them."""
+"""studies/ioaware_summary.py: pairs I/O-ignorant and I/O-aware runs and compares them."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mrsched.expe.ioaware_summary import summarise
+from mrsched.studies.ioaware_summary import summarise
 from mrsched.platforms.iotree import generate_iotree
 from mrsched.schedulers.registry import make_scheduler
 from mrsched.simulator.engine import simulate

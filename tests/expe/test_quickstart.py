@@ -1,4 +1,4 @@
-"""expe/quickstart.yaml: valid, the runs the README promises; the full run is marked slow."""
+"""studies/quickstart.yaml: valid, the runs the README promises; the full run is marked slow."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ def test_quickstart_plans_five_policies_four_seeds(repo_dir):
     quick (the README's step 2)."""
     from mrsched.analysis.plots import MIN_RUNS_FOR_T
 
-    campaign = load_campaign(repo_dir / "expe" / "quickstart.yaml")
-    assert campaign.output == repo_dir / "expe" / "results" / "quickstart"
+    campaign = load_campaign(repo_dir / "studies" / "quickstart.yaml")
+    assert campaign.output == repo_dir / "studies" / "results" / "quickstart"
     runs = plan_runs(campaign)
     assert len(runs) == 20
     assert [r.spec.policy for r in runs[::4]] == ["fcfs", "fcfs-easy", "fcfs-bb", "sjf-bb", "filler"]
@@ -26,7 +26,7 @@ def test_quickstart_plans_five_policies_four_seeds(repo_dir):
 
 @pytest.mark.slow
 def test_quickstart_runs_and_reports(repo_dir, tmp_path):
-    summary = run_campaign(repo_dir / "expe" / "quickstart.yaml", output=tmp_path / "qs",
+    summary = run_campaign(repo_dir / "studies" / "quickstart.yaml", output=tmp_path / "qs",
                            progress=False)
     assert summary.all_ok and summary.ok == 20
     assert summary.report is not None and summary.report.is_file()

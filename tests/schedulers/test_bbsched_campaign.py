@@ -1,4 +1,4 @@
-"""expe/bbsched.yaml: every method on every workload, and capacities that match the machine."""
+"""studies/bbsched.yaml: every method on every workload, and capacities that match the machine."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ def campaign(shared_file, repo_dir):
     from mrsched.expe.campaign import load_campaign
 
     shared_file("data", "KTH-SP2-1996-2.1-cln.swf")
-    return load_campaign(repo_dir / "expe" / "bbsched.yaml")
+    return load_campaign(repo_dir / "studies" / "bbsched.yaml")
 
 
 def test_every_method_runs_on_s1_to_s4_and_the_multires_workload(campaign):

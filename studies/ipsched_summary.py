@@ -1,6 +1,6 @@
-"""Tables of expe/IPSCHED.md from a finished (or partial) ``expe/ipsched.yaml`` campaign.
+"""Tables of studies/IPSCHED.md from a finished (or partial) ``studies/ipsched.yaml`` campaign.
 
-``python expe/ipsched_summary.py [expe/results/ipsched] [--cpu CPU.json]`` prints, per workload
+``python studies/ipsched_summary.py [studies/results/ipsched] [--cpu CPU.json]`` prints, per workload
 and Table 10 experiment, the mean over seeds of seed 002's measures (utilisation = theoretical
 / actual run time, mean waiting time, packing factor, fragmentation, spread, GPUs in use) and
 the window halvings (summed over seeds), for ESP the utilisation up to the end of the last
@@ -54,7 +54,7 @@ def busy_utilisation(run_dir: Path) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("root", nargs="?", default="expe/results/ipsched")
+    ap.add_argument("root", nargs="?", default="studies/results/ipsched")
     ap.add_argument("--cpu", help="JSON: run id -> CPU seconds of its engine process")
     args = ap.parse_args()
     root = Path(args.root)

@@ -1,8 +1,8 @@
-"""Seed 004 Ch. 4's results from an ``expe/ioaware_knowledge.yaml`` campaign: per knowledge
+"""Seed 004 Ch. 4's results from an ``studies/ioaware_knowledge.yaml`` campaign: per knowledge
 source, how well the scheduler's estimates anticipate system I/O and I/O bursts, and what the
 schedule gains (goodput, turnaround).
 
-    python -m mrsched.expe.ioaware_knowledge_summary expe/results/ioaware_knowledge [--figures DIR]
+    python -m mrsched.studies.ioaware_knowledge_summary studies/results/ioaware_knowledge [--figures DIR]
 
 Every run is scored by :mod:`mrsched.analysis.iocontention` (true rates, jobs keep their
 durations) and :mod:`mrsched.analysis.ioknowledge` (the run's source replayed). Prints one
@@ -162,8 +162,8 @@ def figures(rows: list[dict], root: Path, out: Path, seed: int = 1) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m mrsched.expe.ioaware_knowledge_summary")
-    p.add_argument("results", help="campaign results directory (expe/results/ioaware_knowledge)")
+    p = argparse.ArgumentParser(prog="python -m mrsched.studies.ioaware_knowledge_summary")
+    p.add_argument("results", help="campaign results directory (studies/results/ioaware_knowledge)")
     p.add_argument("--figures", help="write the figures there")
     args = p.parse_args(argv)
     root = Path(args.results)

@@ -1,10 +1,10 @@
-"""Summarise the `expe/bbsched.yaml` campaign for `expe/BBSCHED.md`: per workload, mean over seeds.
+"""Summarise the `studies/bbsched.yaml` campaign for `studies/BBSCHED.md`: per workload, mean over seeds.
 
 Prints markdown tables (waiting time, bounded slowdown, node and burst-buffer use with warm-up
 and cool-down excluded, use of the five MultiSched pools, which `mrsched report` does not know)
 and writes per-scenario Kiviat charts into the campaign's report folder.
 
-    python -m mrsched.expe.bbsched_summary expe/results/bbsched
+    python -m mrsched.studies.bbsched_summary studies/results/bbsched
 """
 import json
 import sys
@@ -20,7 +20,7 @@ def md(t, index=False):
     rows = ["| " + " | ".join(map(str, t.columns)) + " |", "|" + "---|" * len(t.columns)]
     return "\n".join(rows + ["| " + " | ".join(fmt(v) for v in r) + " |" for r in t.itertuples(index=False)])
 
-camp = Path(sys.argv[1] if len(sys.argv) > 1 else "expe/results/bbsched")
+camp = Path(sys.argv[1] if len(sys.argv) > 1 else "studies/results/bbsched")
 POOLS = ["memory", "local_ssd", "io_bandwidth", "licences", "power"]
 rows = []
 for d in sorted((camp / "runs").iterdir()):

@@ -1,7 +1,7 @@
-"""Seed 004's results from an ``expe/ioaware.yaml`` campaign: goodput, per-job computing
+"""Seed 004's results from an ``studies/ioaware.yaml`` campaign: goodput, per-job computing
 fraction, contended time, efficiency and turnaround ratios (Figs. 3.5, 3.6, 3.8).
 
-    python -m mrsched.expe.ioaware_summary expe/results/ioaware [--figures DIR]
+    python -m mrsched.studies.ioaware_summary studies/results/ioaware [--figures DIR]
 
 Every run is scored by :mod:`mrsched.analysis.iocontention` (jobs keep their durations).
 I/O-ignorant and I/O-aware runs are paired by (policy, platform, seed); turnaround is
@@ -114,8 +114,8 @@ def figures(rows: list[dict], fractions: dict, out: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m mrsched.expe.ioaware_summary")
-    p.add_argument("results", help="campaign results directory (expe/results/ioaware)")
+    p = argparse.ArgumentParser(prog="python -m mrsched.studies.ioaware_summary")
+    p.add_argument("results", help="campaign results directory (studies/results/ioaware)")
     p.add_argument("--figures", help="write the figures there")
     args = p.parse_args(argv)
     root = Path(args.results)
