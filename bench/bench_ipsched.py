@@ -93,7 +93,7 @@ def simulated_states(mix: str, count: int, seed: int = 7, jobs: int = 1000) -> l
     decide = pol.decide
 
     def recording(ctx, queue):
-        free, gpus = pol.state_.counts()
+        free, gpus = ctx.machine.counts()
         if len(queue) >= 200 and sum(free) <= NODES * CORES / 2:
             states.append((free, gpus, [pol.requests_[j.id] for j in queue[:200]],
                            [pol.priority_of(j, ctx.now) for j in queue[:200]]))

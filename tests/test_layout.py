@@ -219,3 +219,28 @@ def test_nothing_imports_a_study():
     for a, targets in GRAPH.items():
         if not a.startswith("mrsched.studies"):
             assert not [t for t in targets if t.startswith("mrsched.studies")], a
+
+
+#: run-time attributes (``self.<name>_``) that would count what is in use a second time
+LEDGER_NAMES = re.compile(r"(free|busy|running|held|used|state)")
+
+
+def test_what_is_in_use_is_counted_once():
+    """The runtime's ``MachineState`` (schedulers/model/machine.py) is the one count of busy
+    resources, cores and GPUs per node and burst-buffer bytes: only the runtime makes one, and
+    no policy or search keeps its own (``state_``, ``bb_free_``, ``running_`` ...)."""
+    runtime = ROOT / "schedulers" / "execution" / "runtime.py"
+    for module, path in MODULES.items():
+        if not module.startswith("mrsched.schedulers"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and path != runtime:
+                f = node.func
+                name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+                assert name != "MachineState", f"{module}:{node.lineno} makes a MachineState of its own"
+            if module.startswith(("mrsched.schedulers.policies", "mrsched.schedulers.optim")) and \
+                    isinstance(node, (ast.Assign, ast.AnnAssign)):
+                for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" \
+                            and t.attr.endswith("_") and LEDGER_NAMES.search(t.attr):
+                        pytest.fail(f"{module}:{node.lineno} keeps 'self.{t.attr}': read ctx.machine instead")

@@ -17,13 +17,14 @@ from typing import Any, Mapping
 
 from mrsched.errors import MrschedError, SimulationError
 from mrsched.schedulers.model.decisions import Allocation
-from mrsched.schedulers.profile.availability import AvailabilityProfile, Reservation, first_short, shift_rows
+from mrsched.schedulers.profile.availability import AvailabilityProfile, Reservation
 from mrsched.schedulers.batsim.intervals import procset_of_ids, procset_of_runs
 from mrsched.schedulers.batsim.scheduler import BatsimScheduler
 from mrsched.schedulers.model.cluster import Cluster, cluster_from_simulation_begins
 from mrsched.schedulers.execution.cost import NO_COST, DecisionCost, charge_reply, parse_decision_cost
 from mrsched.schedulers.model.decisions import Annotate, Decision, Reject, Start, WakeUp
 from mrsched.schedulers.model.job import Job, job_from_batsim
+from mrsched.schedulers.model.machine import MachineState
 from mrsched.schedulers.profile.placement import BurstBufferPlacer
 from mrsched.schedulers.execution.ioaware import io_profile, unrunnable
 from mrsched.schedulers.execution.knowledge import make_tracker
@@ -77,10 +78,9 @@ class PolicyRuntime:
         # FIFO queue (every round) cost O(jobs started so far); OrderedDict unlinks instead.
         self.queue: dict[str, Job] = OrderedDict()
         self.running: dict[str, RunningJob] = {}
-        self.busy = 0                                  # node mask, independent of the profile
-        # free burst-buffer bytes per storage node, independent of the profile: one row in the
-        # profile's form, so that a start or an end touches it in one call
-        self.bb_free = [tuple(s.capacity for s in cluster.storage)]
+        # the one truth of what is in use (resources, burst-buffer bytes, cores and GPUs per node
+        # of a per-core platform), apart from the policy's profile; every start is taken from it
+        self.machine = MachineState(cluster, f"policy '{policy.policy_name()}'")
         self.submitted: list[str] = []
         self.ended: list[str] = []
         self.pending: list[Decision] = []              # rejections decided at submission
@@ -150,9 +150,7 @@ class PolicyRuntime:
         self.profile.advance(max(now, self.profile.now))
         self.profile.release(run.reservation, from_time=now)
         self._overrun.pop(job_id, None)
-        self.busy &= ~run.allocation.nodes
-        if run.allocation.bb:
-            shift_rows(self.bb_free, None, 0, 1, run.allocation.bb, 1)
+        self.machine.release(job_id, run.allocation)
         self.ended.append(job_id)
         if self.knowledge is not None:
             self._ended_starts[job_id] = run.start
@@ -199,7 +197,8 @@ class PolicyRuntime:
             profile = io_profile(profile, self.tree, now, self.running, self.queue,
                                  self.policy.kept_reservations(), OVERRUN_HOLD)
         ctx = SchedulingContext(now, self.cluster, profile, queue, self.running,
-                                self.submitted, self.ended, estimates=self.knowledge is not None)
+                                self.submitted, self.ended, estimates=self.knowledge is not None,
+                                machine=self.machine)
         self.submitted, self.ended = [], []
         self._serviced = 0
         try:
@@ -296,26 +295,16 @@ class PolicyRuntime:
         req = job.request
         if alloc.nodes.bit_count() != req.nodes:
             self._fail(d.job_id, f"gives {alloc.nodes.bit_count()} nodes to a job asking {req.nodes}")
-        if alloc.nodes & self.busy:
-            self._fail(d.job_id, f"starts the job on busy nodes {self.cluster.ids_of(alloc.nodes & self.busy)}")
-        if req.gpus_per_node and alloc.nodes & ~self.cluster.gpu_mask(req.gpus_per_node):
-            self._fail(d.job_id, f"starts the job on nodes with fewer than {req.gpus_per_node} GPUs")
         if req.bb_total:
             given = sum(alloc.bb)
             if given < req.bb_total:
                 self._fail(d.job_id, f"gives {given} bytes of burst buffer to a job asking {req.bb_total}")
-        if alloc.bb and len(alloc.bb) != len(self.bb_free[0]):
-            self._fail(d.job_id, f"gives burst buffer bytes for {len(alloc.bb)} storage nodes; the "
-                                 f"machine has {len(self.bb_free[0])}")
-        if alloc.bb and first_short(self.bb_free, 0, 1, alloc.bb) >= 0:
-            s = next(s for s, (f, b) in enumerate(zip(self.bb_free[0], alloc.bb)) if f < b)
-            self._fail(d.job_id, f"over-allocates burst buffer on storage {self.cluster.storage[s].name}")
         reservation = ctx.reservations.get(d.job_id)
-        if reservation is None:   # a policy that did not go through ctx.start
+        if reservation is None:   # a policy that did not go through ctx.start: take it now
+            self.machine.take(job, alloc, now)
             reservation = self.profile.reserve(now, now + req.walltime, alloc, tag=d.job_id)
-        self.busy |= alloc.nodes
-        if alloc.bb:
-            shift_rows(self.bb_free, None, 0, 1, alloc.bb, -1)
+        elif reservation.allocation is not alloc:
+            self._fail(d.job_id, "starts the job on another allocation than the one ctx.start took")
         del self.queue[d.job_id]
         self.running[d.job_id] = RunningJob(job, now, alloc, reservation)
         if reservation.end != INF:

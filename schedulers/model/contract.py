@@ -17,6 +17,7 @@ from mrsched.errors import ConfigError, suggest
 from mrsched.schedulers.model.cluster import Cluster, NodeShares
 from mrsched.schedulers.model.decisions import Allocation, Annotate, Decision, Reject, Start, WakeUp
 from mrsched.schedulers.model.job import Job
+from mrsched.schedulers.model.machine import MachineState, MachineView
 from mrsched.schedulers.model.params import RUN_PARAMS, Param
 
 if TYPE_CHECKING:   # the profile is built on this module; a policy receives one in its context
@@ -143,12 +144,15 @@ class NodeIds(Sequence):
 class SchedulingContext:
     """What a policy sees in one round and how it records decisions.
 
-    ``start(job, allocation)`` reserves the job's window in ``profile`` at once so later checks in
-    the same round see it, and appends a :class:`Start`.
+    ``start(job, allocation)`` reserves the job's window in ``profile`` and takes its resources
+    from the runtime's :class:`MachineState` at once (refused there when anything is already in
+    use), so later checks in the same round see it, and appends a :class:`Start`. ``machine``
+    is the read-only view of that state (None for a context made without one, in tests).
     """
 
     def __init__(self, now: float, cluster: Cluster, profile: AvailabilityProfile, queue: list[Job],
-                 running: dict[str, Any], submitted: list[str], ended: list[str], *, estimates: bool = False):
+                 running: dict[str, Any], submitted: list[str], ended: list[str], *, estimates: bool = False,
+                 machine: MachineState | None = None):
         self.now = now
         self.estimates = estimates      # requests carry a knowledge source's estimates, not the users' word
         self.cluster = cluster
@@ -159,10 +163,14 @@ class SchedulingContext:
         self.ended = ended              # ids finished since the previous round
         self.decisions: list[Decision] = []
         self.reservations: dict[str, Reservation] = {}
+        self._state = machine
+        self.machine = MachineView(machine) if machine is not None else None
 
     def start(self, job: Job, allocation: Allocation) -> Start:
         end = self.now + job.request.walltime
         self.reservations[job.id] = self.profile.reserve(self.now, end, allocation, tag=job.id)
+        if self._state is not None:
+            self._state.take(job, allocation, self.now)
         cl = self.cluster
         bb = NodeShares(cl, allocation.placement) if allocation.placement else {}
         decision = Start(job.id, NodeIds(cl, allocation.nodes), bb, allocation)

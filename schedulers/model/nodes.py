@@ -2,10 +2,10 @@
 
 On a per-core platform (compute hosts with ``resource="core"``) every Batsim compute resource
 is one core; cores are grouped into nodes by their ``node`` property, a node's GPUs come from
-its ``gpus`` property and are tracked here (Batsim does not model them). On any other
-platform every compute host is a node of one core. Nodes are ordered by name with numbers
-compared as numbers (``node_2`` before ``node_10``): the 1-D array seed 002's AUCSCHED and
-SLURM's best fit scan.
+its ``gpus`` property (Batsim does not model them). On any other platform every compute host
+is a node of one core. Nodes are ordered by name with numbers compared as numbers (``node_2``
+before ``node_10``): the 1-D array seed 002's AUCSCHED and SLURM's best fit scan. This is the
+static machine; what is in use is the runtime's (:mod:`mrsched.schedulers.model.machine`).
 """
 
 from __future__ import annotations
@@ -71,15 +71,6 @@ class NodeView:
 
 
 @dataclass(frozen=True)
-class NodeShare:
-    """What one job holds on one node: its cores (cluster indices) and GPUs."""
-
-    node: int
-    cores: tuple[int, ...]
-    gpus: int
-
-
-@dataclass(frozen=True)
 class Layout:
     """Cores and GPUs per node of one job, before concrete cores are chosen."""
 
@@ -93,55 +84,3 @@ class Layout:
     @property
     def cores(self) -> int:
         return sum(c for _, c in self.per_node)
-
-
-class NodeState:
-    """Free cores and GPUs of every node, changed by :meth:`take` and :meth:`give_back`."""
-
-    def __init__(self, view: NodeView):
-        self.view = view
-        self.free: list[list[int]] = [list(c) for c in view.cores]
-        self.free_count: list[int] = [len(c) for c in view.cores]
-        self.free_gpus: list[int] = list(view.gpus)
-        self.total_free = sum(self.free_count)
-
-    def free_cores(self, node: int) -> int:
-        return self.free_count[node]
-
-    def counts(self) -> tuple[list[int], list[int]]:
-        """Copies of the free cores and free GPUs per node."""
-        return list(self.free_count), list(self.free_gpus)
-
-    def fits(self, layout: Layout) -> bool:
-        g = layout.gpus_per_node
-        return all(self.free_count[n] >= c and self.free_gpus[n] >= g for n, c in layout.per_node)
-
-    def take(self, layout: Layout) -> tuple[NodeShare, ...]:
-        """Reserve ``layout`` (lowest free cores first); ValueError when it does not fit."""
-        if not self.fits(layout):
-            raise ValueError(f"layout {layout} does not fit the free cores and GPUs")
-        shares = []
-        for n, c in layout.per_node:
-            free = self.free[n]
-            got, self.free[n] = tuple(free[:c]), free[c:]
-            self.free_count[n] -= c
-            self.total_free -= c
-            self.free_gpus[n] -= layout.gpus_per_node
-            shares.append(NodeShare(n, got, layout.gpus_per_node))
-        return tuple(shares)
-
-    def give_back(self, shares: tuple[NodeShare, ...]) -> None:
-        for s in shares:
-            self.free[s.node] = sorted(self.free[s.node] + list(s.cores))
-            self.free_count[s.node] += len(s.cores)
-            self.total_free += len(s.cores)
-            self.free_gpus[s.node] += s.gpus
-
-    def copy(self) -> "NodeState":
-        other = NodeState.__new__(NodeState)
-        other.view = self.view
-        other.free = [list(f) for f in self.free]
-        other.free_count = list(self.free_count)
-        other.free_gpus = list(self.free_gpus)
-        other.total_free = self.total_free
-        return other

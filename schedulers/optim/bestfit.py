@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mrsched.schedulers.model.nodes import Layout, NodeState
+from mrsched.schedulers.model.nodes import Layout
 from mrsched.schedulers.model.cores import CoreRequest
 
 
@@ -96,13 +96,8 @@ def fit_in(nodes: list[int], free: list[int], req: CoreRequest) -> list[tuple[in
     return out
 
 
-def best_fit(state: NodeState, req: CoreRequest) -> Layout | None:
-    """SLURM's best fit of ``req`` on the free cores and GPUs of ``state`` now, or None."""
-    free, free_gpus = state.counts()
-    return best_fit_counts(free, free_gpus, req)
-
-
 def best_fit_counts(free: list[int], free_gpus: list[int], req: CoreRequest) -> Layout | None:
+    """SLURM's best fit of ``req`` on ``free`` cores and ``free_gpus`` per node, or None."""
     bounds, cs = block_bounds(free, free_gpus, req.min_per_node, req.gpus_per_node)
     if not bounds:
         return None

@@ -65,7 +65,7 @@ class AucSched(MilpWindowPolicy):
         window = jobs[:self.window_.current]
         reqs = [self.requests_[j.id] for j in window]
         prios = [self.priority_of(j, ctx.now) for j in window]
-        free, gpus = self.state_.counts()
+        free, gpus = ctx.machine.counts()
         arrays = (np.array(free), np.array(gpus))
         sf, sg = list(free), list(gpus)      # SLURM bids: as if the earlier jobs had got theirs
         bids = []

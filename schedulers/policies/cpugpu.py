@@ -1,18 +1,21 @@
 """What the three seed 002 policies share: the node view of the machine, each job's request,
-its priority, the free cores and GPUs per node, and how a layout becomes a Batsim start; and
-what the two MILP policies share (:class:`MilpWindowPolicy`): the window, the budget of a
-round's MILPs and what a MILP its budget stopped does.
+its priority, and how a layout becomes a Batsim start; and what the two MILP policies share
+(:class:`MilpWindowPolicy`): the window, the budget of a round's MILPs and what a MILP its
+budget stopped does.
 
-Run-time state: ``state_`` (free cores and GPUs per node, changed only by :meth:`start` and
-the jobs that ended), ``running_`` (job id -> expected end, what it holds), ``requests_``.
-GPUs are the scheduler's to track (DESIGN.md "CPU+GPU machines"): a node never gives more
-GPUs than it has, which :meth:`start` checks before any start leaves the policy.
+The free cores and GPUs per node, the burst buffer and what each running job holds until when
+are the runtime's (``ctx.machine``, :mod:`mrsched.schedulers.model.machine`): a policy reads
+them there and keeps no count of its own. :meth:`CpuGpuPolicy.start` turns a layout into the
+lowest free cores of its nodes and ``ctx.start`` takes them, refused by the runtime when a node
+would give more GPUs than it has (DESIGN.md "CPU+GPU machines").
+
+Run-time state (derived from the jobs' fields, never from what is in use): ``requests_`` (job
+id -> :class:`CoreRequest`), ``seq_`` (submission rank, the basic priority).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 from mrsched.errors import ConfigError, MrschedError, SimulationError
 from mrsched.schedulers.model.cluster import Cluster
@@ -21,7 +24,7 @@ from mrsched.schedulers.model.job import Job
 from mrsched.schedulers.optim.bestfit import never_fits
 from mrsched.schedulers.optim.milp import MilpResult, start_worker
 from mrsched.schedulers.optim.window import AdaptiveWindow, RoundBudget
-from mrsched.schedulers.model.nodes import Layout, NodeShare, NodeState, NodeView
+from mrsched.schedulers.model.nodes import Layout, NodeView
 from mrsched.schedulers.policies.priority import PRIORITIES, job_priority
 from mrsched.schedulers.model.cores import CoreRequest, core_request
 from mrsched.schedulers.profile.placement import BurstBufferPlacer, split_shares
@@ -40,16 +43,6 @@ def halving_metadata(n: int, t: float, old: int, new: int, held: int, limit: str
     time, which limit (``node`` or ``time``), the window's size before and after, and the jobs
     it held (fewer than its size when the queue was shorter)."""
     return HALVING_METADATA.format(n=n, t=t, limit=limit, old=old, new=new, held=held)
-
-
-@dataclass
-class Held:
-    """A started job: when it is expected to end (its walltime) and its cores and GPUs."""
-
-    end: float
-    shares: tuple[NodeShare, ...]
-    layout: Layout
-    bb: tuple[int, ...] = ()
 
 
 class CpuGpuPolicy(Policy):
@@ -72,25 +65,14 @@ class CpuGpuPolicy(Policy):
                               "Batsim resource per core); this platform's compute resources are "
                               "whole nodes", field="platform",
                               hint="make one with `mrsched platform cluster --nodes N --cores C --gpus G`")
-        self.state_ = NodeState(self.view_)
-        self.running_: dict[str, Held] = {}
         self.requests_: dict[str, CoreRequest] = {}
         self.seq_: dict[str, int] = {}
         self.stats_: dict[str, int] = {"rounds": 0}
         self._empty = ([len(c) for c in self.view_.cores], list(self.view_.gpus))
         # burst buffer (seed 001's machines): placed per core resource like every policy does
         self.placer_ = BurstBufferPlacer(cluster)
-        self.bb_free_ = [st.capacity for st in cluster.storage]
 
     # -- bookkeeping ------------------------------------------------------------------------
-    def _release_ended(self, ctx: SchedulingContext) -> None:
-        for jid in ctx.ended:
-            held = self.running_.pop(jid, None)
-            if held is not None:
-                self.state_.give_back(held.shares)
-                for k, b in enumerate(held.bb):
-                    self.bb_free_[k] += b
-
     def _admit(self, ctx: SchedulingContext) -> list[Job]:
         """The waiting jobs with a valid request that can fit the empty machine; others rejected."""
         out = []
@@ -119,40 +101,40 @@ class CpuGpuPolicy(Policy):
         return sorted(jobs, key=lambda j: (-self.priority_of(j, now), self.seq_[j.id]))
 
     def start(self, ctx: SchedulingContext, job: Job, layout: Layout) -> bool:
-        """Take ``layout``'s cores and GPUs and start ``job`` there (checked against its request);
-        False (nothing taken) when its burst buffer, if any, cannot be placed now."""
+        """Start ``job`` on ``layout``'s cores (the lowest free ones of each node) and GPUs,
+        checked against its request; False (nothing taken) when its burst buffer, if any,
+        cannot be placed now. ``ctx.start`` takes them from the runtime's machine state."""
         req = self.requests_[job.id]
         if layout.cores != req.cores or not req.nodes_min <= len(layout.per_node) <= req.nodes_max \
                 or (req.cores_per_node and any(c != req.cores_per_node for _, c in layout.per_node)) \
                 or layout.gpus_per_node != req.gpus_per_node:
             raise SimulationError(f"policy '{self.policy_name()}' lays out {layout} for request {req}", job=job.id)
-        free = self.state_.free
-        cores = sorted(c for n, k in layout.per_node for c in free[n][:k])
+        machine = ctx.machine
+        cores = []
+        for n, k in layout.per_node:
+            free = machine.free_cores(n)
+            if len(free) < k:
+                raise SimulationError(f"policy '{self.policy_name()}': layout {layout} does not fit the free "
+                                      f"cores of node {self.view_.names[n]}", job=job.id)
+            cores.extend(free[:k])
+        cores.sort()
         placement, bb = {}, ()
         total = job.request.bb_total
         if total:
-            placement = self.placer_.place(cores, split_shares(total, len(cores)), self.bb_free_)
+            placement = self.placer_.place(cores, split_shares(total, len(cores)), machine.bb_free)
             if placement is None:
                 return False
-            per = [0] * len(self.bb_free_)
+            per = [0] * len(machine.bb_free)
             for st, nbytes in placement.values():
                 per[st] += nbytes
             bb = tuple(per)
-        try:
-            shares = self.state_.take(layout)
-        except ValueError as exc:
-            raise SimulationError(f"policy '{self.policy_name()}': {exc}", job=job.id) from None
         mask = 0
         for c in cores:
             mask |= 1 << c
-        for k, b in enumerate(bb):
-            self.bb_free_[k] -= b
         ctx.start(job, Allocation(mask, bb, placement))
-        self.running_[job.id] = Held(ctx.now + job.request.walltime, shares, layout, bb)
         return True
 
     def schedule(self, ctx: SchedulingContext):
-        self._release_ended(ctx)
         jobs = self._admit(ctx)
         self.stats_["rounds"] += 1
         if jobs:

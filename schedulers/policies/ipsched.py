@@ -70,7 +70,7 @@ class IpSched(MilpWindowPolicy):
         started = 0
         budget = self.budget()
         for _ in range(self.resolves + 1):
-            left = [j for j in window if j.id not in self.running_]
+            left = [j for j in window if j.id not in ctx.machine.holdings]   # not started this round
             if not left:
                 break
             status, placed = self._solve(ctx, left, budget)
@@ -90,7 +90,7 @@ class IpSched(MilpWindowPolicy):
         reqs = [self.requests_[j.id] for j in window]
         weights = [self.priority_of(j, ctx.now) * (r.cores if self.objective == "priority-cores" else 1)
                    for j, r in zip(window, reqs)]
-        free, gpus = self.state_.counts()
+        free, gpus = ctx.machine.counts()
         out = solve_window(weights, reqs, free, gpus, mip_gap=self.mip_gap, **budget.limits())
         res = out.result
         budget.spend(res)

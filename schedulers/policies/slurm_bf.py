@@ -31,20 +31,22 @@ class SlurmBackfill(CpuGpuPolicy):
         self.priority_max_age = priority_max_age
         self.reservations = reservations
 
-    def _future(self, now: float):
+    def _future(self, machine, now: float):
         """Free counts at each expected end of running jobs (ascending time)."""
-        free, gpus = self.state_.counts()
-        events = sorted((max(h.end, now), jid) for jid, h in self.running_.items())
+        free, gpus = machine.counts()
+        held = machine.holdings
+        events = sorted((max(h.end, now), jid) for jid, h in held.items())
         for t, jid in events:
-            for s in self.running_[jid].shares:
-                free[s.node] += len(s.cores)
-                gpus[s.node] += s.gpus
+            h = held[jid]
+            for n, c in h.per_node:
+                free[n] += c
+                gpus[n] += h.gpus_per_node
             yield t, free, gpus
 
-    def _reserve(self, job, now: float, holds: list) -> tuple[float, Layout] | None:
+    def _reserve(self, job, machine, now: float, holds: list) -> tuple[float, Layout] | None:
         """Earliest time and best fit of ``job`` beside running jobs and earlier reservations."""
         req = self.requests_[job.id]
-        for t, free, gpus in self._future(now):
+        for t, free, gpus in self._future(machine, now):
             f, g = list(free), list(gpus)
             for _, layout, _ in holds:
                 for n, c in layout.per_node:
@@ -69,13 +71,13 @@ class SlurmBackfill(CpuGpuPolicy):
                 return False
         return True
 
-    def _free_at(self, t: float, now: float, holds: list) -> tuple[list[int], list[int]]:
-        free, gpus = self.state_.counts()
-        for h in self.running_.values():
+    def _free_at(self, machine, t: float, now: float, holds: list) -> tuple[list[int], list[int]]:
+        free, gpus = machine.counts()
+        for h in machine.holdings.values():
             if max(h.end, now) <= t:
-                for s in h.shares:
-                    free[s.node] += len(s.cores)
-                    gpus[s.node] += s.gpus
+                for n, c in h.per_node:
+                    free[n] += c
+                    gpus[n] += h.gpus_per_node
         for _, other, _ in holds:
             for n, c in other.per_node:
                 free[n] -= c
@@ -86,12 +88,12 @@ class SlurmBackfill(CpuGpuPolicy):
         holds: list = []          # (time, layout, job id) reservations, depth <= self.reservations
         free_at: dict = {}        # reservation time -> free cores and GPUs then, reservations taken
         failed: set = set()       # request shapes that did not fit now (starts only take resources)
-        state = self.state_
+        machine = ctx.machine     # free cores and GPUs per node now, this round's starts taken
         for job in jobs:
             req = self.requests_[job.id]
             layout = None
-            if req not in failed and req.cores <= state.total_free:
-                layout = best_fit_counts(state.free_count, state.free_gpus, req)
+            if req not in failed and req.cores <= machine.total_free:
+                layout = best_fit_counts(machine.free_count, machine.free_gpus, req)
                 if layout is None:
                     failed.add(req)
             end = ctx.now + job.request.walltime
@@ -107,7 +109,7 @@ class SlurmBackfill(CpuGpuPolicy):
                 if not self.reservations:
                     return
                 continue
-            found = self._reserve(job, ctx.now, holds)
+            found = self._reserve(job, machine, ctx.now, holds)
             if found is not None:
                 holds.append((found[0], found[1], job.id))
-                free_at = {t: self._free_at(t, ctx.now, holds) for t, _, _ in holds}
+                free_at = {t: self._free_at(machine, t, ctx.now, holds) for t, _, _ in holds}

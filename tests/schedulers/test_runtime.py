@@ -92,12 +92,12 @@ def test_burst_buffer_bytes_come_back_when_a_job_ends_and_must_name_every_storag
         rt.submit(0, f"w0!{k}", {"subtime": 0, "res": 1, "walltime": 10, "burst_buffer": 8})
     rt.policy.script_ = [Start("w0!1", (0,), {0: {4: 8}})]
     rt.step(0)
-    assert rt.bb_free == [(2, 6)]
+    assert rt.machine.bb_free == (2, 6)
     rt.complete(3, "w0!1")
-    assert rt.bb_free == [(10, 6)]
+    assert rt.machine.bb_free == (10, 6)
     rt.policy.script_ = [Start("w0!2", (1,), {1: {4: 8}})]
     rt.step(3)
-    assert rt.bb_free == [(2, 6)]
+    assert rt.machine.bb_free == (2, 6)
     rt.policy.script_ = [Start("w0!3", (2,), allocation=Allocation(1 << 2, (8,)))]
     with pytest.raises(SimulationError, match="w0!3.*bytes for 1 storage nodes; the machine has 2"):
         rt.step(3)
