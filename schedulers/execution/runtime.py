@@ -15,7 +15,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from mrsched.errors import MrschedError, SimulationError
+from mrsched.errors import ConfigError, MrschedError, SimulationError
 from mrsched.schedulers.model.decisions import Allocation
 from mrsched.schedulers.profile.availability import AvailabilityProfile, Reservation, first_short, shift_rows
 from mrsched.schedulers.batsim.intervals import procset_of_ids, procset_of_runs
@@ -31,6 +31,7 @@ from mrsched.schedulers.model.contract import OVERRUN_HOLD, Policy, SchedulingCo
 from mrsched.schedulers.model.params import RunOptions
 from mrsched.schedulers.profile.bandwidth import BandwidthTree
 from mrsched.schedulers.profile.feasibility import infeasible_reason
+from mrsched.schedulers.execution.power import POWER, power_cap_of, with_power
 
 logger = logging.getLogger(__name__)
 
@@ -67,11 +68,21 @@ class PolicyRuntime:
         # capacities a policy declares (its `counters` knob) for runs without sched-config;
         # sched-config wins
         cluster.counters = {**policy.declared_counters(), **cluster.counters}
+        # the power cap (execution/power.py): one more counter of the profile, asked by every job
+        self.power = power_cap_of(cluster, options.power_cap, options.power_cap_steps)
+        if self.power is not None and not policy.power_capped:
+            raise ConfigError(f"policy '{policy.policy_name()}': power_cap is not available for this "
+                              "policy (it does not place the profile's counters)", field="power_cap")
+        if self.power is not None:
+            cluster.counters = {**cluster.counters, POWER: self.power.capacity}
+            self._job_counters = tuple(c for c in cluster.counters if c != POWER)
         self.cluster = cluster
         self.profiles = dict(profiles or {})          # workload -> {profile name -> profile}
         # the release log only for a policy that reads it (``release_log``, conservative)
         self.profile = AvailabilityProfile(cluster, now, placer=BurstBufferPlacer(cluster),
                                            release_log=policy.release_log)
+        if self.power is not None:
+            self._cap_reservations(now)
         # waiting, submission order. Not a plain dict: a dict keeps a hole per removed entry
         # until it grows again and iteration walks the holes, so reading the head of a long
         # FIFO queue (every round) cost O(jobs started so far); OrderedDict unlinks instead.
@@ -106,10 +117,17 @@ class PolicyRuntime:
             profiles = {job.get("profile"): profile}
         try:
             # a job field named like a counter of sched-config's "counters" is a countable request
-            parsed = job_from_batsim(job_id, job, profiles, tuple(self.cluster.counters))
+            parsed = job_from_batsim(job_id, job, profiles, tuple(self.cluster.counters)
+                                     if self.power is None else self._job_counters)
         except MrschedError as exc:
             self._reject_now(job_id, f"invalid request: {exc}")
             return None
+        if self.power is not None:
+            delta, why = self.power.job_delta(parsed)
+            if why is not None:
+                self._reject_now(job_id, why)
+                return None
+            parsed.request = with_power(parsed.request, delta)
         # a pure function of the request on a fixed machine: jobs of a trace repeat a few shapes
         req = parsed.request
         shape = (req.nodes, req.bb_total, req.bb_per_node, req.gpus_per_node, req.counters)
@@ -137,6 +155,36 @@ class PolicyRuntime:
         if not req.bb_total:
             return True
         return self.profile.placer.surely_fits(-(-req.bb_total // req.nodes), req.nodes, self._capacities)
+
+    def _cap_reservations(self, now: float) -> None:
+        """A cap over time: the power counter lowered by ``highest cap - cap`` over each step
+        below the highest, with reservations that hold no node (never released)."""
+        power = self.power
+        index = self.profile.counter_names.index(POWER)
+        zeros = [0.0] * len(self.profile.counter_names)
+        steps = power.steps
+        for (t, watts), nxt in zip(steps, [s for s, _ in steps[1:]] + [INF]):
+            if watts < power.highest and nxt > now:
+                vec = list(zeros)
+                vec[index] = power.highest - watts
+                self.profile.reserve(t, nxt, Allocation(0, (), {}, tuple(vec)), tag="power cap")
+
+    def _check_power(self, now: float, job_id: str, delta: float, end: float) -> None:
+        """The runtime's own check of a start under the cap: at every cap step the start's
+        window meets, the running jobs still running then (by their reservation's end) plus
+        this one stay under that step's cap over the idle machine."""
+        power = self.power
+        steps = power.steps
+        for k, (t, watts) in enumerate(steps):
+            nxt = steps[k + 1][0] if k + 1 < len(steps) else INF
+            if nxt <= now or t >= end:
+                continue
+            at = max(t, now)
+            used = delta + sum(dict(r.job.request.counters).get(POWER, 0.0)
+                               for r in self.running.values() if r.reservation.end > at)
+            if used > watts - power.base + 1e-6:
+                self._fail(job_id, f"exceeds the power cap at t={at}: {power.base + used:.6g} W "
+                                   f"with the idle machine, cap {watts:.6g} W")
 
     def _reject_now(self, job_id: str, reason: str) -> None:
         logger.info("rejecting job %s: %s", job_id, reason)
@@ -284,7 +332,9 @@ class PolicyRuntime:
                     self._fail(d.job_id, f"places burst buffer on unknown storage resource {sid}")
                 per[sidx[sid]] += nbytes
                 placement[cl.index_of.get(rid, -1)] = (sidx[sid], nbytes)
-        return Allocation(mask, tuple(per) if any(per) else (), placement)
+        job = self.queue.get(d.job_id)
+        counters = self.profile.counter_vector(job.request) if job is not None and job.request.counters else ()
+        return Allocation(mask, tuple(per) if any(per) else (), placement, counters)
 
     def _apply_start(self, now: float, d: Start, ctx: SchedulingContext) -> Start:
         job = self.queue.get(d.job_id)
@@ -310,6 +360,9 @@ class PolicyRuntime:
         if alloc.bb and first_short(self.bb_free, 0, 1, alloc.bb) >= 0:
             s = next(s for s, (f, b) in enumerate(zip(self.bb_free[0], alloc.bb)) if f < b)
             self._fail(d.job_id, f"over-allocates burst buffer on storage {self.cluster.storage[s].name}")
+        if self.power is not None:
+            self._check_power(now, d.job_id, dict(req.counters).get(POWER, 0.0),
+                              now + req.walltime)
         reservation = ctx.reservations.get(d.job_id)
         if reservation is None:   # a policy that did not go through ctx.start
             reservation = self.profile.reserve(now, now + req.walltime, alloc, tag=d.job_id)
