@@ -22,7 +22,7 @@ from mrsched.schedulers.batsim.intervals import procset_of_ids, procset_of_runs
 from mrsched.schedulers.batsim.scheduler import BatsimScheduler
 from mrsched.schedulers.model.cluster import Cluster, cluster_from_simulation_begins
 from mrsched.schedulers.execution.cost import NO_COST, DecisionCost, charge_reply, parse_decision_cost
-from mrsched.schedulers.model.decisions import Annotate, Decision, Reject, Start, WakeUp
+from mrsched.schedulers.model.decisions import Annotate, Decision, Reject, Start, SwitchPower, WakeUp
 from mrsched.schedulers.model.job import Job, job_from_batsim
 from mrsched.schedulers.profile.placement import BurstBufferPlacer
 from mrsched.schedulers.execution.ioaware import io_profile, unrunnable
@@ -53,6 +53,107 @@ class RunningJob:
     reservation: Reservation
 
 
+class IdleNodes:
+    """The idle-node service (``idle_sleep``): a free compute node idle for ``after`` seconds
+    while no job waits is switched to its sleep pstate (the first of its ``sleep_pstates``
+    triplets, Batsim ``src/machines.cpp``); while jobs wait, as many sleeping nodes as they
+    need beyond the free awake ones are switched back to pstate 0. Sleeping and switching
+    nodes are ``unavailable``: the runtime holds them out of each round's profile (a
+    reservation keeping a plan waits for them) and refuses a start on them. Batsim answers a
+    request once, when all its machines are done (``RESOURCE_STATE_CHANGED``)."""
+
+    def __init__(self, cluster: Cluster, after: float, sleep: tuple[int, ...], now: float):
+        self.after = after
+        self.sleep = sleep                          # sleep pstate per compute index
+        self.idle_since = [now] * cluster.nb_nodes
+        self.asleep = 0          # nodes in their sleep pstate
+        self.going = 0           # switching off (asked, not yet acknowledged)
+        self.waking = 0          # switching on
+        self._ids = cluster.compute_ids
+
+    @classmethod
+    def of(cls, cluster: Cluster, options: RunOptions, now: float) -> "IdleNodes":
+        sleep = []
+        for rid, name in zip(cluster.compute_ids, cluster.compute_names):
+            text = str(cluster.properties.get(rid, {}).get("sleep_pstates", "")).strip()
+            first = text.split(",")[0].split(":")[0].strip() if text else ""
+            if not first.isdigit():
+                raise ConfigError(f"idle_sleep: compute host {name} has no sleep_pstates property "
+                                  "(sleep:off:on pstates), so it cannot sleep", field="idle_sleep")
+            sleep.append(int(first))
+        return cls(cluster, float(options.idle_sleep), tuple(sleep), now)
+
+    @property
+    def unavailable(self) -> int:
+        return self.asleep | self.going | self.waking
+
+    def freed(self, now: float, nodes: int) -> None:
+        while nodes:
+            low = nodes & -nodes
+            self.idle_since[low.bit_length() - 1] = now
+            nodes ^= low
+
+    def changed(self, now: float, cluster: Cluster, ids: list[int], state: int) -> None:
+        mask = 0
+        for rid in ids:
+            k = cluster.index_of.get(rid)
+            if k is not None:
+                mask |= 1 << k
+        if mask & self.going and state != 0:
+            self.going &= ~mask
+            self.asleep |= mask
+        elif mask & self.waking:
+            self.waking &= ~mask
+            self.freed(now, mask)
+
+    def round(self, now: float, busy: int, queue) -> list[Decision]:
+        """The switches after a round: wake for the waiting jobs, else sleep the long idle."""
+        all_nodes = (1 << len(self.idle_since)) - 1
+        free_awake = all_nodes & ~busy & ~self.unavailable
+        out: list[Decision] = []
+        if queue:
+            need = min(sum(j.request.nodes for j in queue.values()), len(self.idle_since))
+            short = need - free_awake.bit_count() - self.waking.bit_count()
+            wake, m = 0, self.asleep
+            while short > 0 and m:
+                low = m & -m
+                wake |= low
+                m ^= low
+                short -= 1
+            if wake:
+                self.asleep &= ~wake
+                self.waking |= wake
+                out += self._switch(wake, lambda k: 0)
+            return out
+        due, soonest = 0, INF
+        m = free_awake
+        while m:
+            low = m & -m
+            m ^= low
+            at = self.idle_since[low.bit_length() - 1] + self.after
+            if at <= now + 1e-9:
+                due |= low
+            else:
+                soonest = min(soonest, at)
+        if due:
+            self.going |= due
+            out += self._switch(due, lambda k: self.sleep[k])
+        if soonest < INF:
+            out.append(WakeUp(soonest))
+        return out
+
+    def _switch(self, mask: int, pstate) -> list[Decision]:
+        """One SwitchPower per target pstate (nodes of one pstate in one request)."""
+        groups: dict[int, list[int]] = {}
+        k = 0
+        while mask:
+            if mask & 1:
+                groups.setdefault(pstate(k), []).append(k)
+            mask >>= 1
+            k += 1
+        return [SwitchPower(tuple(self._ids[k] for k in idx), p) for p, idx in groups.items()]
+
+
 class PolicyRuntime:
     """Bookkeeping around a policy; every decision is checked before it reaches Batsim."""
 
@@ -77,6 +178,10 @@ class PolicyRuntime:
             cluster.counters = {**cluster.counters, POWER: self.power.capacity}
             self._job_counters = tuple(c for c in cluster.counters if c != POWER)
         self.cluster = cluster
+        self.sleeper = IdleNodes.of(cluster, options, now) if options.idle_sleep else None
+        if self.sleeper is not None and (self.power is not None or not policy.power_capped):
+            raise ConfigError(f"policy '{policy.policy_name()}': idle_sleep is not available here "
+                              "(with power_cap, or for a policy not on whole nodes)", field="idle_sleep")
         self.profiles = dict(profiles or {})          # workload -> {profile name -> profile}
         # the release log only for a policy that reads it (``release_log``, conservative)
         self.profile = AvailabilityProfile(cluster, now, placer=BurstBufferPlacer(cluster),
@@ -199,6 +304,8 @@ class PolicyRuntime:
         self.profile.release(run.reservation, from_time=now)
         self._overrun.pop(job_id, None)
         self.busy &= ~run.allocation.nodes
+        if self.sleeper is not None:
+            self.sleeper.freed(now, run.allocation.nodes)
         if run.allocation.bb:
             shift_rows(self.bb_free, None, 0, 1, run.allocation.bb, 1)
         self.ended.append(job_id)
@@ -221,6 +328,8 @@ class PolicyRuntime:
         self.pending = []
         if force or self.period <= 0 or self.on_tick(now):
             out.extend(self.decide(now))
+        if self.sleeper is not None:
+            out.extend(self.sleeper.round(now, self.busy, self.queue))
         if self.period > 0 and self.queue:
             nxt = (math.floor(now / self.period + TICK_TOLERANCE / self.period) + 1) * self.period
             if self.next_tick is None or self.next_tick <= now + TICK_TOLERANCE or nxt < self.next_tick:
@@ -238,6 +347,15 @@ class PolicyRuntime:
         held = self._hold_overrun(now) if self._overrun else ()
         if held is None:   # a policy's own plan counts on the overrun resources: wait for them
             return []
+        if self.sleeper is not None and self.sleeper.unavailable:
+            # sleeping and switching nodes: out of the policy's reach for this round
+            try:
+                held = [*held, self.profile.reserve(now, now + OVERRUN_HOLD,
+                                                    Allocation(self.sleeper.unavailable), tag="asleep")]
+            except SimulationError:   # a kept plan counts on them: wait for them to wake
+                for r in held:
+                    self.profile.release(r)
+                return []
         checked = self._services(now) if self.knowledge is not None or self.tree is not None else []
         if not held and self.policy.idle_round(self.profile, self.queue):
             return checked
@@ -346,6 +464,9 @@ class PolicyRuntime:
         req = job.request
         if alloc.nodes.bit_count() != req.nodes:
             self._fail(d.job_id, f"gives {alloc.nodes.bit_count()} nodes to a job asking {req.nodes}")
+        if self.sleeper is not None and alloc.nodes & self.sleeper.unavailable:
+            self._fail(d.job_id, f"starts the job on sleeping or switching nodes "
+                                 f"{self.cluster.ids_of(alloc.nodes & self.sleeper.unavailable)}")
         if alloc.nodes & self.busy:
             self._fail(d.job_id, f"starts the job on busy nodes {self.cluster.ids_of(alloc.nodes & self.busy)}")
         if req.gpus_per_node and alloc.nodes & ~self.cluster.gpu_mask(req.gpus_per_node):
@@ -516,6 +637,13 @@ class PolicyScheduler(BatsimScheduler):
     def on_requested_call(self, event) -> None:
         """Nothing to record: ``on_no_more_events`` runs the round (on a tick when periodic)."""
 
+    def on_resource_state_changed(self, event) -> None:
+        """A SET_RESOURCE_STATE of the idle-node service is done (Batsim acknowledges the
+        whole request at once)."""
+        if self.runtime.sleeper is not None:
+            self.runtime.sleeper.changed(self.now, self.runtime.cluster, list(event.resources),
+                                         int(event.state))
+
     def on_no_more_events(self) -> None:
         if not hasattr(self.runtime, "cluster"):
             return  # no SIMULATION_BEGINS yet
@@ -529,6 +657,8 @@ class PolicyScheduler(BatsimScheduler):
                 self.reject_job(d.job_id)
             elif type(d) is Annotate:
                 self.set_job_metadata(d.job_id, d.text)
+            elif type(d) is SwitchPower:
+                self.set_resource_state(d.nodes, d.pstate)
             else:
                 self.call_me_later(d.time)
 

@@ -60,6 +60,9 @@ RUN_PARAMS: dict[str, Param] = {
     "decision_scale": Param(float, min=0.0, help="factor on measured CPU time (decision_cost=measured)"),
     "power_cap": Param(float, min=0.0, help="watts the whole machine (idle nodes at Idle, busy ones at their "
                                             "job's power) may draw, now and in reservations; 0 = no cap"),
+    "idle_sleep": Param(float, min=0.0, help="seconds a free compute node stays idle, while no job waits, "
+                                             "before it is switched to its sleep pstate (SET_RESOURCE_STATE; "
+                                             "needs --energy); woken for waiting jobs; 0 = never"),
     "power_cap_steps": Param(str, help="the cap over time, 'time:watts,time:watts,...' (each holds until "
                                        "the next; wins over power_cap); '' = power_cap throughout"),
 }
@@ -92,6 +95,7 @@ class RunOptions:
     decision_scale: float = 1.0
     power_cap: float = 0.0
     power_cap_steps: str = ""
+    idle_sleep: float = 0.0
     io_aware: bool = False
     io_model: str = "none"
     knowledge: str = "requested"
