@@ -36,7 +36,7 @@ from mrsched.analysis.jobs import parse_intervals
 from mrsched.errors import MrschedError
 
 ENERGY_METRICS = ("energy_j", "mean_power_w", "peak_power_w", "edp_js", "energy_per_job_j",
-                  "energy_measured")
+                  "energy_measured", "sleep_saved_j")
 
 
 @dataclass
@@ -228,6 +228,62 @@ def job_energy(run, *, busy_load: float = 1.0) -> pd.DataFrame:
                          "energy_j": np.asarray(watts) * run_time})
 
 
+@functools.lru_cache(maxsize=16)
+def _sleep_wattage(path: str, _mtime: int, roles: tuple, mmax: int | None
+                   ) -> tuple[float, float, float, float] | None:
+    """(Idle, asleep, switching off, switching on) watts of the compute machines, from their
+    first ``sleep_pstates`` triplet; None unless every compute machine has the same."""
+    from mrsched.simulator.energy import load_powers
+    from mrsched.simulator.platform import load_platform
+
+    platform = load_platform(path, roles=roles)
+    hosts = [h for h in platform.resources(mmax) if h.role == "compute"]
+    found = set()
+    for power in load_powers(platform, [h.name for h in hosts]):
+        if power.ranges is None or not power.sleep:
+            return None
+        sleep_ps = min(power.sleep)
+        off, on = power.sleep[sleep_ps]
+        found.add((power.ranges[power.initial].idle, power.ranges[sleep_ps].idle,
+                   power.ranges[off].idle, power.ranges[on].idle))
+    return found.pop() if len(found) == 1 else None
+
+
+def sleep_saving(run, t0: float, t1: float) -> float:
+    """Joules the sleeping machines saved over ``[t0, t1)``: what the machines asleep or
+    switching (Batsim's ``out_machine_states.csv``) would have drawn idle, minus what they
+    drew in the sleep and the virtual switch pstates (their wattage). Can be negative (a
+    switch costs more than the sleep saved); 0 when no machine slept; NaN when unknown (no
+    states file, or compute machines of different wattage)."""
+    states = Path(run.path) / "out_machine_states.csv"
+    if not states.is_file():
+        return math.nan
+    try:
+        df = pd.read_csv(states, dtype=float)
+        cols = ["time", "nb_sleeping", "nb_switching_off", "nb_switching_on"]
+        time, asleep, off, on = (df[c].to_numpy(float) for c in cols)
+    except (ValueError, KeyError, pd.errors.ParserError, pd.errors.EmptyDataError, OSError):
+        return math.nan
+    if not (asleep.any() or off.any() or on.any()):
+        return 0.0
+    path, roles, mmax = _manifest_paths(run)
+    if path is None:
+        return math.nan
+    try:
+        watts = _sleep_wattage(str(Path(path).resolve()), Path(path).stat().st_mtime_ns,
+                               tuple(roles), mmax)
+    except (MrschedError, OSError):
+        return math.nan
+    if watts is None:
+        return math.nan
+    idle, w_sleep, w_off, w_on = watts
+    saved = asleep * (idle - w_sleep) + off * (idle - w_off) + on * (idle - w_on)
+    # the step function from the states' rows (none before the first: every machine idle)
+    series = PowerSeries(np.concatenate([[min(0.0, t0)], time]),
+                         np.concatenate([[0.0], saved]), measured=True)
+    return series.energy(t0, t1)
+
+
 def run_energy_metrics(run, *, busy_load: float = 1.0) -> dict[str, float]:
     """``ENERGY_METRICS`` of a loaded run over its window (first submission to last finish);
     {} when its power is unknown."""
@@ -253,4 +309,5 @@ def run_energy_metrics(run, *, busy_load: float = 1.0) -> dict[str, float]:
         "edp_js": energy * span,
         "energy_per_job_j": float(per_job.mean()) if per_job.size else math.nan,
         "energy_measured": 1.0 if series.measured else 0.0,
+        "sleep_saved_j": sleep_saving(run, t0, t1) if series.measured else math.nan,
     }

@@ -39,7 +39,7 @@ SUMMARY_METRICS = ("mean_waiting_time", "mean_turnaround_time", "mean_slowdown",
                    "mean_bounded_slowdown", "max_waiting_time", "max_bounded_slowdown",
                    "makespan", "utilisation_nodes", "utilisation_burst_buffer", "utilisation_gpus",
                    "utilisation_io_bandwidth", "energy_j", "mean_power_w", "peak_power_w",
-                   "edp_js", "n_rejected", "n_killed")
+                   "edp_js", "sleep_saved_j", "n_rejected", "n_killed")
 # metric in a single run's job table -> the run metric its bootstrap interval is about
 _PER_JOB = {"mean_waiting_time": "waiting_time", "mean_turnaround_time": "turnaround_time",
             "mean_slowdown": "slowdown", "mean_bounded_slowdown": "bounded_slowdown"}
@@ -54,7 +54,7 @@ RUN_TABLES = (
                    "utilisation_io_bandwidth", "seed002_utilisation", "packing_factor",
                    "fragmentation", "spread", "window_halvings")),
     ("Energy and power", ("energy_j", "mean_power_w", "peak_power_w", "edp_js",
-                          "energy_per_job_j", "energy_measured")),
+                          "energy_per_job_j", "energy_measured", "sleep_saved_j")),
     ("I/O on the bandwidth tree (seed 004)", (
         "goodput", "computing_fraction_min", "runtime_accuracy_mean", "io_rate_accuracy_mean",
         "sysio_accuracy_mean_et", "burst_sensitivity_5min_et", "burst_precision_5min_et")),

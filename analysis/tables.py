@@ -52,6 +52,7 @@ COLUMNS = {
     "edp_js": Column("Energy-delay product (GJ s)", scale=1e-9),
     "energy_per_job_j": Column("Energy per job (kJ)", scale=1e-3),
     "energy_measured": Column("Energy measured (-E)", integer=True),
+    "sleep_saved_j": Column("Energy saved asleep (MJ)", scale=1e-6),
     "seed002_utilisation": Column("Core-time used, seed 002 (%)", scale=100.0),
     "packing_factor": Column("Packing factor"),
     "fragmentation": Column("Node blocks per job"),

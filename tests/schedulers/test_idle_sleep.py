@@ -62,6 +62,12 @@ def test_sleeping_idle_nodes_saves_energy_on_a_light_workload(tmp_path, policy):
     assert all(r["final_state"] == "COMPLETED_SUCCESSFULLY" for r in states) and len(states) == 20
     changes = list(csv.DictReader(open(Path(asleep.path) / "out_pstate_changes.csv")))
     assert {r["new_pstate"] for r in changes} >= {"1", "0"}       # slept and woke
+    # the saving the report shows: delay jobs draw Idle (SimGrid sees no load), so the
+    # machine awake would have drawn 7 x 30 W over the whole window
+    m = run_energy_metrics(asleep)
+    span = m["energy_j"] / m["mean_power_w"]
+    assert m["sleep_saved_j"] == pytest.approx(7 * 30.0 * span - m["energy_j"], rel=1e-9)
+    assert run_energy_metrics(awake)["sleep_saved_j"] == 0.0
     # the price: a job that finds its nodes asleep waits for the switch-on (20 s here)
     wait = lambda run: float(run.jobs["waiting_time"].mean())
     assert wait(asleep) > wait(awake)
