@@ -279,9 +279,16 @@ def run_cap_steps(run) -> list[tuple[float, float]]:
 
     opts = run.manifest.get("options") or {}
     try:
-        return list(cap_steps(opts.get("power_cap", 0.0), opts.get("power_cap_steps", "")))
+        steps = list(cap_steps(opts.get("power_cap", 0.0), opts.get("power_cap_steps", "")))
+        share = float(opts.get("power_cap_share") or 0.0)
     except (MrschedError, TypeError, ValueError):
         return []
+    if steps or not share:
+        return steps
+    from mrsched.analysis.power import run_power
+
+    series = run_power(run)     # the share of the estimate's all-busy level (the scheduler's peak)
+    return [(0.0, share * series.busy_w)] if series is not None and math.isfinite(series.busy_w) else []
 
 
 def schedule_figure(run, axis: TimeAxis | None = None, *, dense_limit: int = DENSE_RECTANGLES,

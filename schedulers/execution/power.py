@@ -124,11 +124,14 @@ class PowerCap:
         return delta, None
 
 
-def power_cap_of(cluster, power_cap: float, power_cap_steps: str) -> PowerCap | None:
+def power_cap_of(cluster, power_cap: float, power_cap_steps: str,
+                 power_cap_share: float = 0.0) -> PowerCap | None:
     """The run's ``PowerCap`` from the options and SIMULATION_BEGINS' host properties; None
-    without a cap. ConfigError when the idle machine alone draws more than the cap."""
+    without a cap. ``power_cap_share``: the cap as a share of the machine's peak (``base`` +
+    every compute node's ``AllCores - Idle``), when ``power_cap`` and ``power_cap_steps`` give
+    none. ConfigError when the idle machine alone draws more than the cap."""
     steps = cap_steps(power_cap, power_cap_steps)
-    if not steps:
+    if not steps and not power_cap_share:
         return None
     if POWER in cluster.counters:
         raise ConfigError(f"power_cap: the machine already has a counter named '{POWER}' "
@@ -136,8 +139,9 @@ def power_cap_of(cluster, power_cap: float, power_cap_steps: str) -> PowerCap | 
     props = cluster.properties
     compute = [pstate0_wattage(props.get(rid, {}).get("wattage_per_state"), name)
                for rid, name in zip(cluster.compute_ids, cluster.compute_names)]
-    storage = [pstate0_wattage(props.get(s.id, {}).get("wattage_per_state"), s.name)
-               for s in cluster.storage]
+    # every storage machine Batsim counts (burst buffer and PFS) draws its Idle throughout
+    storage = [pstate0_wattage(props.get(rid, {}).get("wattage_per_state"), str(rid))
+               for rid in (cluster.storage_ids or tuple(st.id for st in cluster.storage))]
     known = [w for w in compute if w is not None]
     base = sum(w[0] for w in known) + sum(w[0] for w in storage if w is not None)
     min_idle = min((w[0] for w in known), default=0.0)
@@ -145,6 +149,11 @@ def power_cap_of(cluster, power_cap: float, power_cap_steps: str) -> PowerCap | 
     if len(known) != len(compute):
         base = sum(w[0] for w in storage if w is not None)   # no idle model: jobs' power alone
         min_idle = 0.0
+    if not steps:
+        if max_delta is None:
+            raise ConfigError("power_cap_share needs the compute nodes' wattage_per_state (the "
+                              "machine's peak power)", field="power_cap_share")
+        steps = ((0.0, power_cap_share * (base + max_delta * len(compute))),)
     cap = PowerCap(steps, base, min_idle, max_delta)
     low = min(w for _, w in steps)
     if low < base - 1e-9:

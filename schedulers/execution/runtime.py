@@ -170,7 +170,8 @@ class PolicyRuntime:
         # sched-config wins
         cluster.counters = {**policy.declared_counters(), **cluster.counters}
         # the power cap (execution/power.py): one more counter of the profile, asked by every job
-        self.power = power_cap_of(cluster, options.power_cap, options.power_cap_steps)
+        self.power = power_cap_of(cluster, options.power_cap, options.power_cap_steps,
+                                  options.power_cap_share)
         if self.power is not None and not policy.power_capped:
             raise ConfigError(f"policy '{policy.policy_name()}': power_cap is not available for this "
                               "policy (it does not place the profile's counters)", field="power_cap")

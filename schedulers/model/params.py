@@ -63,6 +63,8 @@ RUN_PARAMS: dict[str, Param] = {
     "idle_sleep": Param(float, min=0.0, help="seconds a free compute node stays idle, while no job waits, "
                                              "before it is switched to its sleep pstate (SET_RESOURCE_STATE; "
                                              "needs --energy); woken for waiting jobs; 0 = never"),
+    "power_cap_share": Param(float, min=0.0, max=1.0, help="the cap as a share of the machine's peak (every "
+                                                          "machine busy); 0 = none; power_cap wins"),
     "power_cap_steps": Param(str, help="the cap over time, 'time:watts,time:watts,...' (each holds until "
                                        "the next; wins over power_cap); '' = power_cap throughout"),
 }
@@ -95,6 +97,7 @@ class RunOptions:
     decision_scale: float = 1.0
     power_cap: float = 0.0
     power_cap_steps: str = ""
+    power_cap_share: float = 0.0
     idle_sleep: float = 0.0
     io_aware: bool = False
     io_model: str = "none"

@@ -177,3 +177,24 @@ def test_policies_that_do_not_place_counters_refuse_the_cap(policy):
 
     with pytest.raises(ConfigError, match="power_cap is not available"):
         make_scheduler(policy, {"power_cap": "500"})
+
+
+def test_a_cap_as_a_share_of_peak_on_a_generated_platform(tmp_path):
+    """`mrsched platform cluster --wattage 100:200` (every compute host) and power_cap_share:
+    8 nodes peak at 1,600 W; at 0.7 (1,120 W) at most 3 run at once; the report's panel
+    draws the same cap."""
+    from mrsched.analysis.schedule import run_cap_steps
+
+    plat = tmp_path / "c8.xml"
+    assert main(["platform", "cluster", "--nodes", "8", "--wattage", "100:200", "-o", str(plat)]) == 0
+    wl = tmp_path / "wl.json"
+    jobs = [{"id": i, "subtime": i, "res": 1 + i % 3, "walltime": 50, "profile": "d"} for i in range(12)]
+    wl.write_text(json.dumps({"nb_res": 8, "jobs": jobs, "profiles": {"d": {"type": "delay", "delay": 40}}}))
+    out = tmp_path / "run"
+    assert main(["run", "-p", str(plat), "-w", str(wl), "--policy", "fcfs-easy", "-o", str(out),
+                 "-O", "power_cap_share=0.7"]) == 0
+    run = load_run(out)
+    series = run_power(run)
+    assert series.busy_w == 1600.0 and series.idle_w == 800.0
+    assert 1000.0 <= series.peak(0, np.inf) <= 1120.0
+    assert run_cap_steps(run) == [(0.0, pytest.approx(1120.0))]
