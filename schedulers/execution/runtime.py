@@ -15,7 +15,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from mrsched.errors import ConfigError, MrschedError, SimulationError
+from mrsched.errors import ConfigError, MrschedError, ProtocolError, SimulationError
 from mrsched.schedulers.model.decisions import Allocation
 from mrsched.schedulers.profile.availability import AvailabilityProfile, Reservation, first_short, shift_rows
 from mrsched.schedulers.batsim.intervals import procset_of_ids, procset_of_runs
@@ -642,8 +642,13 @@ class PolicyScheduler(BatsimScheduler):
         """A SET_RESOURCE_STATE of the idle-node service is done (Batsim acknowledges the
         whole request at once)."""
         if self.runtime.sleeper is not None:
-            self.runtime.sleeper.changed(self.now, self.runtime.cluster, list(event.resources),
-                                         int(event.state))
+            try:
+                state = int(event.state)
+            except (TypeError, ValueError):
+                raise ProtocolError(f"RESOURCE_STATE_CHANGED state must be a pstate number, got "
+                                    f"{event.state!r}", event="RESOURCE_STATE_CHANGED",
+                                    field="state") from None
+            self.runtime.sleeper.changed(self.now, self.runtime.cluster, list(event.resources), state)
 
     def on_no_more_events(self) -> None:
         if not hasattr(self.runtime, "cluster"):
