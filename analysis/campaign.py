@@ -22,6 +22,7 @@ from scipy import stats
 from mrsched.analysis.cpugpu import run_cpugpu_metrics
 from mrsched.analysis.ioknowledge import run_io_metrics
 from mrsched.analysis.metrics import run_metrics
+from mrsched.analysis.power import run_energy_metrics
 from mrsched.analysis.runs import Run, find_runs, load_run
 from mrsched.errors import ConfigError, suggest
 
@@ -165,6 +166,7 @@ def metrics_table(runs: Iterable[Run], *, tau: float = 600.0) -> pd.DataFrame:
             row.update(run_metrics(run.jobs, tau=tau, capacities=run.capacities, phases=run.phases))
             row.update(run_cpugpu_metrics(run))   # seed 002 placement metrics on per-core platforms
             row.update(run_io_metrics(run))       # seed 004 contention / knowledge on bandwidth trees
+            row.update(run_energy_metrics(run))   # energy and power (measured with -E, else wattage)
         rows.append(row)
     df = pd.DataFrame(rows)
     for col in ID_COLUMNS:

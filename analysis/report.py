@@ -38,7 +38,8 @@ from mrsched.errors import ConfigError
 SUMMARY_METRICS = ("mean_waiting_time", "mean_turnaround_time", "mean_slowdown",
                    "mean_bounded_slowdown", "max_waiting_time", "max_bounded_slowdown",
                    "makespan", "utilisation_nodes", "utilisation_burst_buffer", "utilisation_gpus",
-                   "utilisation_io_bandwidth", "n_rejected", "n_killed")
+                   "utilisation_io_bandwidth", "energy_j", "mean_power_w", "peak_power_w",
+                   "edp_js", "sleep_saved_j", "n_rejected", "n_killed")
 # metric in a single run's job table -> the run metric its bootstrap interval is about
 _PER_JOB = {"mean_waiting_time": "waiting_time", "mean_turnaround_time": "turnaround_time",
             "mean_slowdown": "slowdown", "mean_bounded_slowdown": "bounded_slowdown"}
@@ -52,6 +53,8 @@ RUN_TABLES = (
     ("Resources", ("utilisation_nodes", "utilisation_burst_buffer", "utilisation_gpus",
                    "utilisation_io_bandwidth", "seed002_utilisation", "packing_factor",
                    "fragmentation", "spread", "window_halvings")),
+    ("Energy and power", ("energy_j", "mean_power_w", "peak_power_w", "edp_js",
+                          "energy_per_job_j", "energy_measured", "sleep_saved_j")),
     ("I/O on the bandwidth tree (seed 004)", (
         "goodput", "computing_fraction_min", "runtime_accuracy_mean", "io_rate_accuracy_mean",
         "sysio_accuracy_mean_et", "burst_sensitivity_5min_et", "burst_precision_5min_et")),
@@ -294,7 +297,9 @@ def _run_figure(run: Run, axis, figures: _Figures, index: int) -> str:
     what["queue"] = "jobs submitted and not yet started" + (f" ({notes['queue']})" if notes.get("queue") else "")
     if "resources" in notes:
         what["util"] = f"share of {notes['resources']} in use" + (f" ({notes['util']})" if notes.get("util") else "")
-    panels = "; ".join(f"({letter}) {what[p]}" for letter, p in zip("abcd", notes["panels"]))
+    if "power" in notes:
+        what["power"] = f"the platform's power, {notes['power']}"
+    panels = "; ".join(f"({letter}) {what[p]}" for letter, p in zip("abcde", notes["panels"]))
     caption = (f"Schedule of {title} (run {run.run_id}): {panels}. One time axis for all panels, "
                f"{axis.label}; the runs of one workload share it.")
     return (f'<h3>{html.escape(run.run_id)} — {html.escape(run.variant)}</h3>'

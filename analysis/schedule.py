@@ -243,6 +243,54 @@ def draw_utilisation(ax, series: dict[str, pd.DataFrame], axis: TimeAxis) -> str
             f"bin's min-max (steps: {', '.join(binned)})")
 
 
+def draw_power(ax, series, axis: TimeAxis, steps=()) -> str:
+    """The platform's power (W, ``power.PowerSeries``) as a filled step area, with the
+    all-idle / all-busy levels of an estimate and the run's power cap when it had one
+    (``steps``: (time, watts)); returns what it shows, for the caption."""
+    time, watts = np.asarray(series.time, float), np.asarray(series.power, float)
+    binned = _step_area(ax, time, watts, axis, "tab:brown")
+    top = float(watts.max()) if watts.size else 1.0
+    for level, style in ((series.idle_w, ":"), (series.busy_w, "--")):
+        if math.isfinite(level):
+            ax.axhline(level, color="0.4", linestyle=style, linewidth=0.7)
+            top = max(top, level)
+    if steps:
+        t = np.array([s for s, _ in steps], float)
+        w = np.array([v for _, v in steps], float)
+        ax.step(axis.x(np.append(t, axis.end)), np.append(w, w[-1:]), where="post",
+                color="tab:red", linewidth=1.0)
+        top = max(top, float(w.max()))
+    ax.set_ylim(0, top * 1.05 if top > 0 else 1.0)
+    ax.set_ylabel("power\n(W)")
+    ax.yaxis.set_major_formatter(_number_formatter())
+    how = ("measured by the engine (-E: mean power between the energy trace's rows)"
+           if series.measured else "estimated from the platform's wattage (Idle on a free "
+           "machine, AllCores on a busy one); dotted: every machine idle, dashed: every machine busy")
+    if steps:
+        how += "; red: the power cap"
+    return how + (f", {binned}" if binned else "")
+
+
+def run_cap_steps(run) -> list[tuple[float, float]]:
+    """A run's power cap as (time, watts) steps from its manifest's options (``power_cap``,
+    ``power_cap_steps``); [] when it had none or they do not read."""
+    from mrsched.errors import MrschedError
+    from mrsched.schedulers.execution.power import cap_steps
+
+    opts = run.manifest.get("options") or {}
+    try:
+        steps = list(cap_steps(opts.get("power_cap", 0.0), opts.get("power_cap_steps", "")))
+        share = float(opts.get("power_cap_share") or 0.0)
+    except (MrschedError, TypeError, ValueError):
+        return []
+    if steps or not share:
+        return steps
+    from mrsched.analysis.power import run_power
+
+    series = run_power(run)     # the share of the estimate's all-busy level (the scheduler's peak)
+    return [(0.0, share * series.busy_w)] if series is not None and math.isfinite(series.busy_w) else []
+
+
 def schedule_figure(run, axis: TimeAxis | None = None, *, dense_limit: int = DENSE_RECTANGLES,
                     aggregate_limit: int = AGGREGATE_ROWS, max_labels: int = 80):
     """The stacked figure of a loaded run (``runs.load_run``) and what its panels show (for
@@ -258,8 +306,12 @@ def schedule_figure(run, axis: TimeAxis | None = None, *, dense_limit: int = DEN
     series = utilisation_series(run)
     has_bb = bool(run.capacities.get("burst_buffer")) and "burst_buffer" in run.jobs.columns \
         and bool((run.jobs["burst_buffer"].fillna(0) > 0).any())
-    panels = ["gantt"] + (["bb"] if has_bb else []) + ["queue"] + (["util"] if series else [])
-    heights = {"gantt": 4.0, "bb": 1.5, "queue": 1.0, "util": 1.6}
+    from mrsched.analysis.power import run_power
+
+    power = run_power(run)
+    panels = ["gantt"] + (["bb"] if has_bb else []) + ["queue"] + (["util"] if series else []) \
+        + (["power"] if power is not None else [])
+    heights = {"gantt": 4.0, "bb": 1.5, "queue": 1.0, "util": 1.6, "power": 1.6}
     fig = plt.figure(figsize=(11, 0.9 + sum(heights[p] for p in panels)), layout="constrained")
     grid = fig.add_gridspec(len(panels), 1, height_ratios=[heights[p] for p in panels])
     axes: dict = {}
@@ -290,6 +342,8 @@ def schedule_figure(run, axis: TimeAxis | None = None, *, dense_limit: int = DEN
     if "util" in axes:
         notes["util"] = draw_utilisation(axes["util"], series, axis)
         notes["resources"] = ", ".join(resource_name(r) for r in series)
+    if "power" in axes:
+        notes["power"] = draw_power(axes["power"], power, axis, run_cap_steps(run))
     for p, ax in axes.items():
         axis.apply(ax, label=p == panels[-1])
         if p != panels[-1]:
@@ -299,8 +353,8 @@ def schedule_figure(run, axis: TimeAxis | None = None, *, dense_limit: int = DEN
         ax.set_axisbelow(True)
     names = {"gantt": "Gantt chart", "bb": "burst buffer held per job"
              if notes.get("bb", "").startswith("each job") else "burst buffer in use",
-             "queue": "queue length", "util": "utilisation"}
-    for letter, p in zip("abcd", panels):
+             "queue": "queue length", "util": "utilisation", "power": "power"}
+    for letter, p in zip("abcde", panels):
         axes[p].set_title(f"({letter}) {names[p]}", loc="left", fontsize=9, pad=3)
     notes["panels"] = panels
     fig.suptitle(f"{run.run_id} ({run.variant})", fontsize=10)

@@ -46,6 +46,13 @@ COLUMNS = {
     "utilisation_gpus": Column("GPUs used (%)", scale=100.0),
     "utilisation_io_bandwidth": Column("PFS bandwidth asked (%)", scale=100.0),
     # seed 002 on per-core CPU+GPU platforms (analysis/cpugpu.py)
+    "energy_j": Column("Energy (MJ)", scale=1e-6),
+    "mean_power_w": Column("Mean power (kW)", scale=1e-3),
+    "peak_power_w": Column("Peak power (kW)", scale=1e-3),
+    "edp_js": Column("Energy-delay product (GJ s)", scale=1e-9),
+    "energy_per_job_j": Column("Energy per job (kJ)", scale=1e-3),
+    "energy_measured": Column("Energy measured (-E)", integer=True),
+    "sleep_saved_j": Column("Energy saved asleep (MJ)", scale=1e-6),
     "seed002_utilisation": Column("Core-time used, seed 002 (%)", scale=100.0),
     "packing_factor": Column("Packing factor"),
     "fragmentation": Column("Node blocks per job"),

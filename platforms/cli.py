@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 from mrsched.errors import ConfigError
@@ -34,6 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     df.add_argument("--pfs-latency", default="100us", help="latency of the PFS link")
     _link_sharing(df, "node links and green/black/blue cables")
     _output(df)
+    _wattage_arg(df)
 
     cl = sub.add_parser("cluster", help="flat one-switch cluster with storage nodes and a PFS; CPU+GPU machines with --cores",
                         description="Flat cluster: node_0..node_{N-1}, bb_0..bb_{K-1}, pfs, master.")
@@ -54,6 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                     help="with --cores: one host per node carrying a cores property instead")
     _link_sharing(cl, "compute and storage node links")
     _output(cl)
+    _wattage_arg(cl)
 
     io = sub.add_parser("iotree", help="seed 004's I/O bandwidth tree (CTS-1: nodes, edge switches, core pool, PFS)",
                         description="Seed 004 Sect. 3.3.1 CTS-1 model by default: 24 units x 162 nodes, edge "
@@ -69,6 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                     help="fraction of PFS bandwidth removed (0.3: 70 -> 49GBps; default 0)")
     io.add_argument("--speed", default="1Gf", help="compute node speed")
     io.add_argument("-o", "--output", required=True, help="output XML file")
+    _wattage_arg(io)
 
     bu = sub.add_parser("bundled", help="list the platforms shipped with mrsched (or rewrite them)",
                         description="The platforms installed with mrsched (dragonfly96.xml: seed 001's "
@@ -87,6 +91,45 @@ def _link_sharing(p: argparse.ArgumentParser, what: str) -> None:
 def _output(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", required=True, help="output XML file")
     p.add_argument("--describe", metavar="JSON", help="also write a JSON description (hosts, properties, links)")
+
+
+def _wattage_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--wattage", metavar="IDLE:ALLCORES", default=None,
+                   help="wattage_per_state of every compute host (SimGrid's Idle:AllCores or "
+                        "Idle:Epsilon:AllCores, watts): the power model of -E runs, power_cap and "
+                        "the report's power; default: none")
+
+
+_HOST = re.compile(r'(<(host|cluster) id="([^"]*)"[^>]*?)(/>|>(.*?)</\2>)', re.S)
+
+
+def with_wattage(xml: str, wattage: str | None) -> str:
+    """``xml`` with a ``wattage_per_state`` prop on every compute host (a host whose ``role``
+    is absent or ``compute``, not named ``master...``) and every ``<cluster>`` (SimGrid gives
+    a cluster's props to each of its hosts); unchanged when ``wattage`` is None. ConfigError on a value
+    SimGrid would not read."""
+    if wattage is None:
+        return xml
+    parts = wattage.split(":")
+    try:
+        ok = len(parts) in (2, 3) and all(float(v) >= 0 for v in parts)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ConfigError(f"--wattage must be IDLE:ALLCORES or IDLE:EPSILON:ALLCORES watts, got "
+                          f"{wattage!r}", field="wattage")
+    prop = f'<prop id="wattage_per_state" value="{wattage}"/>'
+
+    def add(m: re.Match) -> str:
+        head, tag, name, body = m.group(1), m.group(2), m.group(3), m.group(5) or ""
+        role = re.search(r'<prop id="role" value="([^"]*)"', body)
+        if (role and role.group(1) not in ("", "compute")) or name.startswith("master"):
+            return m.group(0)
+        indent = xml[xml.rfind("\n", 0, m.start()) + 1:m.start()]
+        if m.group(4) == "/>":
+            return f"{head}>\n{indent}  {prop}\n{indent}</{tag}>"
+        return f"{head}>{body.rstrip()}\n{indent}  {prop}\n{indent}</{tag}>"
+    return _HOST.sub(add, xml)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -119,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
                                pfs_bandwidth=args.pfs_bandwidth, node_bandwidth=args.node_bandwidth,
                                underprovision=args.underprovision, speed=args.speed)
         try:
-            Path(args.output).write_text(tree.xml, encoding="utf-8")
+            Path(args.output).write_text(with_wattage(tree.xml, args.wattage), encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"cannot write: {exc.strerror}", file=exc.filename) from None
         print(f"wrote {args.output}: {tree.summary()}")
@@ -134,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("missing platform kind", hint="valid: dragonfly, cluster, iotree, bundled (see --help)")
     out = Path(args.output)
     try:
-        out.write_text(result.xml, encoding="utf-8")
+        out.write_text(with_wattage(result.xml, args.wattage), encoding="utf-8")
         if args.describe:
             Path(args.describe).write_text(json.dumps(result.description.to_dict(), indent=1) + "\n",
                                            encoding="utf-8")

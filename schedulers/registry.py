@@ -213,6 +213,16 @@ def make_runtime(name: str, **options: Any) -> PolicyRuntime:
 
 def _check_run(name: str, policy: Policy, run: RunOptions) -> None:
     run.check(name)
+    if (run.power_cap or run.power_cap_steps or run.power_cap_share) and not policy.power_capped:
+        raise ConfigError(f"policy '{name}': power_cap is not available for this policy (it does not "
+                          "place the profile's counters)", field="power_cap",
+                          hint="docs/POLICIES.md lists the policies that keep a power cap")
+    if run.idle_sleep and not policy.power_capped:
+        raise ConfigError(f"policy '{name}': idle_sleep is not available for this policy (its resources "
+                          "are not whole nodes of the runtime's profile)", field="idle_sleep")
+    if run.idle_sleep and (run.power_cap or run.power_cap_steps or run.power_cap_share):
+        raise ConfigError(f"policy '{name}': idle_sleep and power_cap together: the cap does not count "
+                          "the switching pstates' wattage", field="idle_sleep")
     if run.job_model == "io-phased" and not policy.io_phased:
         raise ConfigError(f"policy '{name}': job_model 'io-phased' is not available for this policy",
                           field="job_model", hint="use job_model=alloc-only")

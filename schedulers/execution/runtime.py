@@ -15,14 +15,14 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from mrsched.errors import MrschedError, SimulationError
+from mrsched.errors import ConfigError, MrschedError, ProtocolError, SimulationError
 from mrsched.schedulers.model.decisions import Allocation
 from mrsched.schedulers.profile.availability import AvailabilityProfile, Reservation
 from mrsched.schedulers.batsim.intervals import procset_of_ids, procset_of_runs
 from mrsched.schedulers.batsim.scheduler import BatsimScheduler
 from mrsched.schedulers.model.cluster import Cluster, cluster_from_simulation_begins
 from mrsched.schedulers.execution.cost import NO_COST, DecisionCost, charge_reply, parse_decision_cost
-from mrsched.schedulers.model.decisions import Annotate, Decision, Reject, Start, WakeUp
+from mrsched.schedulers.model.decisions import Annotate, Decision, Reject, Start, SwitchPower, WakeUp
 from mrsched.schedulers.model.job import Job, job_from_batsim
 from mrsched.schedulers.model.machine import MachineState
 from mrsched.schedulers.profile.placement import BurstBufferPlacer
@@ -32,6 +32,7 @@ from mrsched.schedulers.model.contract import OVERRUN_HOLD, Policy, SchedulingCo
 from mrsched.schedulers.model.params import RunOptions
 from mrsched.schedulers.profile.bandwidth import BandwidthTree
 from mrsched.schedulers.profile.feasibility import infeasible_reason
+from mrsched.schedulers.execution.power import POWER, power_cap_of, with_power
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +54,107 @@ class RunningJob:
     reservation: Reservation
 
 
+class IdleNodes:
+    """The idle-node service (``idle_sleep``): a free compute node idle for ``after`` seconds
+    while no job waits is switched to its sleep pstate (the first of its ``sleep_pstates``
+    triplets, Batsim ``src/machines.cpp``); while jobs wait, as many sleeping nodes as they
+    need beyond the free awake ones are switched back to pstate 0. Sleeping and switching
+    nodes are ``unavailable``: the runtime holds them out of each round's profile (a
+    reservation keeping a plan waits for them) and refuses a start on them. Batsim answers a
+    request once, when all its machines are done (``RESOURCE_STATE_CHANGED``)."""
+
+    def __init__(self, cluster: Cluster, after: float, sleep: tuple[int, ...], now: float):
+        self.after = after
+        self.sleep = sleep                          # sleep pstate per compute index
+        self.idle_since = [now] * cluster.nb_nodes
+        self.asleep = 0          # nodes in their sleep pstate
+        self.going = 0           # switching off (asked, not yet acknowledged)
+        self.waking = 0          # switching on
+        self._ids = cluster.compute_ids
+
+    @classmethod
+    def of(cls, cluster: Cluster, options: RunOptions, now: float) -> "IdleNodes":
+        sleep = []
+        for rid, name in zip(cluster.compute_ids, cluster.compute_names):
+            text = str(cluster.properties.get(rid, {}).get("sleep_pstates", "")).strip()
+            first = text.split(",")[0].split(":")[0].strip() if text else ""
+            if not first.isdigit():
+                raise ConfigError(f"idle_sleep: compute host {name} has no sleep_pstates property "
+                                  "(sleep:off:on pstates), so it cannot sleep", field="idle_sleep")
+            sleep.append(int(first))
+        return cls(cluster, float(options.idle_sleep), tuple(sleep), now)
+
+    @property
+    def unavailable(self) -> int:
+        return self.asleep | self.going | self.waking
+
+    def freed(self, now: float, nodes: int) -> None:
+        while nodes:
+            low = nodes & -nodes
+            self.idle_since[low.bit_length() - 1] = now
+            nodes ^= low
+
+    def changed(self, now: float, cluster: Cluster, ids: list[int], state: int) -> None:
+        mask = 0
+        for rid in ids:
+            k = cluster.index_of.get(rid)
+            if k is not None:
+                mask |= 1 << k
+        if mask & self.going and state != 0:
+            self.going &= ~mask
+            self.asleep |= mask
+        elif mask & self.waking:
+            self.waking &= ~mask
+            self.freed(now, mask)
+
+    def round(self, now: float, busy: int, queue) -> list[Decision]:
+        """The switches after a round: wake for the waiting jobs, else sleep the long idle."""
+        all_nodes = (1 << len(self.idle_since)) - 1
+        free_awake = all_nodes & ~busy & ~self.unavailable
+        out: list[Decision] = []
+        if queue:
+            need = min(sum(j.request.nodes for j in queue.values()), len(self.idle_since))
+            short = need - free_awake.bit_count() - self.waking.bit_count()
+            wake, m = 0, self.asleep
+            while short > 0 and m:
+                low = m & -m
+                wake |= low
+                m ^= low
+                short -= 1
+            if wake:
+                self.asleep &= ~wake
+                self.waking |= wake
+                out += self._switch(wake, lambda k: 0)
+            return out
+        due, soonest = 0, INF
+        m = free_awake
+        while m:
+            low = m & -m
+            m ^= low
+            at = self.idle_since[low.bit_length() - 1] + self.after
+            if at <= now + 1e-9:
+                due |= low
+            else:
+                soonest = min(soonest, at)
+        if due:
+            self.going |= due
+            out += self._switch(due, lambda k: self.sleep[k])
+        if soonest < INF:
+            out.append(WakeUp(soonest))
+        return out
+
+    def _switch(self, mask: int, pstate) -> list[Decision]:
+        """One SwitchPower per target pstate (nodes of one pstate in one request)."""
+        groups: dict[int, list[int]] = {}
+        k = 0
+        while mask:
+            if mask & 1:
+                groups.setdefault(pstate(k), []).append(k)
+            mask >>= 1
+            k += 1
+        return [SwitchPower(tuple(self._ids[k] for k in idx), p) for p, idx in groups.items()]
+
+
 class PolicyRuntime:
     """Bookkeeping around a policy; every decision is checked before it reaches Batsim."""
 
@@ -68,11 +170,26 @@ class PolicyRuntime:
         # capacities a policy declares (its `counters` knob) for runs without sched-config;
         # sched-config wins
         cluster.counters = {**policy.declared_counters(), **cluster.counters}
+        # the power cap (execution/power.py): one more counter of the profile, asked by every job
+        self.power = power_cap_of(cluster, options.power_cap, options.power_cap_steps,
+                                  options.power_cap_share)
+        if self.power is not None and not policy.power_capped:
+            raise ConfigError(f"policy '{policy.policy_name()}': power_cap is not available for this "
+                              "policy (it does not place the profile's counters)", field="power_cap")
+        if self.power is not None:
+            cluster.counters = {**cluster.counters, POWER: self.power.capacity}
+            self._job_counters = tuple(c for c in cluster.counters if c != POWER)
         self.cluster = cluster
+        self.sleeper = IdleNodes.of(cluster, options, now) if options.idle_sleep else None
+        if self.sleeper is not None and (self.power is not None or not policy.power_capped):
+            raise ConfigError(f"policy '{policy.policy_name()}': idle_sleep is not available here "
+                              "(with power_cap, or for a policy not on whole nodes)", field="idle_sleep")
         self.profiles = dict(profiles or {})          # workload -> {profile name -> profile}
         # the release log only for a policy that reads it (``release_log``, conservative)
         self.profile = AvailabilityProfile(cluster, now, placer=BurstBufferPlacer(cluster),
                                            release_log=policy.release_log)
+        if self.power is not None:
+            self._cap_reservations(now)
         # waiting, submission order. Not a plain dict: a dict keeps a hole per removed entry
         # until it grows again and iteration walks the holes, so reading the head of a long
         # FIFO queue (every round) cost O(jobs started so far); OrderedDict unlinks instead.
@@ -106,10 +223,17 @@ class PolicyRuntime:
             profiles = {job.get("profile"): profile}
         try:
             # a job field named like a counter of sched-config's "counters" is a countable request
-            parsed = job_from_batsim(job_id, job, profiles, tuple(self.cluster.counters))
+            parsed = job_from_batsim(job_id, job, profiles, tuple(self.cluster.counters)
+                                     if self.power is None else self._job_counters)
         except MrschedError as exc:
             self._reject_now(job_id, f"invalid request: {exc}")
             return None
+        if self.power is not None:
+            delta, why = self.power.job_delta(parsed)
+            if why is not None:
+                self._reject_now(job_id, why)
+                return None
+            parsed.request = with_power(parsed.request, delta)
         # a pure function of the request on a fixed machine: jobs of a trace repeat a few shapes
         req = parsed.request
         shape = (req.nodes, req.bb_total, req.bb_per_node, req.gpus_per_node, req.counters)
@@ -138,6 +262,36 @@ class PolicyRuntime:
             return True
         return self.profile.placer.surely_fits(-(-req.bb_total // req.nodes), req.nodes, self._capacities)
 
+    def _cap_reservations(self, now: float) -> None:
+        """A cap over time: the power counter lowered by ``highest cap - cap`` over each step
+        below the highest, with reservations that hold no node (never released)."""
+        power = self.power
+        index = self.profile.counter_names.index(POWER)
+        zeros = [0.0] * len(self.profile.counter_names)
+        steps = power.steps
+        for (t, watts), nxt in zip(steps, [s for s, _ in steps[1:]] + [INF]):
+            if watts < power.highest and nxt > now:
+                vec = list(zeros)
+                vec[index] = power.highest - watts
+                self.profile.reserve(t, nxt, Allocation(0, (), {}, tuple(vec)), tag="power cap")
+
+    def _check_power(self, now: float, job_id: str, delta: float, end: float) -> None:
+        """The runtime's own check of a start under the cap: at every cap step the start's
+        window meets, the running jobs still running then (by their reservation's end) plus
+        this one stay under that step's cap over the idle machine."""
+        power = self.power
+        steps = power.steps
+        for k, (t, watts) in enumerate(steps):
+            nxt = steps[k + 1][0] if k + 1 < len(steps) else INF
+            if nxt <= now or t >= end:
+                continue
+            at = max(t, now)
+            used = delta + sum(dict(r.job.request.counters).get(POWER, 0.0)
+                               for r in self.running.values() if r.reservation.end > at)
+            if used > watts - power.base + 1e-6:
+                self._fail(job_id, f"exceeds the power cap at t={at}: {power.base + used:.6g} W "
+                                   f"with the idle machine, cap {watts:.6g} W")
+
     def _reject_now(self, job_id: str, reason: str) -> None:
         logger.info("rejecting job %s: %s", job_id, reason)
         self.pending.append(Reject(job_id, reason))
@@ -151,6 +305,8 @@ class PolicyRuntime:
         self.profile.release(run.reservation, from_time=now)
         self._overrun.pop(job_id, None)
         self.machine.release(job_id, run.allocation)
+        if self.sleeper is not None:
+            self.sleeper.freed(now, run.allocation.nodes)
         self.ended.append(job_id)
         if self.knowledge is not None:
             self._ended_starts[job_id] = run.start
@@ -171,6 +327,8 @@ class PolicyRuntime:
         self.pending = []
         if force or self.period <= 0 or self.on_tick(now):
             out.extend(self.decide(now))
+        if self.sleeper is not None:
+            out.extend(self.sleeper.round(now, self.machine.busy, self.queue))
         if self.period > 0 and self.queue:
             nxt = (math.floor(now / self.period + TICK_TOLERANCE / self.period) + 1) * self.period
             if self.next_tick is None or self.next_tick <= now + TICK_TOLERANCE or nxt < self.next_tick:
@@ -188,6 +346,15 @@ class PolicyRuntime:
         held = self._hold_overrun(now) if self._overrun else ()
         if held is None:   # a policy's own plan counts on the overrun resources: wait for them
             return []
+        if self.sleeper is not None and self.sleeper.unavailable:
+            # sleeping and switching nodes: out of the policy's reach for this round
+            try:
+                held = [*held, self.profile.reserve(now, now + OVERRUN_HOLD,
+                                                    Allocation(self.sleeper.unavailable), tag="asleep")]
+            except SimulationError:   # a kept plan counts on them: wait for them to wake
+                for r in held:
+                    self.profile.release(r)
+                return []
         checked = self._services(now) if self.knowledge is not None or self.tree is not None else []
         if not held and self.policy.idle_round(self.profile, self.queue):
             return checked
@@ -283,7 +450,9 @@ class PolicyRuntime:
                     self._fail(d.job_id, f"places burst buffer on unknown storage resource {sid}")
                 per[sidx[sid]] += nbytes
                 placement[cl.index_of.get(rid, -1)] = (sidx[sid], nbytes)
-        return Allocation(mask, tuple(per) if any(per) else (), placement)
+        job = self.queue.get(d.job_id)
+        counters = self.profile.counter_vector(job.request) if job is not None and job.request.counters else ()
+        return Allocation(mask, tuple(per) if any(per) else (), placement, counters)
 
     def _apply_start(self, now: float, d: Start, ctx: SchedulingContext) -> Start:
         job = self.queue.get(d.job_id)
@@ -295,10 +464,16 @@ class PolicyRuntime:
         req = job.request
         if alloc.nodes.bit_count() != req.nodes:
             self._fail(d.job_id, f"gives {alloc.nodes.bit_count()} nodes to a job asking {req.nodes}")
+        if self.sleeper is not None and alloc.nodes & self.sleeper.unavailable:
+            self._fail(d.job_id, f"starts the job on sleeping or switching nodes "
+                                 f"{self.cluster.ids_of(alloc.nodes & self.sleeper.unavailable)}")
         if req.bb_total:
             given = sum(alloc.bb)
             if given < req.bb_total:
                 self._fail(d.job_id, f"gives {given} bytes of burst buffer to a job asking {req.bb_total}")
+        if self.power is not None:
+            self._check_power(now, d.job_id, dict(req.counters).get(POWER, 0.0),
+                              now + req.walltime)
         reservation = ctx.reservations.get(d.job_id)
         if reservation is None:   # a policy that did not go through ctx.start: take it now
             self.machine.take(job, alloc, now)
@@ -452,6 +627,18 @@ class PolicyScheduler(BatsimScheduler):
     def on_requested_call(self, event) -> None:
         """Nothing to record: ``on_no_more_events`` runs the round (on a tick when periodic)."""
 
+    def on_resource_state_changed(self, event) -> None:
+        """A SET_RESOURCE_STATE of the idle-node service is done (Batsim acknowledges the
+        whole request at once)."""
+        if self.runtime.sleeper is not None:
+            try:
+                state = int(event.state)
+            except (TypeError, ValueError):
+                raise ProtocolError(f"RESOURCE_STATE_CHANGED state must be a pstate number, got "
+                                    f"{event.state!r}", event="RESOURCE_STATE_CHANGED",
+                                    field="state") from None
+            self.runtime.sleeper.changed(self.now, self.runtime.cluster, list(event.resources), state)
+
     def on_no_more_events(self) -> None:
         if not hasattr(self.runtime, "cluster"):
             return  # no SIMULATION_BEGINS yet
@@ -465,6 +652,8 @@ class PolicyScheduler(BatsimScheduler):
                 self.reject_job(d.job_id)
             elif type(d) is Annotate:
                 self.set_job_metadata(d.job_id, d.text)
+            elif type(d) is SwitchPower:
+                self.set_resource_state(d.nodes, d.pstate)
             else:
                 self.call_me_later(d.time)
 

@@ -212,6 +212,9 @@ class Policy:
     release_log: ClassVar[bool] = False
     #: whether ``job_model=io-phased`` may run this policy's starts
     io_phased: ClassVar[bool] = True
+    #: whether the policy places the profile's counters now and in reservations, so that
+    #: ``power_cap`` (a counter, ``execution/power.py``) holds under it
+    power_capped: ClassVar[bool] = True
 
     @classmethod
     def param_names(cls) -> list[str]:

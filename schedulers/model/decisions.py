@@ -60,4 +60,13 @@ class Annotate:
     text: str
 
 
-Decision = Start | Reject | WakeUp | Annotate
+@dataclass(frozen=True)
+class SwitchPower:
+    """Switch compute ``nodes`` (Batsim ids) to pstate ``pstate`` (SET_RESOURCE_STATE): what
+    the runtime's idle-node service decides (``execution/runtime.py``), never a policy."""
+
+    nodes: tuple[int, ...]
+    pstate: int
+
+
+Decision = Start | Reject | WakeUp | Annotate | SwitchPower

@@ -58,6 +58,15 @@ RUN_PARAMS: dict[str, Param] = {
     "decision_cost": Param(str, help="scheduler time charged to the simulation: none, measured, "
                                      "or per_event=S,per_job=S,per_start=S"),
     "decision_scale": Param(float, min=0.0, help="factor on measured CPU time (decision_cost=measured)"),
+    "power_cap": Param(float, min=0.0, help="watts the whole machine (idle nodes at Idle, busy ones at their "
+                                            "job's power) may draw, now and in reservations; 0 = no cap"),
+    "idle_sleep": Param(float, min=0.0, help="seconds a free compute node stays idle, while no job waits, "
+                                             "before it is switched to its sleep pstate (SET_RESOURCE_STATE; "
+                                             "needs --energy); woken for waiting jobs; 0 = never"),
+    "power_cap_share": Param(float, min=0.0, max=1.0, help="the cap as a share of the machine's peak (every "
+                                                          "machine busy); 0 = none; power_cap wins"),
+    "power_cap_steps": Param(str, help="the cap over time, 'time:watts,time:watts,...' (each holds until "
+                                       "the next; wins over power_cap); '' = power_cap throughout"),
 }
 
 #: Knobs of the runtime's services that a policy opts into (``Policy.services``): the
@@ -86,6 +95,10 @@ class RunOptions:
     period: float = 0.0
     decision_cost: str = "none"
     decision_scale: float = 1.0
+    power_cap: float = 0.0
+    power_cap_steps: str = ""
+    power_cap_share: float = 0.0
+    idle_sleep: float = 0.0
     io_aware: bool = False
     io_model: str = "none"
     knowledge: str = "requested"

@@ -48,6 +48,8 @@ def halving_metadata(n: int, t: float, old: int, new: int, held: int, limit: str
 class CpuGpuPolicy(Policy):
     """Base of ``slurm-bf``, ``ipsched`` and ``aucsched`` (seed 002)."""
 
+    power_capped = False      # cores and GPUs are placed by their own model, not the counters
+
     _parameter_constraints = {
         "priority": Param(str, PRIORITIES, help="job priority: basic (submission order) or multifactor "
                                                 "(age + size, equal weights, +1 per minute; seed 002 Sect. 5)"),

@@ -120,6 +120,7 @@ class Hierarchical(Policy):
 
     name = "hierarchical"
     io_phased = False          # every instance keeps its own clock: no phases
+    power_capped = False       # leaves do not split counters: no power_cap (issue 44 item 4)
     _parameter_constraints = {
         "depth": Param(int, min=1, help="levels of the tree (1 = one centralized instance)"),
         "branching": Param(str, help="children per parent: one number, or one per level ('32,36')"),

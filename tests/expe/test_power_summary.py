@@ -1,0 +1,43 @@
+"""studies/power_summary.py (the table of studies/POWER.md) on a small campaign of the same shape: a
+generated cluster with wattage, a burst-buffer workload from a small SWF trace, fcfs-bb and
+conservative-bb under power_cap_share 1.0 and 0.6."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from mrsched.expe.launch import run_campaign
+from test_bbsched_summary import swf_trace
+
+
+def test_power_summary_table(tmp_path):
+    trace = swf_trace(tmp_path / "trace.swf")
+    path = tmp_path / "power.yaml"
+    path.write_text(f"""
+name: power-small
+engine: embedded
+timeout: 120
+parallelism: 2
+seeds: 1
+platforms:
+  - {{generate: cluster, nodes: 8, storage: 2, bb_capacity: 10GB, name: c8w, wattage: "100:200"}}
+workloads:
+  - {{generate: bbsched, name: kth-S2, trace: {trace}, part: 1/2, scenario: S2}}
+policies:
+  - {{policy: fcfs-bb, options: {{power_cap_share: [1.0, 0.6]}}}}
+  - {{policy: conservative-bb, options: {{power_cap_share: [1.0, 0.6]}}}}
+""")
+    summary = run_campaign(path, output=tmp_path / "out", progress=False, report=False,
+                           log=lambda *a: None)
+    assert summary.all_ok and summary.total == 4
+    proc = subprocess.run([sys.executable, "-m", "mrsched.studies.power_summary", str(tmp_path / "out")],
+                          capture_output=True, text=True, check=True)
+    rows = [r.strip("|").split("|") for r in proc.stdout.splitlines()[2:]]
+    assert len(rows) == 4
+    head = [c.strip() for c in proc.stdout.splitlines()[0].strip("|").split("|")]
+    for r in rows:
+        cell = dict(zip(head, (c.strip() for c in r)))
+        assert cell["under_cap"] == "True"
+        # 8 nodes of 100:200 W: peak 1.6 kW; 60% = 0.96 kW leaves 160 W: one busy node
+        assert cell["cap (kW)"] == ("1.60" if cell["cap_share"] == "1.00" else "0.96")
