@@ -24,9 +24,13 @@ else same group, else all), the I/O bandwidth of the edge switches over its node
 of the core and PFS levels (``bandwidth.py``'s tree), named counters, and a watt budget when
 ``power_cap`` is given (handed to each leaf policy as its own ``power_cap``); shares follow
 the nodes unless the shape gives ``bb`` / ``bandwidth`` / ``power`` fractions. A leaf's
-runtime sees its bounds as its machine, so its decisions never exceed them. A job goes only to
-a child where some leaf can hold it; one that fits the machine but no leaf is refused with a
-reason naming the bounds (Sect. 5.3.1 sizes a hierarchy by its largest job).
+runtime sees its bounds as its machine, so its decisions never exceed them. With
+``shares=queue`` the burst buffer is re-divided as jobs arrive, start and end: each child keeps
+what its jobs hold, the rest goes by the bytes its waiting jobs ask (all of it toward the
+oldest waiting job while that one would not fit); a leaf's machine then holds every byte and a
+reservation holds what is beyond its bound. A job goes only to a child where some leaf can hold
+it; one that fits the machine but no leaf is refused with a reason naming the bounds (Sect.
+5.3.1 sizes a hierarchy by its largest job).
 
 Shape (``shape`` option: JSON/YAML text or a file): ``{"policy": "fcfs", "options": {...},
 "size": N, "bb": F, "bandwidth": F, "power": F, "children": [...]}``; a node with children
@@ -49,13 +53,14 @@ from mrsched.errors import ConfigError, SimulationError
 from mrsched.schedulers.batsim.scheduler import MIN_WAKEUP_DELAY
 from mrsched.schedulers.model.cluster import Cluster
 from mrsched.schedulers.execution.cost import DecisionCost, parse_decision_cost
-from mrsched.schedulers.model.decisions import Decision, Reject, Start, WakeUp
+from mrsched.schedulers.model.decisions import Allocation, Decision, Reject, Start, WakeUp
 from mrsched.schedulers.model.job import Job
 from mrsched.schedulers.model.params import Param
 from mrsched.schedulers.model.contract import Policy, SchedulingContext
 from mrsched.schedulers.profile.feasibility import infeasible_reason
 
 DISTRIBUTIONS = ("round-robin", "weighted")
+SHARES = ("static", "queue")
 #: shares a shape may give a child, as fractions of its parent's (the rest follows the nodes)
 FRACTIONS = ("bb", "bandwidth", "power")
 #: request shapes remembered per instance by the routing test (then forgotten all at once)
@@ -170,6 +175,11 @@ class Instance:
     counters: dict = field(default_factory=dict)
     power: float | None = None
     fits: dict = field(default_factory=dict, repr=False)   # request shape -> some leaf below holds it
+    static_bb: tuple = ()       # the bytes of the static split (shares=queue: its fallback weights)
+    max_bb: int = 0             # the most bytes it was ever bounded to (shares=queue moves them)
+    cap: Any = None             # shares=queue, leaf: the reservation holding the bytes beyond its bound
+    demand: int = 0             # shares=queue: bytes its waiting jobs ask
+    need: list = field(default_factory=list)   # shares=queue: bytes per storage node it cannot give up
     # what its jobs (its leaves' jobs) hold now, at most, and over time
     held_nodes: int = 0
     held_bb: list = field(default_factory=list)
@@ -234,12 +244,14 @@ class Hierarchical(Policy):
         "decision_scale": Param(float, min=0.0, help="factor on measured CPU time"),
         "power_cap": Param(float, min=0.0, help="watts for the whole tree, split among the children "
                                                  "(0: none); every leaf policy must take power_cap"),
+        "shares": Param(str, SHARES, help="burst-buffer shares: static (by the shape) or queue (re-divided "
+                                          "by the bytes each child's waiting jobs ask)"),
     }
 
     def __init__(self, *, depth: int = 1, branching: str = "2", shape: str = "", leaf_policy: str = "fcfs",
                  distribution: str = "round-robin", distribution_cost: float = 0.0, launch_cost: float = 0.0,
                  decision_cost: str = "none", decision_scale: float = 1.0, period: float = 0.0,
-                 power_cap: float = 0.0):
+                 power_cap: float = 0.0, shares: str = "static"):
         self.depth = depth
         # a campaign file's `branching: 36` arrives as an int
         self.branching = str(branching) if type(branching) is int else branching
@@ -252,6 +264,7 @@ class Hierarchical(Policy):
         self.decision_scale = decision_scale
         self.period = period
         self.power_cap = power_cap
+        self.shares = shares
 
     def bind_catalog(self, catalog) -> None:
         self._catalog = catalog         # the registry: leaves are registered policies
@@ -383,9 +396,15 @@ class Hierarchical(Policy):
         for leaf in self.leaves_:
             leaf.runtime = self._leaves().make_runtime(leaf.policy, **self._leaf_options(leaf))
             leaf.runtime.begin(self._sub_cluster(cluster, leaf), 0.0)
+        self.queue_shares_ = self.shares == "queue" and bool(cluster.storage) and not root.leaf
+        if self.queue_shares_:
+            for leaf in self.leaves_:
+                self._set_cap(leaf, leaf.bb)
         self.where_: dict[str, Instance] = {}      # job id -> its leaf, until it ends
         self.placed_: dict[str, str] = {}          # job id -> path of the leaf that started it
         self.holding_: dict[str, tuple] = {}       # job id -> (leaf, start, nodes, bytes per storage index)
+        self.bounds_log_: list[tuple] = []         # shares=queue: (time, instance, new bytes per storage node)
+        self.arrival_: dict[str, int] = {}         # job id -> order of arrival at its leaf (shares=queue)
         self.storage_index_ = {st.id: k for k, st in enumerate(cluster.storage)}
         self.heap_: list = []
         self.seq_ = 0
@@ -444,6 +463,8 @@ class Hierarchical(Policy):
             inst.held_bb = [0] * len(root.bb)
             if not inst.leaf:
                 self._split(inst)
+            inst.static_bb = inst.bb
+            inst.max_bb = sum(inst.bb)
 
     def _split(self, inst: Instance) -> None:
         """Children's bounds from the parent's: each sums to at most the parent's.
@@ -485,6 +506,103 @@ class Hierarchical(Policy):
             c.power = power[k] if power is not None else None
             c.counters = {name: cap * nodes[k] / whole for name, cap in inst.counters.items()}
 
+    # -- shares=queue: burst buffer re-divided by each child's waiting jobs ------------------
+    def _set_cap(self, leaf: Instance, bound: tuple) -> None:
+        """Make ``bound`` the leaf's bytes: its machine holds every storage node whole, and a
+        reservation over ``[now, forever)`` holds the rest (released first, so that a policy
+        keeping a release log sees the bytes it may gain)."""
+        profile = leaf.runtime.profile
+        if leaf.cap is not None:
+            profile.release(leaf.cap, from_time=profile.now)
+        rest = tuple(st.capacity - b for st, b in zip(self.cluster_.storage, bound))
+        leaf.cap = profile.reserve(profile.now, INF, Allocation(0, rest), tag=f"bounds of leaf {leaf.path}")
+        leaf.bb = tuple(bound)
+
+    def _rebalance(self, t: float) -> None:
+        """Re-divide every parent's burst buffer among its children (seed 004 Sect. 5.3: a
+        parent may re-grant what its children do not use). A child keeps what it cannot give
+        up (``need``: per storage node, the most its running jobs and kept reservations hold at
+        any future time); the rest of the parent's bytes goes in proportion to the bytes its
+        waiting jobs ask, or, when no child waits for any, as the static split. Proportions
+        alone could leave two big jobs each waiting for more than its half forever: when the
+        oldest waiting job asking burst buffer would not surely fit beside its leaf's needs,
+        every parent above it gives that way all it does not need (a drain, as an EASY head
+        reservation does for nodes) until it fits. Leaves gaining bytes with jobs waiting get
+        a round."""
+        order = list(self.root_.walk())
+        nb = len(self.root_.bb)
+        head = None                              # (arrival, leaf, job): the oldest waiting bb job
+        for inst in reversed(order):             # children before parents
+            if inst.leaf:
+                rt = inst.runtime
+                inst.demand = 0
+                for job in rt.queue.values():
+                    if job.request.bb_total:
+                        inst.demand += job.request.bb_total
+                        seq = self.arrival_[job.id]
+                        if head is None or seq < head[0]:
+                            head = (seq, inst, job)
+                rows = rt.profile.bb
+                inst.need = [b - min(row[s] for row in rows) for s, b in enumerate(inst.bb)]
+            else:
+                inst.demand = sum(c.demand for c in inst.children)
+                inst.need = [sum(c.need[s] for c in inst.children) for s in range(nb)]
+        bounds = self._divide(order, nb, ())
+        if head is not None:
+            _, leaf, job = head
+            req = job.request
+            extra = [b - n for b, n in zip(bounds[leaf.path], leaf.need)]
+            if not leaf.runtime.profile.placer.surely_fits(-(-req.bb_total // req.nodes), req.nodes, extra):
+                path, inst = set(), leaf
+                while inst is not None:
+                    path.add(inst.path)
+                    inst = inst.parent
+                bounds = self._divide(order, nb, path)
+        for inst in order[1:]:
+            bound = bounds[inst.path]
+            if bound == inst.bb:
+                continue
+            if inst.leaf:
+                gained = any(b > a for a, b in zip(inst.bb, bound))
+                self._set_cap(inst, bound)
+                if gained and inst.runtime.queue:
+                    self._want_round(inst, t)
+            else:
+                inst.bb = bound
+            inst.max_bb = max(inst.max_bb, sum(bound))
+            self.bounds_log_.append((t, inst.path, bound))
+
+    @staticmethod
+    def _divide(order: list[Instance], nb: int, drain: set) -> dict[str, tuple]:
+        """New bytes per storage node of every instance, top-down: each child its need, plus
+        the parent's slack by its waiting bytes (static split, then node counts, when none
+        waits); a child on the ``drain`` path gets all the slack."""
+        bounds = {order[0].path: order[0].bb}
+        for inst in order:
+            if inst.leaf:
+                continue
+            kids = inst.children
+            mine = bounds[inst.path]
+            new = [[c.need[s] for s in range(nb)] for c in kids]
+            chosen = [k for k, c in enumerate(kids) if c.path in drain]
+            for s in range(nb):
+                slack = mine[s] - sum(c.need[s] for c in kids)
+                if slack <= 0:
+                    continue
+                if chosen:
+                    weights = [1 if k == chosen[0] else 0 for k in range(len(kids))]
+                else:
+                    weights = [c.demand for c in kids]
+                    if not any(weights):
+                        weights = [c.static_bb[s] for c in kids]
+                    if not any(weights):
+                        weights = [c.hi - c.lo for c in kids]
+                for k, part in enumerate(_largest_remainders(slack, weights)):
+                    new[k][s] += part
+            for k, c in enumerate(kids):
+                bounds[c.path] = tuple(new[k])
+        return bounds
+
     def _sub_cluster(self, cl: Cluster, inst: Instance) -> Cluster:
         """A leaf's view: its compute partition and its bounds (storage nodes with its bytes
         only, its bandwidth as the tree's host properties, its counters); the root as a leaf
@@ -504,7 +622,10 @@ class Hierarchical(Policy):
                 if p.get(key) not in (None, "") and cap != INF:
                     p[key] = repr(cap)
             props[cl.pfs_id] = p
-        storage = tuple(replace(st, capacity=b) for st, b in zip(cl.storage, inst.bb) if b > 0)
+        if self.shares == "queue":
+            storage = cl.storage      # every byte may come its way: its bound is a reservation (_set_cap)
+        else:
+            storage = tuple(replace(st, capacity=b) for st, b in zip(cl.storage, inst.bb) if b > 0)
         return Cluster(compute_ids=ids, compute_names=cl.compute_names[lo:hi], gpus=cl.gpus[lo:hi],
                        group=cl.group[lo:hi], chassis=cl.chassis[lo:hi], storage=storage, pfs_id=cl.pfs_id,
                        properties=props, counters=dict(inst.counters), sched_config=cl.sched_config,
@@ -535,6 +656,9 @@ class Hierarchical(Policy):
             self.where_[job.id] = inst
             inst.inbox += 1
             self._want_round(inst, t)
+            if self.queue_shares_ and job.request.bb_total:
+                self.arrival_[job.id] = len(self.arrival_)
+                self._rebalance(t)
             return
         start = max(t, inst.free_at)
         inst.free_at = start + self.distribution_cost
@@ -629,10 +753,12 @@ class Hierarchical(Policy):
             clock += cost.per_event * ingested
         elif cost.kind == "measured":
             clock += spent * cost.scale
+        moved_bb = False
         for d in decisions:
             if type(d) is WakeUp:
                 self._want_round(leaf, max(d.time, t + EPS))
                 continue
+            moved_bb = moved_bb or bool(d.bb) if type(d) is Start else moved_bb
             if cost.kind == "model":
                 clock += cost.job_cost(type(d) is Start)
             if type(d) is Start:
@@ -647,6 +773,8 @@ class Hierarchical(Policy):
         leaf.free_at = clock
         if leaf.inbox:   # events that came while it worked
             self._want_round(leaf, clock)
+        if moved_bb and self.queue_shares_:   # waiting bytes became held: re-divide (ends a drain)
+            self._rebalance(t)
 
     def _release(self, inst: Instance, d: Decision, out: list, now: float) -> None:
         if type(d) is Start:
@@ -726,6 +854,8 @@ class Hierarchical(Policy):
                 leaf.runtime.complete(now, jid)
                 leaf.inbox += 1
                 self._want_round(leaf, now)
+        if self.queue_shares_ and ctx.ended:
+            self._rebalance(now)
         root = self.root_
         for jid in ctx.submitted:
             job = ctx.queue.get(jid)
@@ -761,8 +891,9 @@ class Hierarchical(Policy):
         return out
 
     def instance_stats(self) -> list[dict[str, Any]]:
-        """One row per instance, root first: its bounds (nodes, burst-buffer bytes, core / PFS
-        bytes/s, watts; empty when unbounded), the jobs routed to it, handed down, started and
+        """One row per instance, root first: its bounds (nodes, burst-buffer bytes of the static
+        split and the most it held under ``shares=queue``, core / PFS bytes/s, watts; empty
+        when unbounded), the jobs routed to it, handed down, started and
         rejected by it, what its jobs held at most and used over the run (node-seconds,
         burst-buffer byte-seconds), its busy seconds, CPU seconds and rounds."""
         rows = []
@@ -770,7 +901,8 @@ class Hierarchical(Policy):
             core, pfs = inst.top_bw if inst.top_bw else (INF, INF)
             rows.append({
                 "instance": inst.path, "depth": inst.path.count(".") + 1,
-                "policy": inst.policy if inst.leaf else "", "nodes": inst.hi - inst.lo, "bb_bytes": sum(inst.bb),
+                "policy": inst.policy if inst.leaf else "", "nodes": inst.hi - inst.lo, "bb_bytes": sum(inst.static_bb),
+                "bb_bytes_max": inst.max_bb,
                 "core_bw": "" if core == INF else core, "pfs_bw": "" if pfs == INF else pfs,
                 "power_w": "" if inst.power is None else inst.power,
                 "routed": inst.received, "handed": inst.handed, "started": inst.started, "rejected": inst.rejected,
