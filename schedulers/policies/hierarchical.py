@@ -19,8 +19,8 @@ instance on the busiest one). All instances run in this one process.
 
 Bounds (Sect. 5.3: children hold allocations "whose sum is less than the parent's", for
 every resource): besides its nodes, a child gets burst-buffer bytes on each storage node (a
-storage node's bytes go to the children holding the compute nodes nearest it: same chassis,
-else same group, else all), the I/O bandwidth of the edge switches over its nodes and a share
+storage node's bytes go to the children holding the compute nodes it is nearest to, in
+placement.py's distance), the I/O bandwidth of the edge switches over its nodes and a share
 of the core and PFS levels (``bandwidth.py``'s tree), named counters, and a watt budget when
 ``power_cap`` is given (handed to each leaf policy as its own ``power_cap``); shares follow
 the nodes unless the shape gives ``bb`` / ``bandwidth`` / ``power`` fractions. A leaf's
@@ -82,16 +82,23 @@ def _count(mask: int, lo: int, hi: int) -> int:
     return ((mask >> lo) & ((1 << (hi - lo)) - 1)).bit_count()
 
 
-def _storage_users(cl: Cluster, st) -> int:
-    """The compute nodes nearest a storage node, as placement.py's distance order sees them:
-    those of its chassis, else of its group, else all (a mask of compute indices)."""
-    if st.group is not None:
-        same_group = [k for k, g in enumerate(cl.group) if g == st.group]
-        chassis = [k for k in same_group if st.chassis is not None and cl.chassis[k] == st.chassis]
-        for ks in (chassis, same_group):
-            if ks:
-                return sum(1 << k for k in ks)
-    return cl.all_nodes
+def _storage_users(cl: Cluster) -> list[int]:
+    """Per storage node, the compute nodes it is nearest to (a mask of compute indices): as
+    placement.py's distance order sees them (same chassis, then same group, then any), each
+    compute node counts for every storage node at its smallest distance. A storage node nearest
+    to none gets an empty mask (its bytes then follow node counts)."""
+    users = [0] * len(cl.storage)
+    for k in range(cl.nb_nodes):
+        g, c = cl.group[k], cl.chassis[k]
+        dist = [(0 if c is not None and st.chassis == c else 1) if g is not None and st.group == g else 2
+                for st in cl.storage]
+        if not dist:
+            break
+        best = min(dist)
+        for s, d in enumerate(dist):
+            if d == best:
+                users[s] |= 1 << k
+    return users
 
 
 def _bandwidth(value: Any) -> float:
@@ -451,7 +458,7 @@ class Hierarchical(Policy):
     # -- bounds besides the nodes (Hierarchical Bounding Principle, seed 004 Sect. 5.3) ----
     def _share(self, root: Instance, cl: Cluster) -> None:
         """The root holds the machine; each parent splits what it holds among its children."""
-        self.users_ = [_storage_users(cl, st) for st in cl.storage]
+        self.users_ = _storage_users(cl)
         self.edge_of_, self.edge_masks_, edge_caps = _edges(cl)
         root.bb = tuple(st.capacity for st in cl.storage)
         root.edge_bw = edge_caps
@@ -470,7 +477,7 @@ class Hierarchical(Policy):
         """Children's bounds from the parent's: each sums to at most the parent's.
 
         Burst buffer, per storage node: explicit ``bb`` fractions first, the rest to the other
-        children in proportion to the compute nodes they hold among that storage node's nearest
+        children in proportion to the compute nodes they hold among those it is nearest to
         (``_storage_users``), so that a partition keeps its own chassis' storage whole; exact
         bytes (largest remainders). Edge switches go with their nodes; the core / PFS levels,
         watts and counters follow the explicit fractions, the rest the node counts."""

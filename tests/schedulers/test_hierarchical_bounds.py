@@ -182,6 +182,17 @@ def test_storage_goes_to_the_children_holding_its_nearest_nodes():
     assert [(st.id, st.capacity) for st in leaf_a.storage] == [(8, 1000), (9, 500), (12, 375)]
 
 
+def test_nodes_of_a_chassis_without_storage_share_their_group_s():
+    """Nodes 4-7 sit in a chassis without storage: the group's storage node is their nearest,
+    so a child holding them gets part of it (never a leaf without burst buffer)."""
+    cl = Cluster(compute_ids=tuple(range(8)), compute_names=tuple(f"n{k}" for k in range(8)),
+                 group=(0,) * 8, chassis=(0,) * 4 + (1,) * 4,
+                 storage=(StorageNode(id=8, name="bb0", capacity=1000, group=0, chassis=0),))
+    sched = make_scheduler("hierarchical", {"depth": 2})
+    sched.policy.setup(cl)
+    assert [i.bb for i in sched.policy.instances()] == [(1000,), (500,), (500,)]
+
+
 def test_shape_fractions_and_counters_are_split():
     shape = {"children": [{"policy": "fcfs", "size": 2, "bb": 0.75}, {"policy": "filler"}]}
     sched = make_scheduler("hierarchical", {"shape": json.dumps(shape)})
