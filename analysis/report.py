@@ -332,6 +332,21 @@ def _rejections_html(runs: list[Run]) -> str:
               "gives them); Jobs and Runs count over all runs.</p>")
 
 
+def _levels_html(runs: list[Run]) -> str:
+    """``hierarchical`` runs' metrics per level (the manifest's ``levels``, summed per depth
+    from ``out_hierarchy.csv``): instances, jobs routed and rejected, resource-seconds."""
+    rows = [{"Run": run.run_id, "Policy": run.variant, "Depth": lv.get("depth"), "Instances": lv.get("instances"),
+             "Jobs routed": lv.get("routed"), "Rejected": lv.get("rejected"),
+             "Node-seconds": lv.get("node_seconds"), "Burst-buffer byte-seconds": lv.get("bb_byte_seconds")}
+            for run in runs for lv in (run.manifest.get("levels") or []) if isinstance(lv, dict)]
+    if not rows:
+        return ""
+    return ("<h2 id=\"levels\">Hierarchy levels</h2>" + frame_html(pd.DataFrame(rows))
+            + '<p class="caption">Per depth of each <code>hierarchical</code> run: jobs routed to its '
+              "instances and rejected by them, and what their jobs used (an instance counts its leaves' "
+              "jobs); one row per instance in the run's <code>out_hierarchy.csv</code>.</p>")
+
+
 def _run_keys(ok: pd.DataFrame) -> list[str]:
     """Columns naming a run in the per-run tables: the policy, the platform / workload / part
     when several, the seed when runs have one; the run id first when these do not tell the
@@ -393,7 +408,7 @@ def write_report(dir: str | Path, out: str | Path | None = None, baseline: str |
     if desc:
         body.append(f"<p>{html.escape(str(desc))}</p>")
     sections = [("setup", "Setup"), ("summary", "Summary per policy"), ("rejected", "Rejected jobs"),
-                ("runs", "Metrics per run"), ("comparison", "Comparison"), ("schedules", "Schedules"),
+                ("levels", "Hierarchy levels"), ("runs", "Metrics per run"), ("comparison", "Comparison"), ("schedules", "Schedules"),
                 ("files", "Files")]
     nav_at = len(body)
     body.append("<h2 id=\"setup\">Setup</h2><table class=\"setup\">"
@@ -427,6 +442,8 @@ def write_report(dir: str | Path, out: str | Path | None = None, baseline: str |
         write_atomic(out_dir / "summary.tex", summary_latex(rows, shown, keys, " ".join(notes[:2])))
     rejected = _rejections_html(runs)
     body.append(rejected)
+    levels = _levels_html(runs)
+    body.append(levels)
 
     if len(ok):
         body.append("<h2 id=\"runs\">Metrics per run</h2>")
@@ -500,7 +517,7 @@ def write_report(dir: str | Path, out: str | Path | None = None, baseline: str |
             body.append(_run_figure(run, axes.get(run.run_id), figures, i))
 
     body.append(_files_html(out_dir, figures.names, bool(variants)))
-    present = {"summary": bool(variants), "rejected": bool(rejected), "runs": bool(len(ok)),
+    present = {"summary": bool(variants), "rejected": bool(rejected), "levels": bool(levels), "runs": bool(len(ok)),
                "comparison": bool(variants), "schedules": bool(gantt_runs)}
     body.insert(nav_at, "<nav>" + "".join(f'<a href="#{a}">{html.escape(t)}</a>' for a, t in sections
                                           if present.get(a, True)) + "</nav>")

@@ -28,6 +28,10 @@ OUTPUT_FILES = tuple(f"out_{s}.csv" for s in OUTPUT_SUFFIXES)
 #: what an engine run with Batsim's -E writes besides (recorded in the manifest when present)
 ENERGY_SUFFIXES = ("consumed_energy", "pstate_changes")
 ENERGY_FILES = tuple(f"out_{s}.csv" for s in ENERGY_SUFFIXES)
+#: a policy's own table of the run (``Policy.run_table``: ``hierarchical``'s metrics per
+#: instance), written by the embedded engine's worker; recorded when present
+POLICY_SUFFIXES = ("hierarchy",)
+POLICY_FILES = tuple(f"out_{s}.csv" for s in POLICY_SUFFIXES)
 STATUSES = ("ok", "failed", "timeout")
 
 
@@ -119,13 +123,39 @@ def read_manifest(run_dir: str | Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
+def hierarchy_levels(run_dir: str | Path) -> list[dict]:
+    """Per depth of a ``hierarchical`` run, from ``out_hierarchy.csv``: instances, jobs routed
+    to them and rejected by them, node-seconds and burst-buffer byte-seconds their jobs used
+    (empty when the run has no such table)."""
+    import csv
+
+    path = Path(run_dir) / "out_hierarchy.csv"
+    if not path.is_file():
+        return []
+    out: dict[int, dict] = {}
+    try:
+        with open(path, newline="") as fh:
+            for row in csv.DictReader(fh):
+                d = int(row["depth"])
+                level = out.setdefault(d, {"depth": d, "instances": 0, "routed": 0, "rejected": 0,
+                                           "node_seconds": 0.0, "bb_byte_seconds": 0.0})
+                level["instances"] += 1
+                for key in ("routed", "rejected"):
+                    level[key] += int(row[key])
+                for key in ("node_seconds", "bb_byte_seconds"):
+                    level[key] += float(row[key])
+    except (OSError, KeyError, ValueError, csv.Error):
+        return []
+    return [out[d] for d in sorted(out)]
+
+
 def describe_outputs(run_dir: str | Path) -> dict[str, dict]:
     """``{file: {"rows", "bytes", "sha256"}}`` of the Batsim outputs present in ``run_dir``
     (rows: CSV lines after the header)."""
     import hashlib
 
     out = {}
-    for name in OUTPUT_FILES + ENERGY_FILES:
+    for name in OUTPUT_FILES + ENERGY_FILES + POLICY_FILES:
         path = Path(run_dir) / name
         if not path.is_file():
             continue

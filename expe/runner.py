@@ -14,7 +14,7 @@ from mrsched.errors import MrschedError
 from mrsched.expe import engines, processes
 from mrsched.atomic import sha256_file
 from mrsched.analysis.rejections import group_rejections, kind_example
-from mrsched.expe.manifest import (MANIFEST, OUTPUT_FILES, describe_outputs, outputs_problem,
+from mrsched.expe.manifest import (MANIFEST, OUTPUT_FILES, POLICY_FILES, hierarchy_levels, describe_outputs, outputs_problem,
                                    provenance, read_manifest, utc_now, versions, write_manifest)
 from mrsched.expe.spec import RunSpec
 
@@ -25,7 +25,7 @@ LOG_FILES = ("engine.log", "scheduler.log", "batsim.log", "docker.log", "run_spe
 
 def clean_run_dir(run_dir: Path) -> None:
     """Remove what a previous, unfinished attempt left (outputs, logs, manifest)."""
-    for name in (MANIFEST, *OUTPUT_FILES, *LOG_FILES):
+    for name in (MANIFEST, *OUTPUT_FILES, *POLICY_FILES, *LOG_FILES):
         (run_dir / name).unlink(missing_ok=True)
     for pattern in (".partial-*", ".*.tmp"):  # a killed engine's or writer's leftovers
         for leftover in run_dir.glob(pattern):
@@ -114,6 +114,9 @@ def execute_run(spec: RunSpec | dict, *, warnings: list[str] | tuple = ()) -> di
                 status, error = "failed", f"the engine ended without writing {', '.join(absent)}"
             else:
                 manifest["rejected"] = rejected = rejections(run_dir)
+                levels = hierarchy_levels(run_dir)
+                if levels:
+                    manifest["levels"] = levels
                 if rejected and rejected["jobs"] and rejected["count"] == rejected["jobs"]:
                     # a result with no executed job is a wrong input, not a schedule
                     kind = rejected["kinds"][0]

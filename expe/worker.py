@@ -18,7 +18,7 @@ import traceback
 from pathlib import Path
 
 from mrsched.errors import ConfigError, MrschedError
-from mrsched.expe.manifest import ENERGY_SUFFIXES, OUTPUT_SUFFIXES
+from mrsched.expe.manifest import ENERGY_SUFFIXES, OUTPUT_SUFFIXES, POLICY_SUFFIXES
 from mrsched.expe.spec import RunSpec
 
 ERROR_PREFIX = "mrsched-run-error: "
@@ -84,9 +84,32 @@ def run_spec(spec: dict) -> None:
                  dynamic_jobs=run.dynamic_jobs, keep_records=False, **extra)
         for suffix in OUTPUT_SUFFIXES + (ENERGY_SUFFIXES if run.energy else ()):
             os.replace(f"{tmp_prefix}_{suffix}.csv", out_dir / f"out_{suffix}.csv")
+        write_policy_table(scheduler, out_dir, tmp_prefix)
     finally:
         for leftover in out_dir.glob(f"{tmp_prefix.name}_*"):
             leftover.unlink(missing_ok=True)
+
+
+def write_policy_table(scheduler, out_dir: Path, tmp_prefix: Path) -> Path | None:
+    """The policy's own table of the run (``Policy.run_table``, e.g. ``hierarchical``'s metrics
+    per instance) as ``out_<name>.csv``; nothing for a policy without one."""
+    import csv
+
+    table = getattr(getattr(scheduler, "policy", None), "run_table", None)
+    got = table() if callable(table) else None
+    if not got:
+        return None
+    name, rows = got
+    if name not in POLICY_SUFFIXES or not rows:
+        return None
+    tmp = Path(f"{tmp_prefix}_{name}.csv")
+    with open(tmp, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    path = out_dir / f"out_{name}.csv"
+    os.replace(tmp, path)
+    return path
 
 
 _finished = threading.Event()

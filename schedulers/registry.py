@@ -71,7 +71,7 @@ POLICIES: dict[str, Entry] = {
                             "max burst-buffer use under the node constraint (seed 000)"),
     "bin-packing": Entry(BinPacking, {}, "Tetris alignment score, greedy (seed 000)"),
     "multisched": Entry(MultiSched, {}, "window of k% of the queue over many resources (seed 003)"),
-    "hierarchical": Entry(Hierarchical, {}, "a tree of scheduler instances on fixed partitions (seed 004 Ch. 5)"),
+    "hierarchical": Entry(Hierarchical, {}, "a tree of scheduler instances, each bounded to a share of every resource (seed 004 Ch. 5)"),
     "slurm-bf": Entry(SlurmBackfill, {}, "SLURM's backfill with best fit of cores and GPUs (seed 002's baseline)"),
     "ipsched": Entry(IpSched, {}, "a window of jobs placed by one MILP (seed 002)"),
     "aucsched": Entry(AucSched, {}, "contiguity-aware auction solved as a MILP (seed 002)"),

@@ -279,6 +279,13 @@ class Policy:
         """A policy made of other policies (``hierarchical``) receives the registry's factories
         here when the registry makes it; others need nothing."""
 
+    def run_table(self) -> tuple[str, list[dict[str, Any]]] | None:
+        """A table of the run this policy keeps itself, ``(name, rows)``, written after the
+        simulation as ``out_<name>.csv`` by the embedded engine's worker (names listed in
+        ``expe.manifest.POLICY_SUFFIXES``: ``hierarchical``'s metrics per instance). None by
+        default."""
+        return None
+
     def declared_counters(self) -> dict[str, float]:
         """Capacities of countable resources this policy declares (its ``counters`` knob), added
         to the machine's before the run when ``sched-config`` gives none."""

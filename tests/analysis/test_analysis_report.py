@@ -270,3 +270,24 @@ def test_report_holds_one_runs_tables_at_a_time(tmp_path, monkeypatch):
     assert len(most) == 6 + 3                  # every run once, and one drawn again a policy
     assert max(most) == 0                      # no earlier run's table alive at any load
     assert len(re.findall(r'<img alt="schedule_\d+"', html)) == 3
+
+
+def test_hierarchy_levels_of_a_run_are_a_table(tmp_path):
+    """A `hierarchical` run's manifest `levels` (issue 44: metrics per level) become a section."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    write_jobs(run_dir / "out_jobs.csv", [row("1", 0, 2, 0, 100, "0-1"), row("2", 0, 3, state="REJECTED")])
+    levels = [{"depth": 1, "instances": 1, "routed": 2, "rejected": 1, "node_seconds": 200.0, "bb_byte_seconds": 0.0},
+              {"depth": 2, "instances": 2, "routed": 1, "rejected": 0, "node_seconds": 200.0,
+               "bb_byte_seconds": 0.0}]
+    (run_dir / "manifest.json").write_text(json.dumps({"run_id": "run", "policy": "hierarchical", "status": "ok",
+                                                      "levels": levels}))
+    html = write_report(run_dir, out=tmp_path / "r").read_text()
+    assert '<a href="#levels">Hierarchy levels</a>' in html
+    table = html.split('<h2 id="levels">', 1)[1].split("</table>", 1)[0]
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", table)
+    assert cells[2:8] == ["1", "1", "2", "1", "200", "0"] and cells[10:16] == ["2", "2", "1", "0", "200", "0"]
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    write_jobs(plain / "out_jobs.csv", [row("1", 0, 2, 0, 100, "0-1")])
+    assert "Hierarchy levels" not in write_report(plain, out=tmp_path / "p").read_text()

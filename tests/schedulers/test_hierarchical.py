@@ -194,7 +194,8 @@ def test_explicit_shape_with_sizes_and_policies_per_child(tmp_path):
      "policy 'hierarchical': option 'branching' gives 3 levels, depth 3 needs 2"),
     ({"branching": "two"}, "policy 'hierarchical': option 'branching' must be whole numbers >= 1, got 'two'"),
     ({"shape": '{"children": [{"policy": "fcfs", "cores": 2}]}'},
-     "policy 'hierarchical': shape node 0.0 has unknown key 'cores' (policy, options, size, children)"),
+     "policy 'hierarchical': shape node 0.0 has unknown key 'cores' (policy, options, size, children, "
+     "bb, bandwidth, power)"),
     ({"shape": '{"children": [{"policy": "hierarchical"}]}'},
      "policy 'hierarchical': instance 0.0 cannot itself be 'hierarchical' (nest children in the shape instead)"),
     ({"shape": '{"children": [{"policy": "nope"}]}'}, "unknown policy 'nope'"),

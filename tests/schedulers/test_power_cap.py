@@ -171,11 +171,14 @@ def test_the_runtime_refuses_a_start_over_the_cap():
         rt.step(2)
 
 
-@pytest.mark.parametrize("policy", ["hierarchical", "slurm-bf"])
-def test_policies_that_do_not_place_counters_refuse_the_cap(policy):
+@pytest.mark.parametrize("policy,message", [
+    ("hierarchical", "needs leaf policies that take power_cap as their own knob"),
+    ("slurm-bf", "power_cap is not available"),
+])
+def test_policies_that_do_not_place_counters_refuse_the_cap(policy, message):
     from mrsched.schedulers.registry import make_scheduler
 
-    with pytest.raises(ConfigError, match="power_cap is not available"):
+    with pytest.raises(ConfigError, match=message):
         make_scheduler(policy, {"power_cap": "500"})
 
 
