@@ -37,13 +37,19 @@ def utc_now() -> str:
 
 def versions(extra: dict[str, str] | None = None) -> dict[str, str]:
     """Versions that can change a result: mrsched, Python and the numeric stack."""
+    return {**_versions(), **(extra or {})}
+
+
+@functools.cache
+def _versions() -> dict[str, str]:
+    """Read once a process: looking installed distributions up costs milliseconds a run,
+    and what a process imported cannot change under it."""
     out = {"python": _platform.python_version(), "platform": sys.platform}
     for dist in ("mrsched", "numpy", "pyzmq", "procset", "highspy"):
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
             pass
-    out.update(extra or {})
     return out
 
 

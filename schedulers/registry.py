@@ -78,6 +78,11 @@ POLICIES: dict[str, Entry] = {
 }
 
 
+def policy_names() -> list[str]:
+    """The registered policy names, in table order."""
+    return list(POLICIES)
+
+
 def entry(name: str) -> Entry:
     try:
         return POLICIES[name]
@@ -245,6 +250,23 @@ def make_scheduler_of_class(cls: type[Policy], options: dict[str, Any] | None = 
     name = cls.name or cls.__name__
     knobs, run = _split(name, cls, {}, options)
     return scheduler_for(_made(name, cls, knobs), run)
+
+
+def make_scheduler_of_instance(policy: Policy, options: dict[str, Any] | None = None) -> PolicyScheduler:
+    """A ``PolicyScheduler`` running a policy object the caller made (``mrsched.simulate``):
+    its knobs are set already; ``options`` may hold only the runtime's (``RUN_PARAMS``...)."""
+    cls = type(policy)
+    name = policy.policy_name()
+    own = cls.param_names()
+    for key in options or {}:
+        if key in own:
+            raise ConfigError(f"policy '{name}': '{key}' is a knob of the policy object, not an "
+                              "option of the run", field=key,
+                              hint=f"make the object with {key}=... instead")
+    _, run = _split(name, cls, {}, options)
+    policy.bind_catalog(CATALOG)
+    policy.validate_params()
+    return scheduler_for(policy, run)
 
 
 class _Catalog:
