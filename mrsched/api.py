@@ -26,7 +26,7 @@ _NOT_METRICS = ("wall_time", "cpu_time", "peak_memory_mb")
 def simulate(platform: Any, workload: Any, policy: Any = "fcfs-easy", options: dict | None = None, *,
              out: str | os.PathLike | None = None, seed: int | None = None, roles=(),
              bb_capacity: int | str | None = None, compute_sharing: bool = False,
-             force: bool = False) -> "Result":
+             energy: bool = False, force: bool = False) -> "Result":
     """Run one simulation in this process and return its :class:`Result`.
 
     ``platform``: a SimGrid XML path, a bundled platform's name (``"dragonfly96"``) or a
@@ -37,7 +37,9 @@ def simulate(platform: Any, workload: Any, policy: Any = "fcfs-easy", options: d
     ``mrsched run -O`` (the policy's knobs and the runtime's; strings are coerced); ``seed``
     goes to a policy that takes one, as ``--seed``. ``roles``, ``bb_capacity`` (bytes or
     ``"40GB"``) and ``compute_sharing`` are ``mrsched run``'s ``-r``, ``--bb-capacity`` and
-    ``--enable-compute-sharing``. With ``out`` the run directory is written as ``mrsched
+    ``--enable-compute-sharing``; ``energy`` is ``-E`` (Batsim's energy model: the energy
+    columns of the outputs, and ``out_consumed_energy.csv`` / ``out_pstate_changes.csv`` in
+    the run directory when there is one). With ``out`` the run directory is written as ``mrsched
     run -o`` writes it (a finished run there is kept unless ``force``).
 
     Bad input raises the project's errors (``mrsched.errors``) naming the file, job or field.
@@ -59,7 +61,8 @@ def simulate(platform: Any, workload: Any, policy: Any = "fcfs-easy", options: d
                    out_dir=str(out_dir) if out_dir is not None else NO_RUN_DIR,
                    platform=str(platform_path), workload=str(workload_path), policy=label,
                    options=recorded, seed=seed, roles=_roles(roles),
-                   bb_capacity=_bb_capacity(bb_capacity), compute_sharing=bool(compute_sharing))
+                   bb_capacity=_bb_capacity(bb_capacity), compute_sharing=bool(compute_sharing),
+                   energy=bool(energy))
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         clean_run_dir(out_dir)
@@ -68,7 +71,7 @@ def simulate(platform: Any, workload: Any, policy: Any = "fcfs-easy", options: d
     try:
         sim = _run_engine(spec, scheduler, out_dir)
     except MrschedError as exc:
-        exc = _named(exc, str(workload_path))
+        exc = _named(exc, str(workload_path), inputs.names)
         _failed(manifest, out_dir, str(exc), t0)
         raise exc from None
     except Exception as exc:   # a policy's own bug: its traceback is the caller's to read
@@ -102,14 +105,16 @@ def _run_engine(spec, scheduler, out_dir: Path | None):
         extra["sched_cfg"] = spec.sched_cfg
     if spec.compute_sharing:
         extra["compute_sharing"] = True
+    if spec.energy:
+        extra["energy"] = True
     prefix = None if out_dir is None else out_dir / f".partial-{os.getpid()}"
     try:
         sim = engine_simulate(spec.platform, [spec.workload], scheduler, export_prefix=prefix,
                               dynamic_jobs=spec.dynamic_jobs, keep_records=True, **extra)
         if prefix is not None:
-            from mrsched.expe.manifest import OUTPUT_SUFFIXES
+            from mrsched.expe.manifest import ENERGY_SUFFIXES, OUTPUT_SUFFIXES
 
-            for suffix in OUTPUT_SUFFIXES:
+            for suffix in OUTPUT_SUFFIXES + (ENERGY_SUFFIXES if spec.energy else ()):
                 os.replace(f"{prefix}_{suffix}.csv", out_dir / f"out_{suffix}.csv")
     finally:
         if prefix is not None:
@@ -118,12 +123,18 @@ def _run_engine(spec, scheduler, out_dir: Path | None):
     return sim
 
 
-def _named(exc: MrschedError, workload: str) -> MrschedError:
-    """The engine names the workload's job 3 ``w0!3``; the user wrote ``3``."""
-    if isinstance(exc, WorkloadError) and exc.job and exc.job.startswith("w0!") and exc.file == workload:
-        return WorkloadError(exc.message, file=exc.file, line=exc.line, element=exc.element,
-                             job=exc.job[3:], field=exc.field, hint=exc.hint)
-    return exc
+def _named(exc: MrschedError, workload: str, names: dict[str, str]) -> MrschedError:
+    """The error as the user wrote the input: the engine names the workload's job 3 ``w0!3``
+    (the user wrote ``3``), and an input written to a temporary file is named as given
+    (``the workload dict``)."""
+    job = exc.job
+    if isinstance(exc, WorkloadError) and job and job.startswith("w0!") and exc.file == workload:
+        job = job[3:]
+    file = names.get(exc.file, exc.file) if exc.file else exc.file
+    if job == exc.job and file == exc.file:
+        return exc
+    return type(exc)(exc.message, file=file, line=exc.line, element=exc.element, job=job,
+                     field=exc.field, event=exc.event, hint=exc.hint)
 
 
 def _failed(manifest: dict, out_dir: Path | None, error: str, t0: float) -> None:
@@ -156,6 +167,8 @@ class _Inputs:
     def __init__(self, directory: Path | None):
         self.directory = directory
         self._tmp = None
+        #: a temporary input's path -> how errors name it (the object it was written from)
+        self.names: dict[str, str] = {}
 
     def _dir(self) -> Path:
         if self.directory is None:
@@ -165,6 +178,11 @@ class _Inputs:
             self.directory = Path(self._tmp.name)
         self.directory.mkdir(parents=True, exist_ok=True)
         return self.directory
+
+    def _name(self, path: Path, label: str) -> Path:
+        if self._tmp is not None:     # a run directory's inputs/ copy stays: its path is named
+            self.names[str(path)] = label
+        return path
 
     def platform(self, platform: Any) -> Path:
         if isinstance(platform, (str, os.PathLike)):
@@ -183,6 +201,7 @@ class _Inputs:
         if isinstance(xml, str):
             path = self._dir() / "platform.xml"
             path.write_text(xml)
+            self._name(path, "the generated platform")
             return path
         raise ConfigError(f"platform must be a path or a generated platform, got {type(platform).__name__}",
                           field="platform")
@@ -198,9 +217,11 @@ class _Inputs:
                 raise WorkloadError("a Batsim workload needs a 'jobs' list", field="jobs")
             from mrsched.workloads.batsim_json import write_workload
 
-            return write_workload(self._dir() / "workload.json", workload)
+            return self._name(write_workload(self._dir() / "workload.json", workload),
+                              "the workload dict")
         if callable(getattr(workload, "write", None)) and hasattr(workload, "workload"):
-            return Path(workload.write(self._dir() / "workload.json"))   # a Conversion
+            return self._name(Path(workload.write(self._dir() / "workload.json")),  # a Conversion
+                              "the converted workload")
         raise ConfigError(f"workload must be a path, a workload dict or a conversion, got "
                           f"{type(workload).__name__}", field="workload")
 
