@@ -54,3 +54,33 @@ def test_commands_that_run_nothing_import_neither_numpy_nor_pandas(argv):
                            "import contextlib, io\nwith contextlib.redirect_stdout(io.StringIO()):\n"
                            "    try:\n        main()\n    except SystemExit:\n        pass")
     assert not loaded & {"numpy", "pandas", "matplotlib", "zmq", "highspy"}, argv
+
+
+def _imported(text: str) -> list[str]:
+    """The modules ``-X importtime`` lines name."""
+    return [line.rsplit("|", 1)[1].strip() for line in text.splitlines()
+            if line.startswith("import time:") and "|" in line and "imported package" not in line]
+
+
+def test_run_imports_each_module_once_and_nothing_heavy_it_does_not_use(tmp_path):
+    """``mrsched run``: the runner's process imports neither pandas nor the campaign's or the
+    report's libraries, and the engine's child imports nothing the runner had (it is forked
+    from it, not a second interpreter importing the world again)."""
+    import os
+    from pathlib import Path
+
+    ref = Path(__file__).resolve().parents[1] / "../shared/batsim-reference/delays"
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+    env.pop("MRSCHED_FORK_ENGINE", None)  # (set to 0, this test fails: the child imports again)
+    done = subprocess.run([sys.executable, "-P", "-m", "mrsched.cli", "run", "-p",
+                           str(ref / "platform.xml"), "-w", str(ref / "workload.json"),
+                           "--policy", "fcfs-easy", "-o", str(out)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    runner = _imported(done.stderr)
+    assert not set(runner) & {"pandas", "matplotlib", "zmq", "yaml", "highspy", "scipy"}
+    child = _imported((out / "engine.log").read_text())
+    assert "mrsched.simulator.engine" in runner + child
+    assert not set(runner) & set(child), sorted(set(runner) & set(child))[:10]
+    assert json.loads((out / "manifest.json").read_text())["status"] == "ok"
