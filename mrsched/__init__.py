@@ -6,8 +6,10 @@ The top-level folders of the repository install as subpackages of this namespace
 The library (docs/API.md): ``simulate(platform, workload, policy)`` runs one simulation in
 this process and returns a ``Result`` (jobs, machine states, metrics, manifest); ``Policy``
 and ``Param`` write a policy (docs/WRITING_A_POLICY.md); ``make_policy`` and
-``policy_names`` reach the registry. Each name is imported when first used, so that ``import
-mrsched`` (and the ``mrsched`` command) stays light.
+``policy_names`` reach the registry; ``Stepper`` stops the engine at every scheduling
+point (``mrsched.stepping``; ``mrsched.gym`` builds a Gymnasium environment on it). Each
+name is imported when first used, so that ``import mrsched`` (and the ``mrsched`` command)
+stays light.
 """
 
 __version__ = "0.1.0"
@@ -16,6 +18,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "simulate": "mrsched.api",
     "Result": "mrsched.api",
+    "Stepper": "mrsched.stepping",
     "Policy": "mrsched.schedulers.model.contract",
     "Param": "mrsched.schedulers.model.params",
     "make_policy": "mrsched.schedulers.registry",

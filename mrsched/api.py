@@ -174,8 +174,12 @@ class _Inputs:
         if self.directory is None:
             import tempfile
 
-            self._tmp = tempfile.TemporaryDirectory(prefix="mrsched-inputs-")
-            self.directory = Path(self._tmp.name)
+            import shutil
+            import weakref
+
+            # removed with this object (the result that holds it), without a warning
+            self.directory = Path(tempfile.mkdtemp(prefix="mrsched-inputs-"))
+            self._tmp = weakref.finalize(self, shutil.rmtree, str(self.directory), ignore_errors=True)
         self.directory.mkdir(parents=True, exist_ok=True)
         return self.directory
 

@@ -145,7 +145,7 @@ def test_bad_inputs_raise_errors_naming_file_job_or_field(tmp_path):
 
 
 def test_the_package_exports():
-    assert {"simulate", "Result", "Policy", "Param", "make_policy", "policy_names",
+    assert {"simulate", "Result", "Stepper", "Policy", "Param", "make_policy", "policy_names",
             "MrschedError"} <= set(mrsched.__all__)
     assert "fcfs-easy" in mrsched.policy_names()
     with pytest.raises(AttributeError):
