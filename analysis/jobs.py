@@ -47,15 +47,20 @@ _NOT_REQUESTS = frozenset({"id", "subtime", "walltime", "res", "profile"})
 
 
 # --------------------------------------------------------------------------- reading
-def read_jobs_csv(path: str | Path) -> pd.DataFrame:
+def read_jobs_csv(path) -> pd.DataFrame:
     """The raw ``_jobs.csv`` rows, typed: ids and workload names as text, times as floats
-    (NaN for rejected jobs, whose time cells Batsim leaves empty)."""
-    path = Path(path)
-    if not path.is_file():
-        raise WorkloadError("jobs file not found", file=str(path),
-                            hint="expected an engine's *_jobs.csv (Batsim export prefix + _jobs.csv)")
+    (NaN for rejected jobs, whose time cells Batsim leaves empty). ``path`` may also be an
+    open text (``io.StringIO``: ``mrsched.simulate`` keeps a run's rows in memory), named in
+    errors by its ``name`` attribute."""
+    if hasattr(path, "read"):
+        source, path = path, getattr(path, "name", "<jobs CSV>")
+    else:
+        source = path = Path(path)
+        if not path.is_file():
+            raise WorkloadError("jobs file not found", file=str(path),
+                                hint="expected an engine's *_jobs.csv (Batsim export prefix + _jobs.csv)")
     try:
-        df = pd.read_csv(path, dtype={"job_id": str, "workload_name": str, "profile": str,
+        df = pd.read_csv(source, dtype={"job_id": str, "workload_name": str, "profile": str,
                                       "final_state": str, "allocated_resources": str,
                                       "metadata": str},
                          keep_default_na=False, na_values={c: [""] for c in _TIME_COLUMNS})

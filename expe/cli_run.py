@@ -137,13 +137,13 @@ def check_out(out: Path, *, force: bool) -> None:
     """Refuse to overwrite a finished run, or a folder holding anything but a run's files,
     unless ``--force``; an unfinished or failed attempt is redone without asking."""
     from mrsched.expe.manifest import MANIFEST, OUTPUT_FILES, read_manifest
-    from mrsched.expe.runner import LOG_FILES
+    from mrsched.expe.runner import INPUTS_DIR, LOG_FILES
 
     if force or not out.exists():
         return
     if not out.is_dir():
         raise ConfigError(f"run directory {out} exists and is not a directory", field="output")
-    ours = {MANIFEST, *OUTPUT_FILES, *LOG_FILES}
+    ours = {MANIFEST, *OUTPUT_FILES, *LOG_FILES, INPUTS_DIR}
     others = sorted(p.name for p in out.iterdir() if p.name not in ours and not p.name.startswith("."))
     manifest = read_manifest(out) or {}
     if manifest.get("status") == "ok":

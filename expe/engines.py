@@ -81,17 +81,35 @@ def _wait(procs: dict[str, subprocess.Popen], main: str, timeout: float | None):
         time.sleep(POLL)
 
 
+def _wait_one(proc, name: str, timeout: float | None):
+    """``_wait`` of one process: ``name`` when it exited, None on timeout (no polling delay
+    where the process can be waited for with a timeout)."""
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    return name
+
+
 def run_embedded(spec: RunSpec) -> EngineResult:
-    """The embedded simulator with the policy in-process, inside one child process."""
+    """The embedded simulator with the policy in-process, inside one child process: forked
+    from this one where it can be (``processes.can_fork``: what this process imported is
+    not imported again), else a fresh ``python -m mrsched.expe.worker`` under the guard.
+    Either way ``argv`` is the command that redoes the run, as recorded."""
     out = Path(spec.out_dir)
     spec_file = out / "run_spec.json"
     spec_file.write_text(json.dumps(spec.to_dict(), indent=2, sort_keys=True))
     argv = processes.python_argv("mrsched.expe.worker", str(spec_file))
     log = out / "engine.log"
-    proc = processes.start(argv, log=log, timeout=spec.timeout)
+    if processes.can_fork():
+        from mrsched.expe.worker import run_main
+
+        proc = processes.fork_call(run_main, spec.to_dict(), log=log, timeout=spec.timeout)
+    else:
+        proc = processes.start(argv, log=log, timeout=spec.timeout)
     result = EngineResult("ok", commands=[shlex.join(argv)])
     try:
-        done = _wait({"engine": proc}, "engine", spec.timeout)
+        done = _wait_one(proc, "engine", spec.timeout)
         if done is None:
             processes.kill_group(proc)
             result.status = "timeout"

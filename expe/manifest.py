@@ -8,6 +8,7 @@ Anything else is unfinished and is redone.
 
 from __future__ import annotations
 
+import csv
 import functools
 import json
 import os
@@ -16,7 +17,6 @@ import re
 import subprocess
 import sys
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 
 from mrsched.errors import ConfigError
@@ -41,14 +41,65 @@ def utc_now() -> str:
 
 def versions(extra: dict[str, str] | None = None) -> dict[str, str]:
     """Versions that can change a result: mrsched, Python and the numeric stack."""
+    return {**_versions(), **(extra or {})}
+
+
+@functools.cache
+def _versions() -> dict[str, str]:
+    """Read once a process: looking installed distributions up costs milliseconds a run,
+    and what a process imported cannot change under it."""
     out = {"python": _platform.python_version(), "platform": sys.platform}
     for dist in ("mrsched", "numpy", "pyzmq", "procset", "highspy"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            pass
-    out.update(extra or {})
+        version = dist_version(dist)
+        if version is not None:
+            out[dist] = version
     return out
+
+
+def dist_version(name: str) -> str | None:
+    """The installed version of distribution ``name``, or None: ``importlib.metadata.version``
+    without importing ``importlib.metadata`` (and the email parser it loads: a good share
+    of a small run's start, issue 45) in the common case, a ``NAME-VERSION.dist-info`` (or
+    ``NAME.egg-info``) folder on ``sys.path`` whose ``METADATA`` (``PKG-INFO``) says
+    ``Version:``; anything else (a zipped egg, an odd layout) is asked of
+    ``importlib.metadata`` itself. The first match on ``sys.path`` wins,
+    as there."""
+    wanted = re.sub(r"[-_.]+", "_", name).lower()
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for folder in names:
+            stem, dot, kind = folder.rpartition(".")
+            if not dot or kind not in ("dist-info", "egg-info"):
+                continue
+            dist, _, _ = stem.partition("-")
+            if re.sub(r"[-_.]+", "_", dist).lower() != wanted:
+                continue
+            meta = os.path.join(entry or ".", folder, "METADATA" if kind == "dist-info" else "PKG-INFO")
+            try:
+                with open(meta, encoding="utf-8") as fh:
+                    for line in fh:
+                        if line.startswith("Version:"):
+                            return line.split(":", 1)[1].strip()
+                        if not line.strip():
+                            break
+            except OSError:
+                pass
+            return _metadata_version(name)
+    if any(os.path.isfile(entry) for entry in sys.path):   # a zipped egg or archive on the path
+        return _metadata_version(name)
+    return None
+
+
+def _metadata_version(name: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def source_root() -> Path:
@@ -73,12 +124,12 @@ def _git(root: Path, *args: str) -> str | None:
 
 
 def _version() -> str:
-    try:
-        return metadata.version("mrsched")
-    except metadata.PackageNotFoundError:
+    version = dist_version("mrsched")
+    if version is None:
         import mrsched
 
         return str(getattr(mrsched, "__version__", "unknown"))
+    return version
 
 
 def provenance(root: str | Path | None = None) -> dict:
@@ -95,10 +146,11 @@ def provenance(root: str | Path | None = None) -> dict:
 @functools.lru_cache(maxsize=8)
 def _provenance(root: str) -> tuple:
     out = {"mrsched": _version(), "source": "installed"}
-    top = _git(Path(root), "rev-parse", "--show-toplevel")
-    if top is None or Path(top.strip()).resolve() != Path(root).resolve():
+    # one git call for the top level and the commit (each call is a process to start)
+    top, _, commit = (_git(Path(root), "rev-parse", "--show-toplevel", "HEAD") or "").strip().partition("\n")
+    if not top or Path(top.strip()).resolve() != Path(root).resolve():
         return tuple(out.items())
-    commit = (_git(Path(root), "rev-parse", "HEAD") or "").strip()
+    commit = commit.strip()
     status = _git(Path(root), "status", "--porcelain")
     if not re.fullmatch(r"[0-9a-f]{40}", commit) or status is None:
         return tuple(out.items())
@@ -127,8 +179,6 @@ def hierarchy_levels(run_dir: str | Path) -> list[dict]:
     """Per depth of a ``hierarchical`` run, from ``out_hierarchy.csv``: instances, jobs routed
     to them and rejected by them, node-seconds and burst-buffer byte-seconds their jobs used
     (empty when the run has no such table)."""
-    import csv
-
     path = Path(run_dir) / "out_hierarchy.csv"
     if not path.is_file():
         return []

@@ -5,6 +5,8 @@ process group), so killing the group also kills whatever the process forked (a p
 helpers, Batsim's children), and the guard kills the group by itself when this process dies
 without cleaning up (``kill -9``): it watches a pipe only this process can write to. Live
 groups are tracked so that an interrupted campaign can end all of them at once.
+``fork_call`` gives a Python function the same guard in a forked child (the embedded engine's
+start without a second interpreter).
 """
 
 from __future__ import annotations
@@ -73,6 +75,159 @@ def start(argv: list[str], *, log: Path, env: dict | None = None,
         kill_group(proc, grace=0.5)
         raise Interrupted("the campaign was interrupted: run stopped at its start")
     return proc
+
+
+#: set to 0 to start the embedded engine as a fresh interpreter even when it could be forked
+FORK_ENV = "MRSCHED_FORK_ENGINE"
+
+
+def can_fork() -> bool:
+    """Whether ``fork_call`` may be used here: a POSIX ``fork`` from a process running one
+    thread (forking a threaded process, a campaign's run threads, can copy a lock held
+    by another thread into the child), unless ``MRSCHED_FORK_ENGINE=0``."""
+    return (hasattr(os, "fork") and os.environ.get(FORK_ENV, "1") != "0"
+            and threading.active_count() == 1
+            and threading.current_thread() is threading.main_thread())
+
+
+class Forked:
+    """A child made by ``fork_call``, waited for as a ``subprocess.Popen``: ``pid``,
+    ``returncode`` (negative: the signal that killed it), ``poll()``, ``wait(timeout)``
+    (without polling where Linux gives a pidfd)."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.returncode: int | None = None
+        self.args = f"forked pid {pid}"
+        try:
+            self._pidfd: int | None = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            self._pidfd = None
+
+    def _reaped(self, status: int) -> int:
+        self.returncode = os.waitstatus_to_exitcode(status)
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+        return self.returncode
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                return self.returncode
+            if pid:
+                self._reaped(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is not None:
+            return self.returncode
+        if timeout is not None:
+            if self._pidfd is not None:
+                import select
+
+                ready, _, _ = select.select([self._pidfd], [], [], max(0.0, timeout))
+                if not ready:
+                    raise subprocess.TimeoutExpired(self.args, timeout)
+            else:
+                deadline = time.monotonic() + timeout
+                while self.poll() is None:
+                    if time.monotonic() >= deadline:
+                        raise subprocess.TimeoutExpired(self.args, timeout)
+                    time.sleep(0.005)
+                return self.returncode
+        _, status = os.waitpid(self.pid, 0)
+        return self._reaped(status)
+
+
+def fork_call(func, *args, log: Path, timeout: float | None = None) -> Forked:
+    """``func(*args)`` in a forked child, guarded as ``start`` guards a command: its own
+    session, stdout+stderr appended to ``log``, the whole group killed when this process dies
+    (the child watches the parent-death pipe) or ``timeout`` + ``GUARD_SLACK`` s from now.
+    The child exits with ``func``'s return code after its own exit handlers (not this
+    process's). What this process imported is there already: no second interpreter, no
+    second import (the embedded engine's start, issue 45). Only where ``can_fork()``."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    fd = _death_pipe()
+    limit = 0.0 if timeout is None else float(timeout) + GUARD_SLACK
+    if INTERRUPTED.is_set():
+        raise Interrupted("the campaign was interrupted: run not started")
+    log_fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    ready_r, ready_w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:   # the child: never returns
+        os.close(ready_r)
+        _forked_child(func, args, fd, log_fd, ready_w, limit)
+    os.close(log_fd)
+    os.close(ready_w)
+    try:   # its own session before anything may kill its group (else ours would be killed)
+        os.read(ready_r, 1)
+    finally:
+        os.close(ready_r)
+    proc = Forked(pid)
+    with _LOCK:
+        _LIVE.add(proc)
+    return proc
+
+
+def _forked_child(func, args, fd: int, log_fd: int, ready_fd: int, limit: float) -> None:
+    code = 1
+    try:
+        import atexit
+
+        atexit._clear()                   # the parent's exit handlers are the parent's
+        try:
+            os.setsid()
+        finally:
+            os.close(ready_fd)            # the parent goes on: our group is ours
+        os.close(_PIPE[2])                # only the parent holds the write end
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        os.close(null)
+        os.close(log_fd)
+        # Python's streams write to the log too, whatever the parent had put in their place
+        sys.stdout = sys.__stdout__ = open(1, "w", buffering=1, closefd=False)
+        sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, closefd=False)
+        threading.Thread(target=_guard_child, args=(fd, limit), daemon=True).start()
+        code = func(*args)
+        atexit._run_exitfuncs()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code if isinstance(code, int) else 1)
+
+
+def _guard_child(fd: int, limit: float) -> None:
+    """In a forked child: what ``mrsched.expe.guard`` does for a command. EOF on the parent-death
+    pipe kills the group at once; ``limit`` seconds (0: none) end it as the guard's deadline."""
+    import select
+
+    ready, _, _ = select.select([fd], [], [], limit if limit > 0 else None)
+    if not ready:
+        print(f"guard: still running after {limit:g} s: killed", file=sys.stderr, flush=True)
+        try:
+            os.killpg(0, signal.SIGTERM)
+        except OSError:
+            pass
+        time.sleep(GRACE)
+    os.killpg(0, signal.SIGKILL)
 
 
 def kill_group(proc: subprocess.Popen, grace: float = GRACE) -> None:

@@ -7,6 +7,7 @@ campaign. A run directory is finished when ``manifest.is_complete`` says so.
 
 from __future__ import annotations
 
+import csv
 import time
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from mrsched.expe.spec import RunSpec
 #: metadata the runtime gives a rejected job in out_jobs.csv, before the policy's reason
 REJECT_PREFIX = "rejected: "
 LOG_FILES = ("engine.log", "scheduler.log", "batsim.log", "docker.log", "run_spec.json")
+#: a run directory's copy of its inputs (the docker engine's, ``mrsched.simulate``'s generated ones)
+INPUTS_DIR = "inputs"
 
 
 def clean_run_dir(run_dir: Path) -> None:
@@ -46,33 +49,46 @@ def rejections(run_dir: Path) -> dict:
     metadata), grouped by kind (``analysis.rejections.group_rejections``: the reason with its numbers
     named N, M...); an I/O-phased parent (metadata ``io-phased``, its phases ran) is not a
     rejection."""
-    import csv
-
-    count, jobs, reasons = 0, 0, []
     try:
         with open(run_dir / "out_jobs.csv", newline="") as fh:
-            for row in csv.DictReader(fh):
-                meta = (row.get("metadata") or "").strip()
-                if meta == "io-phased" or str(row.get("workload_name", "")).endswith("-io"):
-                    continue
-                jobs += 1
-                if row.get("final_state") == "REJECTED":
-                    count += 1
-                    reason = meta[len(REJECT_PREFIX):] if meta.startswith(REJECT_PREFIX) else (
-                        meta or "no reason given")
-                    reasons.append((row.get("job_id", ""), reason))
+            return rejection_counts(csv.DictReader(fh))
     except (OSError, csv.Error, UnicodeDecodeError):
         return {}
+
+
+def rejection_counts(rows) -> dict:
+    """``rejections`` of ``out_jobs.csv`` rows given as dicts (``csv.DictReader``'s, or a
+    run's records kept in memory by ``mrsched.simulate``)."""
+    count, jobs, reasons = 0, 0, []
+    for row in rows:
+        meta = (row.get("metadata") or "").strip()
+        if meta == "io-phased" or str(row.get("workload_name", "")).endswith("-io"):
+            continue
+        jobs += 1
+        if row.get("final_state") == "REJECTED":
+            count += 1
+            reason = meta[len(REJECT_PREFIX):] if meta.startswith(REJECT_PREFIX) else (
+                meta or "no reason given")
+            reasons.append((row.get("job_id", ""), reason))
     return {"count": count, "jobs": jobs, "kinds": group_rejections(reasons)}
 
 
-def execute_run(spec: RunSpec | dict, *, warnings: list[str] | tuple = ()) -> dict:
-    """Run ``spec`` into ``spec.out_dir``; returns the manifest written there."""
-    if isinstance(spec, dict):
-        spec = RunSpec.from_dict(spec)
-    run_dir = Path(spec.out_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    clean_run_dir(run_dir)
+def all_rejected(rejected: dict) -> str | None:
+    """Why a run whose every job was rejected failed (a result with no executed job is a
+    wrong input, not a schedule), or None."""
+    if rejected and rejected["jobs"] and rejected["count"] == rejected["jobs"]:
+        kind = rejected["kinds"][0]
+        more = len(rejected["kinds"]) - 1
+        example = kind_example(kind)
+        return (f"every job ({rejected['jobs']}) was rejected; {kind['count']} because: "
+                f"{kind['kind']}" + (f" (e.g. {example})" if example else "")
+                + (f"; and {more} other kind(s) of reason, see manifest.json" if more else ""))
+    return None
+
+
+def start_manifest(spec: RunSpec, *, warnings: list[str] | tuple = ()) -> dict:
+    """The manifest of ``spec`` as a run starts: what runs, on which inputs (with their
+    checksums), with which code; ``execute_run`` and ``mrsched.simulate`` add how it ended."""
     manifest = {
         "run_id": spec.run_id, "policy": spec.policy, "options": dict(spec.options),
         "platform": str(spec.platform), "workload": str(spec.workload),
@@ -92,6 +108,17 @@ def execute_run(spec: RunSpec | dict, *, warnings: list[str] | tuple = ()) -> di
         manifest["energy"] = True
     if warnings:
         manifest["warnings"] = list(warnings)
+    return manifest
+
+
+def execute_run(spec: RunSpec | dict, *, warnings: list[str] | tuple = ()) -> dict:
+    """Run ``spec`` into ``spec.out_dir``; returns the manifest written there."""
+    if isinstance(spec, dict):
+        spec = RunSpec.from_dict(spec)
+    run_dir = Path(spec.out_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    clean_run_dir(run_dir)
+    manifest = start_manifest(spec, warnings=warnings)
     t0 = time.perf_counter()
     try:
         missing = [k for k in ("platform", "workload") if manifest[f"{k}_sha256"] is None]
@@ -117,14 +144,9 @@ def execute_run(spec: RunSpec | dict, *, warnings: list[str] | tuple = ()) -> di
                 levels = hierarchy_levels(run_dir)
                 if levels:
                     manifest["levels"] = levels
-                if rejected and rejected["jobs"] and rejected["count"] == rejected["jobs"]:
-                    # a result with no executed job is a wrong input, not a schedule
-                    kind = rejected["kinds"][0]
-                    more = len(rejected["kinds"]) - 1
-                    status, error = "failed", (
-                        f"every job ({rejected['jobs']}) was rejected; {kind['count']} because: "
-                        f"{kind['kind']}" + (f" (e.g. {kind_example(kind)})" if kind_example(kind) else "")
-                        + (f"; and {more} other kind(s) of reason, see manifest.json" if more else ""))
+                error = all_rejected(rejected)
+                if error is not None:
+                    status = "failed"
     except MrschedError as exc:
         status, error = "failed", str(exc)
     except Exception as exc:  # e.g. an engine binary that cannot be executed: this run only

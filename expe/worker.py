@@ -130,6 +130,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with open(argv[0]) as fh:
             spec = json.load(fh)
+    except (OSError, ValueError) as exc:
+        print(f"{ERROR_PREFIX}cannot read the run spec: {exc}", file=sys.stderr, flush=True)
+        return 2
+    return run_main(spec)
+
+
+def run_main(spec: dict) -> int:
+    """The run of ``spec`` as this process's work: its exit code, its last stderr line the
+    reason of a failure. ``main`` once the spec file is read; ``processes.fork_call`` calls it
+    in a child forked from the runner (which has imported the policy already: nothing is
+    imported twice)."""
+    try:
         # registered before the policy exists, so it runs after the policy's own exit handlers
         # have ended and reaped its helper processes (a solver worker): their CPU counts too
         atexit.register(_print_cpu)

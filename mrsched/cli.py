@@ -146,7 +146,20 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
+def chosen_command(argv: list[str] | None) -> str | None:
+    """The command ``argv`` names (its first word that is not a flag: the top parser's flags,
+    ``--debug`` and ``--version``, take no value), or None."""
+    for word in argv or ():
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
+
+
+def build_parser(argv: list[str] | None = None, *, every: bool = True) -> argparse.ArgumentParser:
+    """The parser of every command; with ``every=False``, only the command ``argv`` names
+    gets its arguments (its module imported): the others are listed, their modules left
+    unimported, so that a command starts with what it uses (issue 45)."""
+    chosen = chosen_command(argv)
     parser = Parser(
         prog="mrsched",
         description="Multi-resource HPC job scheduling with Batsim: policies, an embedded "
@@ -155,6 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
+        if not every and name != chosen:
+            sub.add_parser(name, help=help_text, description=help_text)
+            continue
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -199,8 +215,8 @@ def _interrupted(args, exc: KeyboardInterrupt) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
     Parser.argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(Parser.argv, every=False)
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help()

@@ -101,24 +101,29 @@ def load_scheduler_class(spec: str) -> type:
     return cls
 
 
+def make_scheduler_of(cls: type, options: dict[str, Any], spec: str | None = None):
+    """A scheduler instance of a class: a :class:`Policy` run by the registry's runtime, or a
+    ``BatsimScheduler`` subclass built as ``cls(options=...)`` (``cls()`` without options)."""
+    from mrsched.schedulers.model.contract import Policy
+    if issubclass(cls, Policy):      # a policy of the contract: the registry's runtime runs it
+        from mrsched.schedulers.registry import make_scheduler_of_class
+        return make_scheduler_of_class(cls, options)
+    try:
+        params = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if "options" in params:
+        return cls(options=options)
+    if options:
+        raise ConfigError(f"{spec or cls.__name__} takes no 'options' argument; cannot pass "
+                          f"{', '.join(options)}", field=next(iter(options)))
+    return cls()
+
+
 def make_scheduler_from_spec(spec: str, options: dict[str, Any]):
     """A scheduler instance from a policy name or ``module:Class`` spec."""
     if ":" in spec:
-        cls = load_scheduler_class(spec)
-        from mrsched.schedulers.model.contract import Policy
-        if issubclass(cls, Policy):      # a policy of the contract: the registry's runtime runs it
-            from mrsched.schedulers.registry import make_scheduler_of_class
-            return make_scheduler_of_class(cls, options)
-        try:
-            params = inspect.signature(cls).parameters
-        except (TypeError, ValueError):
-            params = {}
-        if "options" in params:
-            return cls(options=options)
-        if options:
-            raise ConfigError(f"{spec} takes no 'options' argument; cannot pass "
-                              f"{', '.join(options)}", field=next(iter(options)))
-        return cls()
+        return make_scheduler_of(load_scheduler_class(spec), options, spec)
     try:
         registry = importlib.import_module("mrsched.schedulers.registry")
     except ModuleNotFoundError as exc:

@@ -14,68 +14,81 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mrsched.errors import ConfigError, suggest
-from mrsched.schedulers.execution.runtime import PolicyRuntime, PolicyScheduler
-from mrsched.schedulers.model.contract import Policy
 from mrsched.schedulers.model.params import IO_PARAMS, RUN_DEFAULTS, RUN_PARAMS, Param, RunOptions
-from mrsched.schedulers.policies.aucsched import AucSched
-from mrsched.schedulers.policies.backfilling import EasyBackfilling
-from mrsched.schedulers.policies.bbsched import BBSched, BinPacking, Constrained, Naive, Weighted
-from mrsched.schedulers.policies.conservative import ConservativeBackfilling
-from mrsched.schedulers.policies.fcfs import FCFS
-from mrsched.schedulers.policies.filler import Filler
-from mrsched.schedulers.policies.hierarchical import Hierarchical
-from mrsched.schedulers.policies.ipsched import IpSched
-from mrsched.schedulers.policies.multisched import MultiSched
-from mrsched.schedulers.policies.plan import PlanBased
-from mrsched.schedulers.policies.slurm_bf import SlurmBackfill
+
+if TYPE_CHECKING:
+    from mrsched.schedulers.execution.runtime import PolicyRuntime, PolicyScheduler
+    from mrsched.schedulers.model.contract import Policy
+
+_POLICIES = "mrsched.schedulers.policies"
 
 
 @dataclass(frozen=True)
 class Entry:
-    """A registered name: the algorithm's class, the defaults of this variant, one line."""
+    """A registered name: the algorithm's class (``"module:Class"`` under
+    ``mrsched.schedulers.policies``, imported when first asked for, so that a command imports
+    only the policy it runs), the defaults of this variant, one line."""
 
-    cls: type[Policy]
+    target: str
     defaults: Mapping[str, Any] = field(default_factory=dict)
     summary: str = ""
 
+    @property
+    def cls(self) -> type[Policy]:
+        found = _CLASSES.get(self.target)
+        if found is None:
+            import importlib
+
+            module, _, name = self.target.partition(":")
+            found = _CLASSES[self.target] = getattr(importlib.import_module(f"{_POLICIES}.{module}"), name)
+        return found
+
+
+_CLASSES: dict[str, type] = {}
+
 
 POLICIES: dict[str, Entry] = {
-    "fcfs": Entry(FCFS, {}, "first come first served, no backfilling"),
-    "filler": Entry(Filler, {}, "start any queued job that fits now, in queue order, no reservation"),
-    "fcfs-easy": Entry(EasyBackfilling, {"reserve": "nodes"},
+    "fcfs": Entry("fcfs:FCFS", {}, "first come first served, no backfilling"),
+    "filler": Entry("filler:Filler", {}, "start any queued job that fits now, in queue order, no reservation"),
+    "fcfs-easy": Entry("backfilling:EasyBackfilling", {"reserve": "nodes"},
                        "EASY backfilling; the head's reservation covers nodes only (seed 001)"),
-    "fcfs-bb": Entry(EasyBackfilling, {"reserve": "all"},
+    "fcfs-bb": Entry("backfilling:EasyBackfilling", {"reserve": "all"},
                      "EASY backfilling; the head's reservation covers nodes and burst buffer (seed 001 Alg. 1)"),
-    "sjf-bb": Entry(EasyBackfilling, {"order": "sjf", "reserve": "all"},
+    "sjf-bb": Entry("backfilling:EasyBackfilling", {"order": "sjf", "reserve": "all"},
                     "fcfs-bb with the queue sorted by walltime (seed 001)"),
-    "easy-bf": Entry(EasyBackfilling, {}, "EASY backfilling with every knob open (order, reserve, depth)"),
-    "conservative-bb": Entry(ConservativeBackfilling, {},
+    "easy-bf": Entry("backfilling:EasyBackfilling", {}, "EASY backfilling with every knob open (order, reserve, depth)"),
+    "conservative-bb": Entry("conservative:ConservativeBackfilling", {},
                              "conservative backfilling over every resource (batsched's compression)"),
-    "conservative": Entry(ConservativeBackfilling, {}, "the same as conservative-bb"),
-    "plan": Entry(PlanBased, {}, "plan-based scheduling with simulated annealing (seed 001 Alg. 2)"),
-    "plan-1": Entry(PlanBased, {"alpha": 1.0}, "plan with alpha = 1: the total waiting time (seed 001)"),
-    "plan-2": Entry(PlanBased, {"alpha": 2.0}, "plan with alpha = 2 (seed 001's best on the whole trace)"),
-    "plan-3": Entry(PlanBased, {"alpha": 3.0}, "plan with alpha = 3: the strongest penalty on postponing a job"),
-    "bbsched": Entry(BBSched, {}, "window of jobs, Pareto set of node and burst-buffer use, 2x rule (seed 000)"),
-    "naive": Entry(Naive, {}, "window jobs in order until one does not fit, then EASY (seed 000's baseline)"),
-    "weighted": Entry(Weighted, {}, "weighted sum of node and burst-buffer use, 0.5 / 0.5 (seed 000)"),
-    "weighted-cpu": Entry(Weighted, {"node_weight": 0.8}, "weighted with 0.8 node / 0.2 burst buffer (seed 000)"),
-    "weighted-bb": Entry(Weighted, {"node_weight": 0.2}, "weighted with 0.2 node / 0.8 burst buffer (seed 000)"),
-    "constrained": Entry(Constrained, {}, "maximise one resource's use under the others' capacity"),
-    "constrained-cpu": Entry(Constrained, {"target": "nodes"},
+    "conservative": Entry("conservative:ConservativeBackfilling", {}, "the same as conservative-bb"),
+    "plan": Entry("plan:PlanBased", {}, "plan-based scheduling with simulated annealing (seed 001 Alg. 2)"),
+    "plan-1": Entry("plan:PlanBased", {"alpha": 1.0}, "plan with alpha = 1: the total waiting time (seed 001)"),
+    "plan-2": Entry("plan:PlanBased", {"alpha": 2.0}, "plan with alpha = 2 (seed 001's best on the whole trace)"),
+    "plan-3": Entry("plan:PlanBased", {"alpha": 3.0}, "plan with alpha = 3: the strongest penalty on postponing a job"),
+    "bbsched": Entry("bbsched:BBSched", {}, "window of jobs, Pareto set of node and burst-buffer use, 2x rule (seed 000)"),
+    "naive": Entry("bbsched:Naive", {}, "window jobs in order until one does not fit, then EASY (seed 000's baseline)"),
+    "weighted": Entry("bbsched:Weighted", {}, "weighted sum of node and burst-buffer use, 0.5 / 0.5 (seed 000)"),
+    "weighted-cpu": Entry("bbsched:Weighted", {"node_weight": 0.8}, "weighted with 0.8 node / 0.2 burst buffer (seed 000)"),
+    "weighted-bb": Entry("bbsched:Weighted", {"node_weight": 0.2}, "weighted with 0.2 node / 0.8 burst buffer (seed 000)"),
+    "constrained": Entry("bbsched:Constrained", {}, "maximise one resource's use under the others' capacity"),
+    "constrained-cpu": Entry("bbsched:Constrained", {"target": "nodes"},
                              "max node use under the burst-buffer constraint (seed 000)"),
-    "constrained-bb": Entry(Constrained, {"target": "burst_buffer"},
+    "constrained-bb": Entry("bbsched:Constrained", {"target": "burst_buffer"},
                             "max burst-buffer use under the node constraint (seed 000)"),
-    "bin-packing": Entry(BinPacking, {}, "Tetris alignment score, greedy (seed 000)"),
-    "multisched": Entry(MultiSched, {}, "window of k% of the queue over many resources (seed 003)"),
-    "hierarchical": Entry(Hierarchical, {}, "a tree of scheduler instances, each bounded to a share of every resource (seed 004 Ch. 5)"),
-    "slurm-bf": Entry(SlurmBackfill, {}, "SLURM's backfill with best fit of cores and GPUs (seed 002's baseline)"),
-    "ipsched": Entry(IpSched, {}, "a window of jobs placed by one MILP (seed 002)"),
-    "aucsched": Entry(AucSched, {}, "contiguity-aware auction solved as a MILP (seed 002)"),
+    "bin-packing": Entry("bbsched:BinPacking", {}, "Tetris alignment score, greedy (seed 000)"),
+    "multisched": Entry("multisched:MultiSched", {}, "window of k% of the queue over many resources (seed 003)"),
+    "hierarchical": Entry("hierarchical:Hierarchical", {}, "a tree of scheduler instances, each bounded to a share of every resource (seed 004 Ch. 5)"),
+    "slurm-bf": Entry("slurm_bf:SlurmBackfill", {}, "SLURM's backfill with best fit of cores and GPUs (seed 002's baseline)"),
+    "ipsched": Entry("ipsched:IpSched", {}, "a window of jobs placed by one MILP (seed 002)"),
+    "aucsched": Entry("aucsched:AucSched", {}, "contiguity-aware auction solved as a MILP (seed 002)"),
 }
+
+
+def policy_names() -> list[str]:
+    """The registered policy names, in table order."""
+    return list(POLICIES)
 
 
 def entry(name: str) -> Entry:
@@ -204,6 +217,8 @@ def make_policy(name: str, **knobs: Any) -> Policy:
 
 def make_runtime(name: str, **options: Any) -> PolicyRuntime:
     """The protocol-free runtime of policy ``name`` (tests, in-process drivers)."""
+    from mrsched.schedulers.execution.runtime import PolicyRuntime
+
     e = entry(name)
     knobs, run = _split(name, e.cls, e.defaults, options)
     policy = _made(name, e.cls, knobs)
@@ -240,6 +255,8 @@ def scheduler_for(policy: Policy, run: RunOptions) -> PolicyScheduler:
     if run.io_model == "contention":
         from mrsched.schedulers.execution.ioptask import IoPtaskScheduler
         return IoPtaskScheduler(policy, run)
+    from mrsched.schedulers.execution.runtime import PolicyScheduler
+
     return PolicyScheduler(policy, run)
 
 
@@ -255,6 +272,23 @@ def make_scheduler_of_class(cls: type[Policy], options: dict[str, Any] | None = 
     name = cls.name or cls.__name__
     knobs, run = _split(name, cls, {}, options)
     return scheduler_for(_made(name, cls, knobs), run)
+
+
+def make_scheduler_of_instance(policy: Policy, options: dict[str, Any] | None = None) -> PolicyScheduler:
+    """A ``PolicyScheduler`` running a policy object the caller made (``mrsched.simulate``):
+    its knobs are set already; ``options`` may hold only the runtime's (``RUN_PARAMS``...)."""
+    cls = type(policy)
+    name = policy.policy_name()
+    own = cls.param_names()
+    for key in options or {}:
+        if key in own:
+            raise ConfigError(f"policy '{name}': '{key}' is a knob of the policy object, not an "
+                              "option of the run", field=key,
+                              hint=f"make the object with {key}=... instead")
+    _, run = _split(name, cls, {}, options)
+    policy.bind_catalog(CATALOG)
+    policy.validate_params()
+    return scheduler_for(policy, run)
 
 
 class _Catalog:

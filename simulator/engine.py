@@ -51,6 +51,9 @@ class SimulationResult:
     paths: dict[str, Path]
     transcript: list[dict] | None = None
     nb_jobs: int = 0             # jobs recorded (finished or rejected), kept or not
+    schedule: dict[str, str] | None = None   # the _schedule.csv row (Batsim's text values)
+    #: the _machine_states.csv rows ``(time, nb_idle, nb_computing)`` when no file took them
+    machine_states: list[tuple[float, int, int]] | None = None
 
 
 class Engine:
@@ -146,16 +149,19 @@ class Engine:
 
             energy = schedule_energy(self.energy, machines, (server.nb_machine_switches,
                                                              server.nb_grouped_switches))
-        paths = recorder.finish(nb_machines=len(machines.resources), makespan=makespan,
-                                time_computing=machines.time_computing,
-                                time_idle=machines.time_idle,
-                                scheduling_time=server.sched_time, simulation_time=sim_time,
-                                energy=energy)
+        totals = dict(nb_machines=len(machines.resources), makespan=makespan,
+                      time_computing=machines.time_computing, time_idle=machines.time_idle,
+                      scheduling_time=server.sched_time, simulation_time=sim_time,
+                      energy=energy)
+        streamed = recorder.files is not None
+        paths = recorder.finish(**totals)
         return SimulationResult(jobs=recorder.records if recorder.records is not None else [],
                                 makespan=makespan, nb_messages=server.nb_messages,
                                 scheduling_time=server.sched_time, simulation_time=sim_time,
                                 paths=paths, transcript=server.transcript,
-                                nb_jobs=recorder.stats.nb_jobs)
+                                nb_jobs=recorder.stats.nb_jobs,
+                                schedule=recorder.stats.row(**totals),
+                                machine_states=None if streamed else machines.tracker.rows)
 
 
 def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: str | Path | None,
