@@ -160,6 +160,8 @@ def check_storage(platform: str | Path, roles, bb_capacity: int | None, workload
     try:
         hosts = _storage_hosts(str(platform), tuple(roles))
     except PlatformError as exc:
+        if file is None:   # `mrsched run`: the platform's own line names its file
+            raise
         raise ConfigError(str(exc), file=file, field=key or "platform") from None
     if hosts is None:
         return  # no platform loader installed: the scheduler's own rejections will tell
