@@ -22,6 +22,10 @@ MAX_TIME = 1e9
 #: refused by name first
 MAX_DEPTH = 100
 
+#: how deep a value inside a workload's job or profile may nest (JSON objects and lists):
+#: the engine forwards it to the scheduler, whose JSON writer recurses
+MAX_JSON_DEPTH = 64
+
 #: host properties the schedulers read as numbers (DESIGN.md "Cluster conventions"), with
 #: their domain: (integer?, smallest value, is the smallest allowed?)
 NUMERIC_PROPERTIES = {
