@@ -119,6 +119,10 @@ def read_platform_info(path: str | Path) -> PlatformInfo:
             if role == "compute":
                 compute += count
                 speeds.append(parse_speed(el.get("speed", "1f").split(",")[0]))
+                if not speeds[-1] > 0:   # the engine's loader refuses it too
+                    raise WorkloadError(f"{el.tag} '{el.get('id')}': a compute host needs a positive "
+                                        f"speed, got '{el.get('speed')}'", file=str(path), element=el.tag,
+                                        field="speed")
                 cores.append(int(float(props.get("cores") or el.get("core") or 1)))
                 declared = declared or bool(props.get("cores") or el.get("core"))
                 gpus.append(int(float(props.get("gpus") or 0)))

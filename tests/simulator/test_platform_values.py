@@ -108,6 +108,9 @@ def test_generators_reader_applies_the_same_rule(tmp_path):
         read_platform_info(_write(tmp_path, '<host id="n" speed="1Gf"/>' + BB.format("inf")))
     with pytest.raises(WorkloadError, match="host 'n'.*beyond the range"):
         read_platform_info(_write(tmp_path, '<host id="n" speed="1e400f"/>'))
+    for speed in ("-1.0", "0"):   # found by the fuzz suite's long run
+        with pytest.raises(WorkloadError, match="host 'n': a compute host needs a positive speed"):
+            read_platform_info(_write(tmp_path, f'<host id="n" speed="{speed}"/>'))
 
 
 @pytest.mark.parametrize("parse, text", [(parse_speed, "1e400f"), (parse_bandwidth, "1e400"),
