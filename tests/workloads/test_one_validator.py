@@ -143,3 +143,14 @@ def test_missing_file_is_one_line(tmp_path):
 
     with pytest.raises(WorkloadError, match="no such file"):
         read_json_file(tmp_path / "none.json")
+
+
+@pytest.mark.parametrize("name", ["binary", "latin-1", "nested-10000"])
+def test_generators_read_workloads_with_the_same_reader(tmp_path, platform, capsys, name):
+    """A generator that transforms a workload (bbsched, multires) reads it as `run` does."""
+    content, expected = BAD[name]
+    path = _write(tmp_path, name, content)
+    assert main(["workload", "bbsched", str(path), "--platform", str(platform), "--scenario", "S2",
+                 "-o", str(tmp_path / "o.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and expected in err and str(path) in err, err
