@@ -38,7 +38,23 @@ def run(args: argparse.Namespace) -> int:
     index = write_report(args.dir, out=args.output, baseline=args.baseline,
                          tau=check_tau(args.tau), max_gantt=args.max_gantt, tail_n=args.tail)
     print(index)
+    _say_broken(index.parent / "metrics.csv")
     for name in ("metrics.csv", "summary.csv", "summary.tex"):
         if (index.parent / name).is_file():
             print(index.parent / name)
     return 0
+
+
+def _say_broken(metrics_csv) -> None:
+    """One warning line per run left out as broken (its reason is in the report too)."""
+    import csv
+    import sys
+
+    try:
+        with open(metrics_csv, newline="") as fh:
+            rows = [r for r in csv.DictReader(fh) if r.get("status") == "broken"]
+    except OSError:
+        return
+    for row in rows:
+        print(f"mrsched report: warning: run {row['run_id']} is broken, left out: {row['error']}",
+              file=sys.stderr)

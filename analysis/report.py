@@ -418,9 +418,11 @@ def write_report(dir: str | Path, out: str | Path | None = None, baseline: str |
 
     failed = metrics[metrics["status"] != "ok"]
     if len(failed):
-        body.append('<h2 class="failed" id="failed">Failed runs</h2>')
+        # broken: a manifest unreadable, or outputs not the ones it records (cut, edited)
+        title = "Failed or broken runs" if (failed["status"] == "broken").any() else "Failed runs"
+        body.append(f'<h2 class="failed" id="failed">{title}</h2>')
         body.append(frame_html(failed[["run_id", "variant", "status", "error"]]))
-        sections.insert(1, ("failed", "Failed runs"))
+        sections.insert(1, ("failed", title))
     warned = metrics[metrics["warnings"].astype(str) != ""]
     if len(warned):
         body.append("<h2 id=\"warnings\">Warnings</h2>")

@@ -12,7 +12,13 @@ import pandas as pd
 from mrsched.analysis.capacities import describe_platform, platform_capacities
 from mrsched.analysis.jobs import attach_requests, fold_subjobs, phase_table, read_jobs_csv
 from mrsched.errors import ConfigError, MrschedError
+from mrsched.outputs import outputs_problem
 from mrsched.analysis.rejections import rejection_kinds
+
+
+#: the status of a run whose manifest is unreadable or whose outputs are not the ones its
+#: manifest records: listed with the reason, its metrics never used
+BROKEN = "broken"
 
 
 @dataclass
@@ -110,12 +116,15 @@ def load_run(run_dir: str | Path) -> Run:
     manifest: dict = {}
     mpath = run_dir / "manifest.json"
     if mpath.is_file():
+        problem = None
         try:
-            manifest = json.loads(mpath.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"invalid manifest JSON: {exc}", file=str(mpath)) from None
-        if not isinstance(manifest, dict):
-            raise ConfigError("manifest must be a JSON object", file=str(mpath))
+            manifest = json.loads(mpath.read_bytes())
+        except (OSError, ValueError, RecursionError) as exc:   # UnicodeDecodeError is a ValueError
+            problem = f"manifest.json is not readable JSON ({type(exc).__name__}: {exc})"
+        if problem is None and not isinstance(manifest, dict):
+            problem = "manifest.json is not a JSON object"
+        if problem is not None:   # listed as broken; the report goes on with the other runs
+            return Run(run_dir.name, run_dir, {}, BROKEN, problem, None, None, {})
     run_id = str(manifest.get("run_id") or run_dir.name)
     status = str(manifest.get("status") or "ok")
     error = str(manifest.get("error") or "")
@@ -124,6 +133,13 @@ def load_run(run_dir: str | Path) -> Run:
     rejected = rejection_kinds(manifest.get("rejected"))
     jobs = phases = None
     capacities: dict[str, float] = {}
+    if status == "ok" and "outputs" in manifest:
+        # the outputs are the ones the run wrote (rows, bytes, sha256), as `campaign status`
+        # checks them: a cut or edited out_jobs.csv is not a result. (A manifest that records
+        # no outputs was not written by `mrsched run`: a Batsim run described by hand.)
+        problem = outputs_problem(run_dir, manifest)
+        if problem is not None:
+            return Run(run_id, run_dir, manifest, BROKEN, problem, None, None, {}, warnings, rejected)
 
     csv = _jobs_csv(run_dir)
     if csv is None:

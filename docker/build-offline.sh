@@ -45,8 +45,8 @@ fi
 # 2. The build context: only what the Dockerfile copies, plus the wheelhouse.
 ctx=$work/context
 mkdir -p "$ctx/docker/wheelhouse"
-(cd "$repo" && tar --exclude=__pycache__ --exclude='*.pyc' --exclude='*.so' -cf - pyproject.toml README.md \
-    mrsched schedulers simulator platforms workloads expe analysis docker/Dockerfile) \
+(cd "$repo" && tar --exclude=__pycache__ --exclude='*.pyc' --exclude='*.so' --exclude=studies/results -cf - pyproject.toml README.md \
+    mrsched schedulers simulator platforms workloads expe analysis studies docker/Dockerfile) \
     | tar -xf - -C "$ctx"
 # Wheels for CPython 3.11 on glibc x86_64 whatever the host's python: mrsched's dependencies
 # as pyproject lists them, and the build backend pip needs to build mrsched itself.

@@ -237,7 +237,7 @@ def _input(kind: str, item, index: int, file: str, base: Path) -> InputSpec:
             raise _err(f"{kind} file not found: {path}", file, f"{where}path",
                        missing_file_hint(path))
         if kind == "workload":  # parsed now: a bad workload is found before anything runs
-            read_workload(path, file=file, key=f"{where}path")
+            read_workload(path, file=file, key=f"{where}path", engine="any")   # engine's own: at launch
         sharing = item.get("compute_sharing", False)
         if not isinstance(sharing, bool):
             raise _err(f"compute_sharing must be true or false, got {sharing!r}", file,

@@ -87,7 +87,7 @@ def build_spec(args: argparse.Namespace):
     inputs (every job as the engine checks it, the policy started on the platform)."""
     from mrsched.expe import engines
     from mrsched.expe.spec import RunSpec
-    from mrsched.expe.validation import (check_file, check_jobs, check_policy, check_start,
+    from mrsched.expe.validation import (check_file, check_policy, check_start,
                                          check_storage, check_values, read_workload, with_seed,
                                          workload_warnings)
 
@@ -120,8 +120,7 @@ def build_spec(args: argparse.Namespace):
         engines.docker_compose_argv()  # refuses when no Docker engine answers
     check_out(out, force=args.force)
     # the inputs themselves, read whole: every job as the engine will check it
-    data = read_workload(workload, key="workload")
-    check_jobs(data, workload, engine=args.engine)
+    data = read_workload(workload, engine=args.engine)
     check_storage(platform, args.roles, bb_capacity, data)
     spec = RunSpec(run_id=out.name, out_dir=str(out), platform=str(platform.resolve()),
                    workload=str(workload.resolve()), policy=args.policy, options=options,

@@ -118,7 +118,6 @@ def _with_warnings(specs: list, log, *, campaign_file: str | None = None) -> lis
     run (``validation.check_storage``, as ``mrsched run`` does)."""
     from dataclasses import replace
 
-    from mrsched.errors import MrschedError
     from mrsched.expe.validation import check_storage, read_workload, workload_warnings
 
     checked: set[tuple] = set()
@@ -127,12 +126,13 @@ def _with_warnings(specs: list, log, *, campaign_file: str | None = None) -> lis
     said: set[tuple[str, str]] = set()
     out = []
     for spec in specs:
-        if spec.workload not in cache:
-            try:
-                cache[spec.workload] = read_workload(spec.workload)
-            except MrschedError:
-                cache[spec.workload] = None  # the run itself will say what is wrong
-        data = cache[spec.workload]
+        if (spec.workload, spec.engine) not in cache:
+            # the one workload validator, as `mrsched run` calls it: a workload that run
+            # refuses (given or generated) stops the campaign before any run, by name
+            name = spec.labels.get("workload_name", spec.workload)
+            cache[spec.workload, spec.engine] = read_workload(
+                spec.workload, file=campaign_file, key=f"workload {name}", engine=spec.engine)
+        data = cache[spec.workload, spec.engine]
         key = (spec.platform, tuple(spec.roles), spec.bb_capacity, spec.workload)
         if data is not None and key not in checked:
             checked.add(key)

@@ -21,17 +21,12 @@ from pathlib import Path
 
 from mrsched.errors import ConfigError
 from mrsched.atomic import write_json_atomic
+# what a run writes and how its manifest vouches for it: shared with the analysis, which
+# verifies a run before using it (mrsched/outputs.py)
+from mrsched.outputs import (ENERGY_FILES, ENERGY_SUFFIXES, OUTPUT_FILES, OUTPUT_SUFFIXES,  # noqa: F401
+                             POLICY_FILES, POLICY_SUFFIXES, describe_outputs, outputs_problem)
 
 MANIFEST = "manifest.json"
-OUTPUT_SUFFIXES = ("jobs", "schedule", "machine_states")
-OUTPUT_FILES = tuple(f"out_{s}.csv" for s in OUTPUT_SUFFIXES)
-#: what an engine run with Batsim's -E writes besides (recorded in the manifest when present)
-ENERGY_SUFFIXES = ("consumed_energy", "pstate_changes")
-ENERGY_FILES = tuple(f"out_{s}.csv" for s in ENERGY_SUFFIXES)
-#: a policy's own table of the run (``Policy.run_table``: ``hierarchical``'s metrics per
-#: instance), written by the embedded engine's worker; recorded when present
-POLICY_SUFFIXES = ("hierarchy",)
-POLICY_FILES = tuple(f"out_{s}.csv" for s in POLICY_SUFFIXES)
 STATUSES = ("ok", "failed", "timeout")
 
 
@@ -197,47 +192,6 @@ def hierarchy_levels(run_dir: str | Path) -> list[dict]:
     except (OSError, KeyError, ValueError, csv.Error):
         return []
     return [out[d] for d in sorted(out)]
-
-
-def describe_outputs(run_dir: str | Path) -> dict[str, dict]:
-    """``{file: {"rows", "bytes", "sha256"}}`` of the Batsim outputs present in ``run_dir``
-    (rows: CSV lines after the header)."""
-    import hashlib
-
-    out = {}
-    for name in OUTPUT_FILES + ENERGY_FILES + POLICY_FILES:
-        path = Path(run_dir) / name
-        if not path.is_file():
-            continue
-        h, lines, size = hashlib.sha256(), 0, 0
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-                lines += chunk.count(b"\n")
-                size += len(chunk)
-        out[name] = {"rows": max(0, lines - 1), "bytes": size, "sha256": h.hexdigest()}
-    return out
-
-
-def outputs_problem(run_dir: str | Path, manifest: dict) -> str | None:
-    """Why the outputs of an ``ok`` run are not the ones its manifest records, or None."""
-    recorded = manifest.get("outputs")
-    if not isinstance(recorded, dict):
-        return "the manifest records no outputs (written by an older mrsched or cut short)"
-    for name in OUTPUT_FILES:
-        path = Path(run_dir) / name
-        want = recorded.get(name)
-        if not isinstance(want, dict):
-            return f"the manifest does not record {name}"
-        if not path.is_file():
-            return f"{name} is missing"
-        if path.stat().st_size != want.get("bytes"):
-            return f"{name} has {path.stat().st_size} bytes, the manifest records {want.get('bytes')}"
-    actual = describe_outputs(run_dir)
-    for name in OUTPUT_FILES:
-        if actual[name]["sha256"] != recorded[name].get("sha256"):
-            return f"{name} differs from what the run wrote (sha256)"
-    return None
 
 
 def spec_problem(manifest: dict, spec, sha256=None) -> str | None:

@@ -102,32 +102,39 @@ def check_file(path: str | Path, *, what: str, file: str | None = None,
 
 # ---------------------------------------------------------------- workloads, read up front
 
-def read_workload(path: str | Path, *, file: str | None = None, key: str | None = None) -> dict:
-    """A Batsim workload parsed now (not first by its run), with one clear line when it is not
-    one: an SWF trace is pointed to ``mrsched workload swf``."""
-    import json
+def read_workload(path: str | Path, *, file: str | None = None, key: str | None = None,
+                  engine: str = "embedded") -> dict:
+    """A Batsim workload read and checked now (not first by its run) by the one workload
+    validator ``workload check``, ``run``, ``simulate`` and campaigns share
+    (``simulator/workload.py`` ``validate_workload``); an SWF trace is pointed to ``mrsched
+    workload swf``. ``file``/``key``: the campaign file and key that name the workload."""
+    from mrsched.errors import WorkloadError
 
     path = Path(path)
     where = {"file": file, "field": key} if file else {"file": str(path), "field": key}
     try:
-        head = path.read_bytes()[:2]
+        with open(path, "rb") as fh:
+            head = fh.read(2)
     except OSError as exc:
         raise ConfigError(f"cannot read workload {path}: {exc.strerror or exc}", **where) from None
     swf_hint = f"it looks like an SWF trace: convert it first with `mrsched workload swf {path} -o W.json`"
     if path.name.endswith((".swf", ".swf.gz")) or head == b"\x1f\x8b" or head[:1] == b";":
         raise ConfigError(f"workload {path} is not a Batsim JSON workload", hint=swf_hint, **where)
     try:
-        data = json.loads(path.read_text())
-    except RecursionError:
-        raise ConfigError(f"workload {path} is nested too deeply to be a Batsim workload",
-                          **where) from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        line = getattr(exc, "lineno", None)
-        raise ConfigError(f"workload {path} is not valid JSON"
-                          + (f" (line {line}: {exc.msg})" if line else f": {exc}"), **where) from None
-    if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
-        raise ConfigError(f"workload {path} is not a Batsim workload (no 'jobs' list)", **where)
-    return data
+        from mrsched.simulator.workload import validate_workload
+    except ModuleNotFoundError:   # no embedded engine installed: parse only, the engine checks
+        import json
+
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, RecursionError) as exc:
+            raise ConfigError(f"workload {path} is not valid JSON: {exc}", **where) from None
+    try:
+        return validate_workload(path, engine=engine)
+    except WorkloadError as exc:
+        if not file:
+            raise
+        raise ConfigError(str(exc), **where) from None
 
 
 def uses_burst_buffer(workload: dict) -> bool:
@@ -160,6 +167,8 @@ def check_storage(platform: str | Path, roles, bb_capacity: int | None, workload
     try:
         hosts = _storage_hosts(str(platform), tuple(roles))
     except PlatformError as exc:
+        if file is None:   # `mrsched run`: the platform's own line names its file
+            raise
         raise ConfigError(str(exc), file=file, field=key or "platform") from None
     if hosts is None:
         return  # no platform loader installed: the scheduler's own rejections will tell
@@ -227,44 +236,6 @@ def _located(exc, **where):
         if fields.get(key) is None:
             fields[key] = value
     return type(exc)(exc.message, hint=exc.hint, **fields)
-
-
-def check_jobs(workload: dict, path: str | Path, *, engine: str = "embedded") -> None:
-    """What the engine refuses when it loads ``workload`` (already parsed from ``path``),
-    refused now, by the engine's own checks (``simulator/workload.py``, ``profiles.py``, after
-    Batsim's): a bad job or profile costs one line and leaves nothing behind. Jobs are named
-    by their id in the file. ``smpi`` profiles are left to real Batsim (``--engine batsim``)."""
-    from mrsched.errors import WorkloadError
-
-    try:
-        from mrsched.simulator.profiles import check_profile
-        from mrsched.simulator.workload import parse_job
-    except ModuleNotFoundError:
-        return   # no embedded engine installed: the engine that runs checks
-    file = str(path)
-    profiles = workload.get("profiles", {})
-    if not isinstance(profiles, dict):
-        raise WorkloadError("'profiles' must be an object", file=file, field="profiles")
-    for name, prof in profiles.items():
-        if engine != "embedded" and isinstance(prof, dict) and prof.get("type") == "smpi":
-            continue
-        check_profile(name, prof, profiles, file=file)
-        if prof.get("type") == "usage_trace" and engine == "embedded":
-            from mrsched.simulator.usage_trace import load_usage_trace
-
-            load_usage_trace(prof["trace"], file, name)
-    seen: set[str] = set()
-    for index, obj in enumerate(workload["jobs"]):
-        try:
-            job = parse_job(obj, "w0", profiles, file=file, index=index)
-        except WorkloadError as exc:   # "job w0!4" is the engine's name for the file's job 4
-            if exc.job and exc.job.startswith("w0!"):
-                raise WorkloadError(exc.message, file=exc.file, line=exc.line, element=exc.element,
-                                    job=exc.job[3:], field=exc.field, hint=exc.hint) from None
-            raise
-        if job.id in seen:
-            raise WorkloadError("duplicate job id", file=file, job=job.local_id, field="id")
-        seen.add(job.id)
 
 
 def check_start(spec) -> None:

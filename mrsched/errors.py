@@ -41,7 +41,12 @@ class MrschedError(Exception):
         text = f"{', '.join(where)}: {self.message}" if where else self.message
         if self.hint:
             text += f" ({self.hint})"
-        return text
+        return text.translate(_CONTROL)
+
+
+#: control characters a user's name or value may carry into a message, written escaped so
+#: that the message stays one line (a policy option named "a\nb" in a campaign file)
+_CONTROL = {c: f"\\x{c:02x}" for c in range(32)} | {9: "\\t", 10: "\\n", 13: "\\r"}
 
 
 class ProtocolError(MrschedError):

@@ -2,11 +2,13 @@
 
 SimGrid's units are SI unless binary (``MiB``): ``1Gf`` = 1e9 flop/s, ``1250MBps`` = 1.25e9
 bytes/s, ``10Gbps`` = 1.25e9 bytes/s (bits), ``50us`` = 5e-5 s. Sizes on our command lines
-accept the same suffixes (``40GB`` = 4e10 bytes).
+accept the same suffixes (``40GB`` = 4e10 bytes). Every quantity read is finite: ``1e400f``
+or ``1e300EB`` (beyond a double) is refused, never read as infinity (issue 43).
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 from mrsched.errors import ConfigError
@@ -18,22 +20,33 @@ _BIN = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**5
 
 
 def _split(text: str | float | int, what: str) -> tuple[float, str]:
-    if isinstance(text, (int, float)):
-        return float(text), ""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        try:
+            value = float(text)
+        except OverflowError:
+            value = math.inf
+        if not math.isfinite(value):
+            raise ConfigError(f"{what} {text!r} is not a finite number")
+        return value, ""
     m = _NUMBER.match(str(text))
     if not m:
         raise ConfigError(f"cannot read {what} '{text}'", hint="a number with an optional unit")
-    return float(m.group(1)), m.group(2)
+    value = float(m.group(1))
+    if not math.isfinite(value):
+        raise ConfigError(f"{what} '{text}' is beyond the range of a double",
+                          hint="a finite number, e.g. 1e9 or 1Gf")
+    return value, m.group(2)
 
 
 def _prefixed(value: float, unit: str, bases: dict[str, float], text, what: str) -> float:
     for base, factor in sorted(bases.items(), key=lambda kv: -len(kv[0])):
         if unit.endswith(base):
             prefix = unit[: len(unit) - len(base)]
-            if prefix in _BIN:
-                return value * _BIN[prefix] * factor
-            if prefix in _SI:
-                return value * _SI[prefix] * factor
+            if prefix in _BIN or prefix in _SI:
+                scaled = value * (_BIN[prefix] if prefix in _BIN else _SI[prefix]) * factor
+                if not math.isfinite(scaled):
+                    raise ConfigError(f"{what} '{text}' is beyond the range of a double")
+                return scaled
     raise ConfigError(f"unknown unit in {what} '{text}'",
                       hint=f"expected one of {', '.join(sorted(bases))} with an SI or binary prefix")
 
@@ -69,4 +82,6 @@ def parse_time(text) -> float:
              "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
     if unit not in table:
         raise ConfigError(f"unknown unit in time '{text}'", hint=f"expected one of {', '.join(sorted(table))}")
+    if not math.isfinite(value * table[unit]):
+        raise ConfigError(f"time '{text}' is beyond the range of a double")
     return value * table[unit]

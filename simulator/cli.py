@@ -228,7 +228,10 @@ def run(args: argparse.Namespace) -> int:
         closer = scheduler.close
     try:
         from mrsched.simulator.platform import load_platform
+        from mrsched.simulator.workload import validate_workload
 
+        for path in args.workload:   # the one validator `run`, `workload check` and campaigns use
+            validate_workload(path)
         platform = load_platform(args.platform, roles=options["roles"],
                                  master_host=args.master_host)
         result = simulate(platform, args.workload, scheduler, export_prefix=args.export,

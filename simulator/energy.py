@@ -31,6 +31,7 @@ and ``_pstate_changes.csv`` and the energy columns of the other files. The sched
 
 from __future__ import annotations
 
+import math
 import logging
 import os
 import re
@@ -113,9 +114,10 @@ def _wattage(host: Any, path: str | None) -> tuple | None:
                                 f"'Idle:AllCores' or 'Idle:Epsilon:AllCores', got {part.strip()!r}",
                                 file=path, field="wattage_per_state")
         nums = [_parse_double(v) for v in values]
-        if any(x is None for x in nums):
+        if any(x is None or not 0 <= x < math.inf for x in nums):
             raise PlatformError(f"host '{host.name}': invalid power value in {part.strip()!r} "
-                                f"(pstate {i})", file=path, field="wattage_per_state")
+                                f"(pstate {i}): watts are finite numbers >= 0", file=path,
+                                field="wattage_per_state")
         idle = nums[0]
         epsilon, top = (nums[0], nums[1]) if len(nums) == 2 else (nums[1], nums[2])
         ranges.append(PowerRange(idle, epsilon, top, top - epsilon))

@@ -19,6 +19,7 @@ from typing import Any, Iterable
 import xml.parsers.expat
 
 from mrsched.errors import ConfigError, PlatformError, suggest
+from mrsched.limits import MAX_DEPTH, property_problem
 from mrsched.units import parse_bandwidth, parse_speed, parse_time
 from mrsched.simulator import routing as rt
 
@@ -30,6 +31,7 @@ DEFAULT_LOOPBACK_LAT = 0.0
 #: SimGrid's ``network/TCP-gamma`` default (bytes), used by ptask_L07's latency bound.
 DEFAULT_TCP_GAMMA = 4194304.0
 LOOPBACK_NAME = "__loopback__"
+
 
 _ROLES = {"": "compute", "compute": "compute", "compute_node": "compute", "storage": "storage",
           "master": "master"}
@@ -218,6 +220,11 @@ def _read_xml(path: str) -> _Elem:
 
     def start(tag, attrs):
         elem = _Elem(tag, dict(attrs), parser.CurrentLineNumber + skipped)
+        if len(stack) >= MAX_DEPTH:
+            where = f" '{attrs['id']}'" if "id" in attrs else ""
+            raise PlatformError(f"<{tag}>{where} is nested {len(stack) + 1} elements deep, more than "
+                                f"{MAX_DEPTH}", file=path, line=elem.line, element=tag,
+                                hint="real platforms nest zones a few levels deep")
         if stack:
             stack[-1].children.append(elem)
         else:
@@ -292,13 +299,20 @@ class _Loader:
         text = elem.attrib.get(name, default)
         if text is None:
             raise self.fail(elem, f"missing attribute '{name}'", field=name)
+        owner = self.owner(elem)
         try:
             value = parse(text.strip())
         except ConfigError as exc:
-            raise self.fail(elem, exc.message, field=name, hint=exc.hint) from None
+            raise self.fail(elem, f"{owner}{exc.message}", field=name, hint=exc.hint) from None
         if value < 0:
-            raise self.fail(elem, f"negative value '{text}'", field=name)
+            raise self.fail(elem, f"{owner}negative value '{text}'", field=name)
         return value
+
+    @staticmethod
+    def owner(elem: _Elem) -> str:
+        """``host 'node_0': `` (the element's id, for messages about one of its values)."""
+        ident = elem.attrib.get("id")
+        return f"{elem.tag} '{ident}': " if ident else ""
 
     def integer(self, elem: _Elem, name: str, default: str) -> int:
         text = elem.attrib.get(name, default).strip()
@@ -323,7 +337,11 @@ class _Loader:
             if child.tag != "prop":
                 continue
             self.check_attrs(child, ("id", "value"), ("id", "value"))
-            out[child.attrib["id"]] = child.attrib["value"]
+            key, value = child.attrib["id"], child.attrib["value"]
+            problem = property_problem(key, value)
+            if problem is not None:
+                raise self.fail(child, f"{self.owner(elem)}property '{key}' {problem}", field=key)
+            out[key] = value
         return out
 
     def only_children(self, elem: _Elem, allowed: Iterable[str]):
@@ -342,8 +360,10 @@ class _Loader:
                  properties: dict | None = None):
         if name in self.links or name in self.public_links:
             raise self.fail(elem, f"link '{name}' is declared twice", field="id")
-        if bandwidth <= 0:
-            raise self.fail(elem, f"link '{name}' needs a positive bandwidth", field="bandwidth")
+        if not 0 < bandwidth < math.inf:
+            raise self.fail(elem, f"link '{name}' needs a positive finite bandwidth", field="bandwidth")
+        if not 0 <= latency < math.inf:
+            raise self.fail(elem, f"link '{name}' needs a finite latency >= 0", field="latency")
         properties = dict(properties or {})
         if sharing == "SPLITDUPLEX":
             up = Link(f"{name}_UP", bandwidth, latency, "SHARED", properties)
@@ -408,6 +428,11 @@ class _Loader:
                     number = parse(value)
                 except (ConfigError, ValueError):
                     raise self.fail(elem, f"cannot read '{value}'", field=key) from None
+                positive = key == "network/loopback-bw"
+                if not (0 < number < math.inf if positive else 0 <= number < math.inf):
+                    raise self.fail(elem, f"configuration '{key}' must be a finite number "
+                                          f"{'above' if positive else 'at least'} 0, got '{value}'",
+                                    field=key)
                 if key == "network/loopback-bw":
                     self.loopback_bw = number
                 elif key == "network/loopback-lat":
@@ -574,9 +599,10 @@ class _Loader:
             try:
                 value = parse_speed(part.strip())
             except ConfigError as exc:
-                raise self.fail(elem, exc.message, field="speed", hint=exc.hint) from None
+                raise self.fail(elem, f"{self.owner(elem)}{exc.message}", field="speed",
+                                hint=exc.hint) from None
             if value < 0:
-                raise self.fail(elem, f"negative speed '{part}'", field="speed")
+                raise self.fail(elem, f"{self.owner(elem)}negative speed '{part}'", field="speed")
             out.append(value)
         return tuple(out)
 

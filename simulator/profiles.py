@@ -36,7 +36,8 @@ class PtaskSpec:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A JSON number as Batsim's rapidjson reads one: finite (``1e999`` is refused)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def check_profile(name: str, prof: Any, profiles: dict[str, Any], *,

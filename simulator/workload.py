@@ -61,6 +61,8 @@ def _number(value: Any, *, file: str, job: str | None, fld: str, allow_negative_
             integer: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
         raise WorkloadError(f"expected a number, got {value!r}", file=file, job=job, field=fld)
+    if math.isinf(value):   # 1e999 in the file: rapidjson (Batsim) refuses it as too big
+        raise WorkloadError(f"{value!r} is not a finite number", file=file, job=job, field=fld)
     if integer and (float(value) != int(value)):
         raise WorkloadError(f"expected an integer, got {value!r}", file=file, job=job, field=fld)
     if value < 0 and not (allow_negative_one and value == -1):
@@ -152,21 +154,7 @@ def load_workload(path: str | Path, name: str) -> Workload:
     """Read one Batsim JSON workload; every problem is a WorkloadError naming file and job."""
     path = Path(path)
     file = str(path)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise WorkloadError("no such file", file=file) from None
-    except OSError as exc:
-        raise WorkloadError(f"cannot read: {exc.strerror}", file=file) from None
-    try:
-        data = json.loads(text, parse_constant=_not_json)
-        del text   # a million-job file's text is a quarter GB: not kept while the jobs are built
-    except ValueError as exc:
-        if not isinstance(exc, json.JSONDecodeError):
-            raise WorkloadError(str(exc), file=file,
-                                hint="Batsim's JSON parser refuses it too") from None
-        raise WorkloadError(f"malformed JSON: {exc.msg} (column {exc.colno})", file=file,
-                            line=exc.lineno) from None
+    data = read_json_file(path)
     if not isinstance(data, dict):
         raise WorkloadError("a workload must be a JSON object with 'jobs' and 'profiles'",
                             file=file)
@@ -204,3 +192,171 @@ def load_workloads(paths) -> list[Workload]:
 def submission_order(jobs: list[Job]) -> list[Job]:
     """Batsim's submitter order: by submission time, then job id as text (see transcripts)."""
     return sorted(jobs, key=lambda j: (j.subtime, j.id))
+
+
+# ------------------------------------------------------------------------------------------------
+# One validator for workload files (issue 43 item 2): `mrsched workload check`, `run`,
+# `simulate` and campaigns all call it, so they cannot disagree.
+# ------------------------------------------------------------------------------------------------
+#: job fields the schedulers read as amounts (docs/WORKLOADS.md): finite numbers >= 0
+AMOUNT_FIELDS = ("burst_buffer", "bb_per_node", "gpus_per_node", "io_bandwidth_per_node")
+
+
+def read_json_file(path: str | Path, *, what: str = "workload") -> Any:
+    """A JSON file's value; unreadable, binary, not UTF-8, malformed or too deeply nested
+    files are one WorkloadError naming the file (never a traceback)."""
+    file = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise WorkloadError("no such file", file=file) from None
+    except OSError as exc:
+        raise WorkloadError(f"cannot read {what}: {exc.strerror or exc}", file=file) from None
+    if b"\0" in raw:
+        raise WorkloadError(f"a binary file, not a JSON {what}", file=file)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise WorkloadError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}): "
+                            f"not a JSON {what}", file=file) from None
+    del raw
+    try:
+        return json.loads(text, parse_constant=_not_json)
+    except RecursionError:
+        raise WorkloadError(f"nested too deeply to be a JSON {what}", file=file) from None
+    except json.JSONDecodeError as exc:
+        raise WorkloadError(f"malformed JSON: {exc.msg} (column {exc.colno})", file=file,
+                            line=exc.lineno) from None
+    except ValueError as exc:
+        raise WorkloadError(str(exc), file=file, hint="Batsim's JSON parser refuses it too") from None
+
+
+def _value_problem(value: Any) -> str | None:
+    """Non-finite numbers and nesting deeper than MAX_JSON_DEPTH inside one field's value,
+    walked without recursion."""
+    from mrsched.limits import MAX_JSON_DEPTH
+
+    todo = [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        kind = type(item)
+        if kind is float and not math.isfinite(item):
+            return f"{item!r} is not a finite number"
+        if kind is dict or kind is list:
+            if depth > MAX_JSON_DEPTH:
+                return f"nested more than {MAX_JSON_DEPTH} levels deep"
+            todo.extend((v, depth + 1) for v in (item.values() if kind is dict else item))
+    return None
+
+
+def workload_problems(data: Any, file: str | Path | None, *, engine: str = "embedded",
+                      limit: int | None = None) -> list[WorkloadError]:
+    """Every problem of a parsed workload, in file order (empty: ``run`` takes it): Batsim's
+    own checks (the engine's :func:`parse_job` and ``profiles.check_profile``, naming jobs by
+    their id in the file), then mrsched's rules (``mrsched/limits.py``): times up to
+    ``MAX_TIME``, no request above ``nb_res``, scheduler amounts finite and >= 0. ``engine``
+    other than ``"embedded"`` leaves ``smpi`` profiles and usage-trace files to real Batsim.
+    ``limit``: stop after that many problems."""
+    from mrsched.limits import time_problem
+    from mrsched.simulator.profiles import check_profile
+
+    file = None if file is None else str(file)
+    problems: list[WorkloadError] = []
+
+    def add(exc: WorkloadError) -> bool:
+        problems.append(exc)
+        return limit is not None and len(problems) >= limit
+
+    if not isinstance(data, dict):
+        add(WorkloadError("a workload must be a JSON object with 'nb_res', 'jobs' and 'profiles'",
+                          file=file))
+        return problems
+    nb_res = data.get("nb_res")
+    if "nb_res" not in data:
+        # Batsim 4.2.1 (workload.cpp) refuses it: "the 'nb_res' field is missing"; the
+        # embedded engine only needs it for --mmax-workload
+        if engine != "embedded" and add(WorkloadError(
+                "missing 'nb_res' (the number of machines): real Batsim refuses the workload",
+                file=file, field="nb_res")):
+            return problems
+    elif type(nb_res) is not int or nb_res < 1:
+        nb_res = None
+        if add(WorkloadError(f"'nb_res' must be a positive integer, got {data['nb_res']!r}",
+                             file=file, field="nb_res")):
+            return problems
+    profiles, jobs = data.get("profiles", {}), data.get("jobs")
+    if not isinstance(profiles, dict):
+        add(WorkloadError("'profiles' must be an object", file=file, field="profiles"))
+        return problems
+    if not isinstance(jobs, list):
+        add(WorkloadError("'jobs' must be a list", file=file, field="jobs"))
+        return problems
+    for key, value in data.items():
+        if key not in ("jobs", "profiles"):
+            problem = _value_problem(value)
+            if problem and add(WorkloadError(problem, file=file, field=key)):
+                return problems
+    for name, prof in profiles.items():
+        element = f"profile {name}"
+        try:
+            if engine != "embedded" and isinstance(prof, dict) and prof.get("type") == "smpi":
+                continue
+            check_profile(name, prof, profiles, file=file)
+            problem = next(filter(None, (_value_problem(v) for v in prof.values())), None)
+            if problem:
+                raise WorkloadError(problem, file=file, element=element)
+            if prof["type"] == "delay" and (problem := time_problem(prof["delay"])):
+                raise WorkloadError(problem, file=file, element=element, field="delay")
+            if prof["type"] == "usage_trace" and engine == "embedded":
+                from mrsched.simulator.usage_trace import load_usage_trace
+
+                load_usage_trace(prof["trace"], file or ".", name)
+        except WorkloadError as exc:
+            if add(exc):
+                return problems
+    seen: set[str] = set()
+    for index, obj in enumerate(jobs):
+        try:
+            job = parse_job(obj, "w0", profiles, file=file, index=index)
+        except WorkloadError as exc:   # "job w0!4" is the engine's name for the file's job 4
+            if exc.job and exc.job.startswith("w0!"):
+                exc = WorkloadError(exc.message, file=exc.file, line=exc.line, element=exc.element,
+                                    job=exc.job[3:], field=exc.field, hint=exc.hint)
+            if add(exc):
+                return problems
+            continue
+        where = {"file": file, "job": job.local_id}
+        found = []
+        if job.id in seen:
+            found.append(WorkloadError("duplicate job id", field="id", **where))
+        seen.add(job.id)
+        for key in ("subtime", "walltime"):
+            value = obj[key] if key in obj else -1
+            if value != -1 and (problem := time_problem(value)):
+                found.append(WorkloadError(problem, field=key, **where))
+        if nb_res is not None and job.res > nb_res:
+            found.append(WorkloadError(f"requests {job.res} machines, the workload's 'nb_res' is "
+                                       f"{nb_res}", field="res", **where))
+        for key, value in obj.items():
+            if key in AMOUNT_FIELDS and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                         or not 0 <= value < INF):
+                found.append(WorkloadError(f"must be a finite number >= 0, got {value!r}", field=key,
+                                           **where))
+            elif type(value) is float and not math.isfinite(value) or type(value) in (dict, list):
+                problem = _value_problem(value)
+                if problem:
+                    found.append(WorkloadError(problem, field=key, **where))
+        for exc in found:
+            if add(exc):
+                return problems
+    return problems
+
+
+def validate_workload(path: str | Path, *, engine: str = "embedded") -> dict:
+    """Read and check a workload file as ``run`` takes it: its parsed value, or the first
+    problem raised (a WorkloadError naming the file, job or profile and field)."""
+    data = read_json_file(path)
+    problems = workload_problems(data, path, engine=engine, limit=1)
+    if problems:
+        raise problems[0]
+    return data

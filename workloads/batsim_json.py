@@ -96,17 +96,13 @@ def write_workload_items(path: str | Path, items: Iterable[tuple[str, Any]]) -> 
 
 
 def read_workload(path: str | Path) -> dict[str, Any]:
-    """Parse a workload file; JSON errors become a WorkloadError with the line."""
+    """Parse a workload file with the reader ``run`` uses (``simulator/workload.py``
+    ``read_json_file``): unreadable, binary, non-UTF-8, malformed or too deeply nested files
+    are one WorkloadError naming the file (and line)."""
+    from mrsched.simulator.workload import read_json_file
+
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise WorkloadError(f"cannot read workload: {exc.strerror or exc}", file=str(path)) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise WorkloadError(f"not valid JSON: {exc.msg} (column {exc.colno})", file=str(path),
-                            line=exc.lineno) from None
+    data = read_json_file(path)
     if not isinstance(data, dict):
         raise WorkloadError("a workload is a JSON object with nb_res, jobs and profiles", file=str(path))
     return data
@@ -127,6 +123,9 @@ def scan_workload(path: str | Path, job: Callable[[Any], None],
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise WorkloadError(f"cannot read workload: {exc.strerror or exc}", file=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise WorkloadError(f"not UTF-8 text (offset {exc.start}): not a JSON workload",
+                            file=str(path)) from None
 
     def fail(msg: str, pos: int) -> WorkloadError:
         column = pos - text.rfind("\n", 0, pos)
@@ -141,6 +140,8 @@ def scan_workload(path: str | Path, job: Callable[[Any], None],
             return _DECODE(text, pos)
         except json.JSONDecodeError as exc:
             raise fail(exc.msg, exc.pos) from None
+        except RecursionError:
+            raise fail("nested too deeply to be a JSON workload", pos) from None
 
     def members(pos: int, close: str, each: Callable[..., int], keyed: bool) -> int:
         """Past the array / object whose opening bracket is at ``pos``; ``each(pos)`` (arrays)

@@ -45,6 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                      "requests that look like processors on a platform of whole nodes.")
     chk.add_argument("workload", nargs="+", help="Batsim workload JSON file(s)")
     chk.add_argument("--platform", help="also check requests against this platform")
+    chk.add_argument("--engine", default="embedded", choices=["embedded", "batsim", "docker"],
+                     help="the engine the workload is for, as `mrsched run --engine` (default: "
+                          "embedded; real Batsim also runs smpi profiles)")
 
     syn = sub.add_parser("synthetic", help="small synthetic workload (Poisson arrivals; no trace needed)",
                          description="Jobs arriving as a Poisson process, sizes and run times "
@@ -261,7 +264,7 @@ def run(args: argparse.Namespace) -> int:
         total = 0
         for path in args.workload:
             warnings: list = []
-            problems = check_file(path, platform, warnings)
+            problems = check_file(path, platform, warnings, engine=args.engine)
             for w in warnings:  # probably wrong, not invalid: printed, exit status unchanged
                 print(w, file=sys.stderr)
             for p in problems:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mrsched.errors import MrschedError, WorkloadError
+from mrsched.limits import MAX_DEPTH, property_problem
 from mrsched.units import parse_speed
 
 
@@ -65,11 +66,19 @@ class PlatformInfo:
 def parse_platform_xml(path: Path):
     """The root element of a SimGrid platform file; one WorkloadError line naming the file."""
     try:
-        return ET.parse(path).getroot()
+        root = ET.parse(path).getroot()
     except OSError as exc:
         raise WorkloadError(f"cannot read platform: {exc.strerror or exc}", file=str(path)) from None
     except ET.ParseError as exc:
         raise WorkloadError(f"platform is not valid XML: {exc}", file=str(path)) from None
+    level, depth = [root], 1
+    while level:   # breadth first: no recursion on the file's depth
+        level = [child for el in level for child in el]
+        depth += bool(level)
+        if depth > MAX_DEPTH:
+            raise WorkloadError(f"elements are nested more than {MAX_DEPTH} deep", file=str(path),
+                                hint="real platforms nest zones a few levels deep")
+    return root
 
 
 def radical_ids(text: str) -> list[int]:
@@ -98,6 +107,11 @@ def read_platform_info(path: str | Path) -> PlatformInfo:
             if el.tag not in ("host", "cluster"):
                 continue
             props = {p.get("id"): p.get("value", "") for p in el.findall("prop")}
+            for key, value in props.items():   # the engine's loader's rule, same words
+                problem = property_problem(str(key), value)
+                if problem is not None:
+                    raise WorkloadError(f"{el.tag} '{el.get('id')}': property '{key}' {problem}",
+                                        file=str(path), element=el.tag, field=key)
             role = props.get("role", "") or "compute"
             count = 1
             if el.tag == "cluster":
@@ -105,6 +119,10 @@ def read_platform_info(path: str | Path) -> PlatformInfo:
             if role == "compute":
                 compute += count
                 speeds.append(parse_speed(el.get("speed", "1f").split(",")[0]))
+                if not speeds[-1] > 0:   # the engine's loader refuses it too
+                    raise WorkloadError(f"{el.tag} '{el.get('id')}': a compute host needs a positive "
+                                        f"speed, got '{el.get('speed')}'", file=str(path), element=el.tag,
+                                        field="speed")
                 cores.append(int(float(props.get("cores") or el.get("core") or 1)))
                 declared = declared or bool(props.get("cores") or el.get("core"))
                 gpus.append(int(float(props.get("gpus") or 0)))
@@ -116,8 +134,11 @@ def read_platform_info(path: str | Path) -> PlatformInfo:
                     has_pfs = True
                 elif "bb_capacity" in props:
                     capacities.extend([int(float(props["bb_capacity"]))] * count)
-    except (ValueError, MrschedError) as exc:
-        raise WorkloadError(f"cannot read host sizes: {exc}", file=str(path)) from None
+    except WorkloadError:
+        raise
+    except (ValueError, OverflowError, MrschedError) as exc:
+        raise WorkloadError(f"{el.tag} '{el.get('id')}': cannot read host sizes: {exc}",
+                            file=str(path), element=el.tag) from None
     if compute == 0:
         raise WorkloadError("the platform has no compute host", file=str(path))
     if len(kinds) > 1 or not kinds <= {"node", "core"}:

@@ -43,8 +43,10 @@ class ResourceUnit:
         return self.unit == "node" and self.cores_per_node == 1
 
     def size(self, processors: np.ndarray) -> np.ndarray:
-        """Resources a request of ``processors`` occupies (whole nodes: rounded up)."""
-        return -(-np.asarray(processors, dtype=np.int64) // self.divisor)
+        """Resources a request of ``processors`` occupies, rounded up (2.5 processors are 3;
+        whole nodes: the next whole node)."""
+        whole = np.ceil(np.asarray(processors, dtype=float)).astype(np.int64)
+        return -(-whole // self.divisor)
 
     def describe(self) -> str:
         """The report line: which unit, how processors become resources, and why."""

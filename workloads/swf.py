@@ -47,12 +47,24 @@ class SwfTrace:
         return self.data[:, COL[name]]
 
     def header_int(self, key: str) -> int | None:
+        """A whole-number header value (``; MaxNodes: 100``), None when absent; a value that
+        is not a whole number (``MaxNodes: abc``) is an error naming the file and header,
+        never ignored."""
         value = self.header.get(key)
-        try:
-            return int(float(value)) if value is not None else None
-        except ValueError:
+        if value is None:
             return None
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not (math.isfinite(number) and number.is_integer()):
+            raise WorkloadError(f"header '{key}: {value}' is not a whole number", file=self.path,
+                                field=key, hint=f"fix or remove the '; {key}:' line")
+        return int(number)
 
+
+#: header values mrsched reads as whole numbers (machine size, cores per node, start date)
+HEADER_NUMBERS = ("MaxNodes", "MaxProcs", "UnixStartTime")
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -110,7 +122,10 @@ def read_swf(path: str | Path) -> SwfTrace:
             raise _gzip_error(path, lineno, damage) from None
         raise
     data = np.frombuffer(values, dtype=float).reshape(-1, len(SWF_FIELDS))
-    return SwfTrace(str(path), header, data, np.frombuffer(lines, dtype=np.int64))
+    trace = SwfTrace(str(path), header, data, np.frombuffer(lines, dtype=np.int64))
+    for key in HEADER_NUMBERS:   # refused when read, whether or not a conversion needs them
+        trace.header_int(key)
+    return trace
 
 
 def _gzip_error(path: Path, lineno: int, exc: BaseException) -> WorkloadError:
@@ -196,9 +211,12 @@ class CleaningReport:
         for reason, count in self.dropped.items():
             if count:
                 out.append(f"dropped {count}: {reason}")
-        if self.rounded_up:
+        if self.rounded_up and self.cores_per_node > 1:
             out.append(f"rounded up {self.rounded_up}: processors not a multiple of {self.cores_per_node} "
                        f"(the cores of a node), sized to the next whole node")
+        elif self.rounded_up:
+            out.append(f"rounded up {self.rounded_up}: a fractional number of processors, sized to the "
+                       f"next whole one")
         if self.capped:
             out.append(f"capped {self.capped}: requested processors above the platform, set to its size")
         if self.run_beyond_walltime:
@@ -243,7 +261,7 @@ def clean_swf(trace: SwfTrace, *, max_nodes: int | None = None, oversize: str = 
     if cores_per_node < 1:
         raise WorkloadError(f"cores per node must be >= 1, got {cores_per_node}", field="cores_per_node")
     procs = trace.column("requested_processors")
-    nodes = np.ceil(procs / cores_per_node) if cores_per_node > 1 else procs
+    nodes = np.ceil(np.ceil(procs) / cores_per_node)   # 2.5 processors take 3 (WORKLOADS.md)
     too_large = (nodes > max_nodes) if max_nodes else np.zeros(n, dtype=bool)
     if oversize == "drop":
         checks.append(too_large)
@@ -257,7 +275,6 @@ def clean_swf(trace: SwfTrace, *, max_nodes: int | None = None, oversize: str = 
         report.capped = int((remaining & too_large).sum())
     kept = np.flatnonzero(remaining)
     report.kept = len(kept)
-    if cores_per_node > 1:
-        report.rounded_up = int((procs[kept] % cores_per_node != 0).sum())
+    report.rounded_up = int((procs[kept] % cores_per_node != 0).sum())
     report.run_beyond_walltime = int((trace.column("run_time")[kept] > trace.column("requested_time")[kept]).sum())
     return kept, report

@@ -235,7 +235,8 @@ class BatsimScheduler:
             elif etype == "JOB_COMPLETED":
                 # the runtime frees what it allocated: the alloc text must be the one we sent
                 if (len(data) != 4 or type(data.get("job_id")) is not str
-                        or data.get("job_state") not in COMPLETED_STATES or "return_code" not in data):
+                        or type(data.get("job_state")) is not str
+                        or data["job_state"] not in COMPLETED_STATES or "return_code" not in data):
                     return None
                 job_id = data["job_id"]
                 sent = self._allocs.get(job_id)
@@ -372,7 +373,8 @@ class BatsimScheduler:
         listed = self.profiles.get(workload) if isinstance(self.profiles, dict) else None
         if not isinstance(listed, dict) or not listed:
             return True          # not listed: nothing to check against
-        return name in listed or (workload, name) in self._registered_profiles
+        # Batsim names profiles by strings (a list here is no profile, not a TypeError)
+        return isinstance(name, str) and (name in listed or (workload, name) in self._registered_profiles)
 
     def _h_completed(self, e: m.JobCompleted) -> None:
         job_id = e.job_id

@@ -161,10 +161,13 @@ def _int_prop(props: Mapping[str, Any], key: str, where: str) -> int | None:
     if value is None or value == "":
         return None
     try:
-        return int(float(value))
+        number = float(value)
     except (TypeError, ValueError):
-        raise ProtocolError(f"host property '{key}' must be an integer, got {value!r}",
+        number = math.nan
+    if not 0 <= number < math.inf:   # a count or bytes: finite, never negative
+        raise ProtocolError(f"host property '{key}' must be an integer >= 0, got {value!r}",
                             element=where, event="SIMULATION_BEGINS", field=key) from None
+    return int(number)
 
 
 def parse_sched_config(text: Any) -> dict[str, Any]:

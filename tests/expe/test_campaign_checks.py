@@ -42,7 +42,7 @@ def test_an_invalid_json_workload_is_found_before_any_run(tmp_path, inputs, caps
     bad = tmp_path / "broken.json"
     bad.write_text('{"jobs": [1, 2,,]}')
     err = refused(write(tmp_path, BASE + f"workloads: [WORKLOAD, {bad}]\n", inputs), capsys)
-    assert "field 'workloads[1].path'" in err and "is not valid JSON (line 1" in err
+    assert "field 'workloads[1].path'" in err and "broken.json:1: malformed JSON" in err
     assert not (tmp_path / "results").exists()
 
 

@@ -77,7 +77,7 @@ def test_swf_and_invalid_json_workloads_are_one_line(tmp_path, inputs, capsys):
     bad.write_text('{"jobs": [}')
     assert run_cli(inputs, tmp_path / "r", workload=bad) == 2
     err = capsys.readouterr().err
-    assert "is not valid JSON (line 1" in err and err.count("\n") == 1
+    assert "bad.json:1: malformed JSON" in err and err.count("\n") == 1
 
 
 def test_out_holding_a_finished_run_needs_force(tmp_path, inputs, engine_env, capsys):
