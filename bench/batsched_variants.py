@@ -48,6 +48,17 @@ IDLE_SLEEPER = {"monitoring_period": 30, "idle_time_to_sedate": 0,
                 "ensured_sleep_time_lower_bound": 0, "ensured_sleep_time_upper_bound": 0}
 
 
+#: the energy variants that end, with their options beyond the energy model
+_ENERGY_VARIANTS = (
+    ("sleeper", {}), ("energy_watcher", {}), ("energy_bf", {}),
+    ("energy_bf_dicho", {"tolerated_slowdown_loss_ratio": 0.5}),
+    ("energy_bf_monitoring_inertial", {"monitoring_period": 30, "idle_time_to_sedate": 60,
+                                       "sedate_idle_on_classical_events": False}),
+    ("energy_bf_idle_sleeper", IDLE_SLEEPER),
+    ("energy_bf_subpart_sleeper", {"monitoring_period": 30,
+                                   "fraction_of_machines_to_let_awake": 0.5}))
+
+
 @dataclass
 class Run:
     name: str
@@ -122,6 +133,18 @@ def _runs() -> list[Run]:
                             "energy_bf_subpart_sleeper", p, w, "-E",
                             dict(energy, monitoring_period=30,
                                  fraction_of_machines_to_let_awake=0.5)))
+    # the recorded cases' inputs (tests/simulator/cases/): the 30 jobs of the shared
+    # energydvfs case (cpu, com and delay profiles) on cluster_energy_128.xml cut to 16 hosts
+    dvfs = SHARED / "batsim-reference" / "energydvfs"
+    for v, extra in _ENERGY_VARIANTS:
+        runs.append(Run(f"{v}-cluster16-dvfs30", v, str(dvfs / "platform.xml"),
+                        str(dvfs / "workload.json"), "-E", dict(energy, **extra)))
+    # batsched aborts here (energy_bf.cpp 710: "A time slice ended prematurely"), Batsim waits
+    runs.append(Run("energy_bf_monitoring_inertial-cluster16-dvfs30-sedate0",
+                    "energy_bf_monitoring_inertial", str(dvfs / "platform.xml"),
+                    str(dvfs / "workload.json"), "-E",
+                    dict(energy, monitoring_period=30, idle_time_to_sedate=0,
+                         sedate_idle_on_classical_events=False), timeout=30))
     # longer runs: Batsim's 250-job example workload (up to 128 hosts, idle gaps of minutes)
     # and its 800-job paper workload, every energy variant that ends
     for pname, p, wname, w in (
@@ -129,14 +152,7 @@ def _runs() -> list[Run]:
              "batsim:workloads/example_workload_hpc_seed1_jobs250.json"),
             ("notopo", e_notopo, "paper800",
              "batsim:workloads/test_batsim_paper_workload_seed1.json")):
-        for v, extra in (("sleeper", {}), ("energy_watcher", {}), ("energy_bf", {}),
-                         ("energy_bf_dicho", {"tolerated_slowdown_loss_ratio": 0.5}),
-                         ("energy_bf_monitoring_inertial",
-                          {"monitoring_period": 30, "idle_time_to_sedate": 0,
-                           "sedate_idle_on_classical_events": False}),
-                         ("energy_bf_idle_sleeper", IDLE_SLEEPER),
-                         ("energy_bf_subpart_sleeper",
-                          {"monitoring_period": 30, "fraction_of_machines_to_let_awake": 0.5})):
+        for v, extra in _ENERGY_VARIANTS:
             runs.append(Run(f"{v}-{pname}-{wname}", v, p, w, "-E", dict(energy, **extra)))
     return runs
 
@@ -208,17 +224,29 @@ def run_side(run: Run, side: str, cmd0: list[str], batsched: str, folder: Path,
              str(folder / "transcript.jsonl")],
             stdout=open(folder / "recorder.log", "w"), stderr=subprocess.STDOUT))
         time.sleep(0.3)
-        try:
-            rc = subprocess.run(sim, cwd=folder, stdout=open(folder / "sim.log", "w"),
-                                stderr=subprocess.STDOUT, timeout=timeout).returncode
-        except subprocess.TimeoutExpired:
-            rc = None
+        proc = subprocess.Popen(sim, cwd=folder, stdout=open(folder / "sim.log", "w"),
+                                stderr=subprocess.STDOUT)
+        procs.append(proc)
+        rc, deadline, sched_gone = None, time.monotonic() + timeout, None
+        while rc is None and time.monotonic() < deadline:
+            try:
+                rc = proc.wait(timeout=0.2)
+            except subprocess.TimeoutExpired:
+                if sched_gone is None and procs[0].poll() is not None:
+                    sched_gone = time.monotonic()   # the simulator now waits for a reply
+                if sched_gone is not None and time.monotonic() > sched_gone + 3:
+                    break
         ends = _ended(folder / "transcript.jsonl")
         status["finished"] = rc == 0 and ends
         if not status["finished"]:
-            status["why"] = ("timed out" if rc is None else
-                             f"exit {rc}: {_last_line(folder / 'sim.log')}"
-                             f" | batsched: {_last_line(folder / 'sched.log')}")
+            if sched_gone is not None and rc is None:
+                status["why"] = (f"the scheduler exited ({procs[0].returncode}) and the "
+                                 f"simulator waits for its reply: {_why(folder / 'sched.log')}")
+            elif rc is None:
+                status["why"] = f"no end after {timeout:g} s (wall clock)"
+            else:
+                status["why"] = (f"exit {rc}: {_why(folder / 'sim.log')}"
+                                 f" | scheduler: {_last_line(folder / 'sched.log')}")
         for p in procs:
             try:
                 p.wait(timeout=5)
@@ -238,6 +266,14 @@ def _ended(path: Path) -> bool:
         return False
     return any(e["type"] == "SIMULATION_ENDS" for line in path.read_text().splitlines()
                for e in json.loads(line)["msg"]["events"])
+
+
+def _why(path: Path) -> str:
+    """A log's first assertion or critical line, else its last line."""
+    for line in path.read_text(errors="replace").splitlines():
+        if re.search(r"Assertion|CRITICAL|what\(\)|Error|error:", line):
+            return re.sub(r"\x1b\[[0-9;]*m", "", line.strip())[:240]
+    return _last_line(path)
 
 
 def _last_line(path: Path) -> str:
