@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mrsched.errors import WorkloadError
+from mrsched.simulator.jsonnum import rapidjson_float
 from mrsched.simulator.profiles import check_profile
 
 INF = math.inf
@@ -159,7 +160,8 @@ def load_workload(path: str | Path, name: str) -> Workload:
     except OSError as exc:
         raise WorkloadError(f"cannot read: {exc.strerror}", file=file) from None
     try:
-        data = json.loads(text, parse_constant=_not_json)
+        # numbers as Batsim's rapidjson reads them (jsonnum.py: not always the nearest double)
+        data = json.loads(text, parse_constant=_not_json, parse_float=rapidjson_float)
         del text   # a million-job file's text is a quarter GB: not kept while the jobs are built
     except ValueError as exc:
         if not isinstance(exc, json.JSONDecodeError):
