@@ -85,12 +85,16 @@ def _not_json(token: str):
     raise ValueError(f"'{token}' is not a JSON number")
 
 
+#: one decoder for every reply (``json.loads`` with hooks builds one per call)
+_DECODER = json.JSONDecoder(parse_constant=_not_json, parse_float=rapidjson_float)
+
+
 def parse_reply(text: str) -> Any:
     """A scheduler's reply text -> its JSON value, numbers read as rapidjson reads them
     (``jsonnum``); what Batsim's parser refuses is a ProtocolError of one line: malformed JSON,
     NaN/Infinity, nesting Python cannot follow."""
     try:
-        return json.loads(text, parse_constant=_not_json, parse_float=rapidjson_float)
+        return _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         raise ProtocolError(f"the scheduler answered malformed JSON: {exc.msg}",
                             hint=repr(text[:80])) from None
