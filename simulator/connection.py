@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from mrsched.errors import ConfigError, ProtocolError, SchedulerTimeout
+from mrsched.simulator.jsonnum import rapidjson_float
 
 DEFAULT_SOCKET = "tcp://localhost:28000"
 _LOOPBACK = re.compile(r"^tcp://(localhost|127\.0\.0\.1|\[::1\]):(\d{1,5})$")
@@ -84,11 +85,16 @@ def _not_json(token: str):
     raise ValueError(f"'{token}' is not a JSON number")
 
 
+#: one decoder for every reply (``json.loads`` with hooks builds one per call)
+_DECODER = json.JSONDecoder(parse_constant=_not_json, parse_float=rapidjson_float)
+
+
 def parse_reply(text: str) -> Any:
-    """A scheduler's reply text -> its JSON value; what Batsim's parser (rapidjson) refuses is a
-    ProtocolError of one line: malformed JSON, NaN/Infinity, nesting Python cannot follow."""
+    """A scheduler's reply text -> its JSON value, numbers read as rapidjson reads them
+    (``jsonnum``); what Batsim's parser refuses is a ProtocolError of one line: malformed JSON,
+    NaN/Infinity, nesting Python cannot follow."""
     try:
-        return json.loads(text, parse_constant=_not_json)
+        return _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         raise ProtocolError(f"the scheduler answered malformed JSON: {exc.msg}",
                             hint=repr(text[:80])) from None

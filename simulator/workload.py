@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mrsched.errors import WorkloadError
+from mrsched.simulator.jsonnum import rapidjson_float
 from mrsched.simulator.profiles import check_profile
 
 INF = math.inf
@@ -221,7 +222,8 @@ def read_json_file(path: str | Path, *, what: str = "workload") -> Any:
                             f"not a JSON {what}", file=file) from None
     del raw
     try:
-        return json.loads(text, parse_constant=_not_json)
+        # numbers as Batsim's rapidjson reads them (jsonnum.py: not always the nearest double)
+        return json.loads(text, parse_constant=_not_json, parse_float=rapidjson_float)
     except RecursionError:
         raise WorkloadError(f"nested too deeply to be a JSON {what}", file=file) from None
     except json.JSONDecodeError as exc:

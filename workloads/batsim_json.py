@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from mrsched.errors import WorkloadError
+from mrsched.simulator.jsonnum import rapidjson_float
 
 
 def plain(value: Any) -> Any:
@@ -109,7 +110,7 @@ def read_workload(path: str | Path) -> dict[str, Any]:
 
 
 _SPACE = re.compile(r"[ \t\n\r]*")
-_DECODE = json.JSONDecoder().raw_decode
+_DECODE = json.JSONDecoder(parse_float=rapidjson_float).raw_decode   # numbers as Batsim reads them
 
 
 def scan_workload(path: str | Path, job: Callable[[Any], None],

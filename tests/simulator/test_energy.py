@@ -7,7 +7,10 @@ Batsim 4.2.1 (command.txt in each): ``energyprobe`` (energy_probe.py: a pstate c
 running job, a walltime reached, requests never acknowledged, two QUERYs at once, switches over
 a network with latency, machines put to sleep after the last job), ``sleeper`` and
 ``sleeper128`` (batsched's ``sleeper`` on the energysleep platform and on the 16-host cut of
-``cluster_energy_128.xml``).
+``cluster_energy_128.xml``), and one case per other energy variant of batsched 1.4.0 that ends
+(``energy_watcher``, ``energy_bf``, ``energy_bf_dicho``, ``energy_bf_idle_sleeper``,
+``energy_bf_monitoring_inertial``, ``energy_bf_subpart_sleeper``: the energydvfs inputs, recorded
+with ``bench/batsched_variants.py``'s options; ``cases/README.md``).
 
 Every output file must be Batsim's byte for byte, except ``epower`` in
 ``_consumed_energy.csv`` where it may differ by one unit of its sixth decimal: it is an energy
@@ -37,7 +40,8 @@ from test_fidelity import (_close, _free_port, _listening, _run_engine, compare_
                            compare_jobs_rows)
 
 CASES = Path(__file__).parent / "cases"
-RECORDED = ["energyprobe", "sleeper", "sleeper128"]
+#: every -E case of ``cases/`` (they hold Batsim's energy outputs)
+RECORDED = sorted(d.name for d in CASES.iterdir() if (d / "out_consumed_energy.csv").is_file())
 SHARED = ["energysleep", "energydvfs"]
 WALL_CLOCK = ("scheduling_time", "simulation_time")
 

@@ -1,0 +1,107 @@
+"""JSON numbers read as Batsim reads them: rapidjson 1.1.0 without ``kParseFullPrecisionFlag``.
+
+Batsim 4.2.1 parses workloads (``src/workload.cpp`` 77) and the scheduler's replies
+(``src/protocol.cpp`` 712) with rapidjson's default flags, whose number reader is not correctly
+rounded (``reader.h`` ``ParseNumber``; ``internal/strtod.h`` ``StrtodNormalPrecision``): the
+significand is gathered in a 64-bit integer while it stays below 2^53 (then cast to double,
+rounding it), further digits are added in double arithmetic (``d * 10 + digit``) up to 17
+significant digits and the rest dropped, and the result is one multiplication or division by
+the correctly rounded power of ten. A subtime such as ``95.44886130889651`` is then one ulp
+above the double nearest to it, and Batsim's clock, which sleeps towards it, is too.
+
+Texts of at most 16 characters without an exponent are exact either way (a significand below
+2^53 and a power of ten up to 1e15, one rounding): ``float`` reads those.
+"""
+
+from __future__ import annotations
+
+_POW10 = [float(f"1e{k}") for k in range(309)]   # internal/pow10.h: 1e0 ... 1e308, rounded
+_2_53 = 0x1FFFFFFFFFFFFF
+_DBL_MAX_10 = 1.7976931348623157e307
+
+
+def rapidjson_float(text: str, _float=float) -> float:
+    """The double rapidjson 1.1.0 (normal precision) reads from a JSON number with a fraction
+    or an exponent (``json.loads(..., parse_float=rapidjson_float)``)."""
+    if len(text) <= 16 and "e" not in text and "E" not in text:
+        return _float(text)
+    try:
+        return _slow(text)
+    except IndexError:   # beyond the powers of ten rapidjson tabulates: it refuses the number
+        return _float(text)   # inf (or 0.0): the workload's checks refuse it by job and field
+
+
+def _slow(s: str) -> float:
+    n, pos = len(s), 0
+    minus = s[0] == "-"
+    if minus:
+        pos = 1
+    digits = 0          # significandDigit
+    i64 = 0
+    use_double = False
+    d = 0.0
+    # integer part: exact in 64 bits, then in double once it would overflow (reader.h 1149-1228)
+    limit, last = (0x0CCCCCCCCCCCCCCC, "8") if minus else (0x1999999999999999, "5")
+    if s[pos] == "0":
+        pos += 1
+    else:
+        i64 = ord(s[pos]) - 48
+        pos += 1
+        while pos < n and s[pos].isdigit():
+            if i64 >= limit and (i64 != limit or s[pos] > last):
+                d = float(i64)
+                use_double = True
+                break
+            i64 = i64 * 10 + ord(s[pos]) - 48
+            digits += 1
+            pos += 1
+        if use_double:
+            while pos < n and s[pos].isdigit():
+                d = d * 10 + (ord(s[pos]) - 48)
+                pos += 1
+    exp_frac = 0
+    if pos < n and s[pos] == ".":
+        pos += 1
+        if not use_double:
+            while pos < n and s[pos].isdigit():
+                if i64 > _2_53:
+                    break
+                i64 = i64 * 10 + ord(s[pos]) - 48
+                exp_frac -= 1
+                if i64 != 0:
+                    digits += 1
+                pos += 1
+            d = float(i64)
+            use_double = True
+        while pos < n and s[pos].isdigit():
+            if digits < 17:
+                d = d * 10.0 + (ord(s[pos]) - 48)
+                exp_frac -= 1
+                if d > 0.0:
+                    digits += 1
+            pos += 1
+    exp = 0
+    if pos < n and s[pos] in "eE":
+        pos += 1
+        if not use_double:
+            d = float(i64)
+        sign = 1
+        if s[pos] in "+-":
+            sign = -1 if s[pos] == "-" else 1
+            pos += 1
+        exp = sign * int(s[pos:])
+    p = exp + exp_frac
+    if p < -308:
+        d = _fast(_fast(d, -308), p + 308)
+    else:
+        d = _fast(d, p)
+    return -d if minus else d
+
+
+def _fast(significand: float, exp: int) -> float:
+    """``internal::FastPath``: one rounding by a correctly rounded power of ten."""
+    if exp < -308:
+        return 0.0
+    if exp >= 0:
+        return significand * _POW10[exp]
+    return significand / _POW10[-exp]
