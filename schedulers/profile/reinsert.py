@@ -50,6 +50,11 @@ def reinsert(profile, old, request: Request, now: float, tag: str) -> Slot | Non
         span = _horizon(profile, old, request.walltime)
         if span is not None and span[1] <= now:
             return Slot(old.start, old.allocation, old)     # nothing it overlaps was freed
+    if span is not None:
+        spec = profile.fit_spec(request)
+        a = old.allocation
+        if spec is not None and not spec[2] and not a.bb and not a.counters:
+            return _nodes_only(profile, old, spec, span, request, now, tag)
     profile.release(old)
     if span is None:
         return _placed(profile, _earliest(profile, request, now), request, now, tag)
@@ -59,6 +64,26 @@ def reinsert(profile, old, request: Request, now: float, tag: str) -> Slot | Non
         if found is None or _same(profile, found[1], old.allocation):
             return Slot(old.start, old.allocation, profile.reserve(old.start, old.end, old.allocation, tag=tag))
     return _placed(profile, found, request, now, tag)
+
+
+def _nodes_only(profile, old, spec: tuple, span: tuple[float, float], request: Request, now: float,
+               tag: str) -> Slot | None:
+    """``reinsert``'s search for a job of nodes only, made before ``old`` is released: the
+    same answer (``earliest_fit_released``), so that a job that stays where it was is renewed
+    in place (``renew``: the profile and its release log as release then reserve leave
+    them) and only a job that moves is released."""
+    lo, horizon = span
+    found = profile.earliest_fit_released(spec, max(now, lo), old)
+    if found is not None and found[0] > min(old.start, horizon):
+        found = None
+    if found is None or found[0] >= old.start and horizon <= old.start:
+        if found is None or _same(profile, found[1], old.allocation):
+            return Slot(old.start, old.allocation, profile.renew(old, old.start, old.end, old.allocation, tag))
+    start, alloc = found
+    if start > now:     # the same window on the same nodes is renewed, any other taken anew
+        return Slot(start, alloc, profile.renew(old, start, start + request.walltime, alloc, tag))
+    profile.release(old)
+    return Slot(start, profile.allocation(alloc), None)
 
 
 def _placed(profile, found, request: Request, now: float, tag: str) -> Slot | None:
