@@ -671,12 +671,62 @@ class AvailabilityProfile:
         return fit_in_slices(self.times, self.nodes, self.bb, self.bbsum, spec, not_before, memo,
                              self.placer.capacity_fits, self._fit, own=(a.nodes, i, j))
 
+    def fit_released_nodes(self, spec: tuple, not_before: float,
+                           reservation: Reservation) -> tuple[float, Allocation] | None:
+        """``earliest_fit_released`` for what ``reinsert`` asks of every queued job of nodes
+        only (``spec`` without bytes, ``reservation`` of nodes only, after now; not checked
+        here: ``reinsert`` calls it only then), in one call: the same breakpoints made, the
+        same scan, the same shared allocation from the memo."""
+        times, start, end = self.times, reservation.start, reservation.end
+        i = bisect_right(times, start) - 1          # the breakpoints, made when missing
+        if times[i] != start:
+            i = self._split(start)
+        if end == INF:
+            j = len(times)
+        else:
+            j = bisect_right(times, end) - 1
+            if times[j] != end:
+                j = self._split(end)
+        n, elig, total, _, duration = spec
+        t0 = not_before if not_before > times[0] else times[0]
+        own = reservation.allocation.nodes
+        k = bisect_right(times, t0) - 1
+        found = _fit_window(times, self.nodes, self.bbsum, n, elig, total, duration, t0, k, own, i, j)
+        if found is NotImplemented:
+            found = _py_fit_window(times, self.nodes, self.bbsum, n, elig, total, duration, t0, k, own, i, j)
+        if found is None:
+            return None
+        mask = found[3]
+        memo = self._alloc_memo
+        if memo is None:
+            memo = self._alloc_memo = {}
+        key = (mask, n)
+        alloc = memo.get(key)
+        if alloc is None:      # as fit_in_slices makes and keeps it
+            alloc = Allocation(mask if _bit_count(mask) == n else _lowest_bits(mask, n), (), {}, ())
+            if len(memo) >= _PLACE_MEMO_SIZE:
+                memo.clear()
+            memo[key] = alloc
+        return found[2], alloc
+
+    def renew_in_place(self, old: Reservation, allocation: Allocation, tag: str | None = None) -> Reservation:
+        """``renew(old, old.start, old.end, allocation, tag)`` for ``allocation`` on ``old``'s
+        nodes, right after ``fit_released_nodes`` asked about ``old`` (which made its
+        breakpoints)."""
+        self._version += 1
+        return _tuple_new(Reservation, (old.start, old.end, allocation, tag,
+                                        self._log_base + len(self._log) if self.release_log else -1))
+
     def renew(self, old: Reservation, start: float, end: float, allocation: Allocation,
               tag: str | None = None) -> Reservation:
         """``release(old)`` then ``reserve(start, end, allocation, tag)`` of the same window on
         the same nodes (nodes only, after now): a job re-inserted where it was. The same
-        slices, breakpoints at ``start`` and ``end`` and release log as the two calls, the
-        slices untouched; any other pair is released and reserved."""
+        slices and breakpoints at ``start`` and ``end`` as the two calls, the slices untouched;
+        any other pair is released and reserved. Nothing goes to the release log: the window
+        is held again by the same nodes, so no capacity was freed anywhere, and what
+        ``reinsert`` reads there (where capacity grew since a reservation was made) stays
+        true without it; the new reservation's log position is the present one (it is the
+        earliest fit of the profile as it stands)."""
         a = old.allocation
         if (start != old.start or end != old.end or allocation.nodes != a.nodes or a.bb or a.counters
                 or allocation.bb or allocation.counters or not start > self.times[0] or not end > start):
@@ -688,11 +738,7 @@ class AvailabilityProfile:
         if end != INF and times[bisect_right(times, end) - 1] != end:
             self._split(end)
         self._version += 1
-        if self.release_log:
-            self._log_release(start, end)
-            log_pos = self._log_base + len(self._log)
-        else:
-            log_pos = -1
+        log_pos = self._log_base + len(self._log) if self.release_log else -1
         return _tuple_new(Reservation, (start, end, allocation, tag, log_pos))
 
     def _fit(self, chosen: int, total: int, n: int, bbmin: tuple[int, ...]) -> "Fit | Allocation | None":

@@ -69,19 +69,22 @@ def reinsert(profile, old, request: Request, now: float, tag: str) -> Slot | Non
 def _nodes_only(profile, old, spec: tuple, span: tuple[float, float], request: Request, now: float,
                tag: str) -> Slot | None:
     """``reinsert``'s search for a job of nodes only, made before ``old`` is released: the
-    same answer (``earliest_fit_released``), so that a job that stays where it was is renewed
-    in place (``renew``: the profile and its release log as release then reserve leave
-    them) and only a job that moves is released."""
+    same answer (``fit_released_nodes``, ``earliest_fit_released`` in one call), so that a
+    job that stays where it was is renewed in place (``renew``: the profile as release then
+    reserve leave it) and only a job that moves is released."""
     lo, horizon = span
-    found = profile.earliest_fit_released(spec, max(now, lo), old)
-    if found is not None and found[0] > min(old.start, horizon):
-        found = None
-    if found is None or found[0] >= old.start and horizon <= old.start:
-        if found is None or _same(profile, found[1], old.allocation):
-            return Slot(old.start, old.allocation, profile.renew(old, old.start, old.end, old.allocation, tag))
+    found = profile.fit_released_nodes(spec, now if now > lo else lo, old)
+    a = old.allocation
+    if found is None or found[0] > (old.start if old.start < horizon else horizon):
+        return Slot(old.start, a, profile.renew_in_place(old, a, tag))
     start, alloc = found
+    if start >= old.start and horizon <= old.start and _same(profile, alloc, a):
+        return Slot(old.start, a, profile.renew_in_place(old, a, tag))
     if start > now:     # the same window on the same nodes is renewed, any other taken anew
-        return Slot(start, alloc, profile.renew(old, start, start + request.walltime, alloc, tag))
+        end = start + request.walltime
+        if start == old.start and end == old.end and alloc.nodes == a.nodes and end > start:
+            return Slot(start, alloc, profile.renew_in_place(old, alloc, tag))
+        return Slot(start, alloc, profile.renew(old, start, end, alloc, tag))
     profile.release(old)
     return Slot(start, profile.allocation(alloc), None)
 
