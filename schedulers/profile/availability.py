@@ -645,38 +645,14 @@ class AvailabilityProfile:
         return fit_in_slices(self.times, self.nodes, self.bb, self.bbsum, spec, not_before, memo,
                              self.placer.capacity_fits, self._fit)
 
-    def earliest_fit_released(self, spec: tuple, not_before: float,
-                              reservation: Reservation) -> tuple[float, Allocation | Fit] | None:
-        """``earliest_fit(spec, not_before)`` as it answers once ``reservation`` is released,
-        without releasing it: its nodes are counted free over its window (conservative
-        backfilling re-inserts each queued job, and most stay where they were). For a
-        reservation of nodes only, after ``now``, and a request without burst buffer: then the
-        breakpoints that ``release`` merges away (between two equal slices) change no answer,
-        a window's nodes being the same with or without them. The profile gets breakpoints at
-        the reservation's start and end, as ``release`` and ``reserve`` leave it."""
-        a = reservation.allocation
-        if spec[2] or a.bb or a.counters or not reservation.start > self.times[0]:
-            raise SimulationError("earliest_fit_released: a reservation of nodes only, after now, and a "
-                                  "request without burst buffer", job=reservation.tag)
-        times, start, end = self.times, reservation.start, reservation.end
-        i = bisect_right(times, start) - 1          # the breakpoints, made when missing
-        if times[i] != start:
-            i = self._split(start)
-        j = bisect_right(times, end) - 1 if end != INF else len(times)
-        if j < len(times) and times[j] != end:
-            j = self._split(end)
-        memo = self._alloc_memo
-        if memo is None:
-            memo = self._alloc_memo = {}
-        return fit_in_slices(self.times, self.nodes, self.bb, self.bbsum, spec, not_before, memo,
-                             self.placer.capacity_fits, self._fit, own=(a.nodes, i, j))
-
     def fit_released_nodes(self, spec: tuple, not_before: float,
                            reservation: Reservation) -> tuple[float, Allocation] | None:
-        """``earliest_fit_released`` for what ``reinsert`` asks of every queued job of nodes
-        only (``spec`` without bytes, ``reservation`` of nodes only, after now; not checked
-        here: ``reinsert`` calls it only then), in one call: the same breakpoints made, the
-        same scan, the same shared allocation from the memo."""
+        """``earliest_fit(spec, not_before)`` as it answers once ``reservation`` is released,
+        without releasing it (its nodes counted free over its window), for ``reinsert``'s
+        nodes-only case: ``spec`` without bytes, ``reservation`` of nodes only, after now (not
+        checked). The breakpoints that ``release`` would merge away (between two equal
+        slices) change no such answer; the profile gets breakpoints at the reservation's
+        start and end, as ``release`` then ``reserve`` leave it."""
         times, start, end = self.times, reservation.start, reservation.end
         i = bisect_right(times, start) - 1          # the breakpoints, made when missing
         if times[i] != start:
@@ -722,11 +698,9 @@ class AvailabilityProfile:
         """``release(old)`` then ``reserve(start, end, allocation, tag)`` of the same window on
         the same nodes (nodes only, after now): a job re-inserted where it was. The same
         slices and breakpoints at ``start`` and ``end`` as the two calls, the slices untouched;
-        any other pair is released and reserved. Nothing goes to the release log: the window
-        is held again by the same nodes, so no capacity was freed anywhere, and what
-        ``reinsert`` reads there (where capacity grew since a reservation was made) stays
-        true without it; the new reservation's log position is the present one (it is the
-        earliest fit of the profile as it stands)."""
+        any other pair is released and reserved. Nothing goes to the release log: no capacity
+        was freed, so what ``reinsert`` reads there (where capacity grew since a reservation
+        was made) stays true; the new reservation's log position is the present one."""
         a = old.allocation
         if (start != old.start or end != old.end or allocation.nodes != a.nodes or a.bb or a.counters
                 or allocation.bb or allocation.counters or not start > self.times[0] or not end > start):

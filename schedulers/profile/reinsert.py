@@ -69,7 +69,7 @@ def reinsert(profile, old, request: Request, now: float, tag: str) -> Slot | Non
 def _nodes_only(profile, old, spec: tuple, span: tuple[float, float], request: Request, now: float,
                tag: str) -> Slot | None:
     """``reinsert``'s search for a job of nodes only, made before ``old`` is released: the
-    same answer (``fit_released_nodes``, ``earliest_fit_released`` in one call), so that a
+    same answer (``fit_released_nodes``: its nodes counted free, nothing released), so that a
     job that stays where it was is renewed in place (``renew``: the profile as release then
     reserve leave it) and only a job that moves is released."""
     lo, horizon = span

@@ -205,10 +205,10 @@ def nodes_only_profile(seed: int) -> tuple[AvailabilityProfile, list, np.random.
 
 @pytest.mark.parametrize("seed", range(16))
 def test_searching_a_reservation_as_released_answers_as_releasing_it(seed, profile_kernels):
-    """``earliest_fit_released`` and ``fit_released_nodes`` (reinsert's search with a job's own
-    nodes counted free, nothing released) give the start and nodes ``earliest_fit`` gives once
-    the reservation is released, from any point; ``renew_in_place`` after them leaves the
-    slices as release then reserve of the same window do, and logs no release."""
+    """``fit_released_nodes`` (reinsert's search with a job's own nodes counted free, nothing
+    released) gives the start and nodes ``earliest_fit`` gives once the reservation is
+    released, from any point; ``renew_in_place`` after it leaves the slices as release then
+    reserve of the same window do, and logs no release."""
     prof, held, rng = nodes_only_profile(seed)
     assert held
     for reservation, req in held:
@@ -217,11 +217,6 @@ def test_searching_a_reservation_as_released_answers_as_releasing_it(seed, profi
             work = prof.copy()
             work.release(work_reservation := reservation)
             want = work.earliest_fit(spec, not_before)
-            other = prof.copy()
-            got = other.earliest_fit_released(spec, not_before, reservation)
-            assert (got is None) == (want is None)
-            if want is not None:
-                assert got[0] == want[0] and got[1].nodes == want[1].nodes
             again = prof.copy()
             fast = again.fit_released_nodes(spec, not_before, reservation)
             assert (fast is None) == (want is None)
