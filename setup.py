@@ -8,7 +8,7 @@ from setuptools import Extension, setup
 
 setup(ext_modules=[
     Extension("mrsched.schedulers.profile._mintree", ["schedulers/profile/_mintree.c"], optional=True,
-              extra_compile_args=["-O2"]),
+              depends=["schedulers/profile/_mintree_room.h"], extra_compile_args=["-O2"]),
     Extension("mrsched.schedulers.profile._shares", ["schedulers/profile/_shares.c"], optional=True,
               extra_compile_args=["-O2"]),
     Extension("mrsched.schedulers.profile._profile", ["schedulers/profile/_profile.c"], optional=True,

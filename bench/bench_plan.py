@@ -50,24 +50,42 @@ def export_revision(rev: str, dest: Path, name: str = BASE_PKG) -> None:
     for path in root.rglob("*.py"):
         path.write_text(pattern.sub(name, path.read_text()))
     shutil.rmtree(tmp)
-    build_compiled(root)
+    build_compiled(root, rev)
 
 
-def build_compiled(root: Path) -> bool:
-    """Compile an exported revision's C extensions (every ``schedulers/*.c``, each one
-    optional) in place, with this Python's compiler and flags, so that the baseline runs as
-    ``pip install`` would have built it; whether all it has were built (False: none in that
-    revision, or no compiler, and the revision runs its pure-Python twins)."""
+_EXTENSION = re.compile(r'Extension\(\s*"mrsched\.([\w.]+)"\s*,\s*\[([^\]]*)\]')
+
+
+def extensions(rev: str, root: Path) -> list[tuple[Path, list[Path]]]:
+    """The compiled extensions ``rev`` declares in its ``setup.py``: (module file stem under
+    ``root``, its sources under ``root``); every ``schedulers/*.c`` alone when it has none."""
+    setup = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:setup.py"], capture_output=True, text=True)
+    found = []
+    for name, sources in _EXTENSION.findall(setup.stdout if setup.returncode == 0 else ""):
+        parts = name.split(".")
+        files = [root / src for src in re.findall(r'"([^"]+)"', sources)]
+        files = [root / f.relative_to(root / "mrsched") if f.is_relative_to(root / "mrsched") else f
+                 for f in files]
+        found.append((root.joinpath(*parts), files))
+    return found or [(src.with_suffix(""), [src]) for src in sorted((root / "schedulers").glob("*.c"))]
+
+
+def build_compiled(root: Path, rev: str = "HEAD") -> bool:
+    """Compile an exported revision's C extensions (as its ``setup.py`` declares them, each
+    one optional: an extension of several sources is one module) in place, with this
+    Python's compiler and flags, so that the baseline runs as ``pip install`` would have
+    built it; whether all it has were built (False: none in that revision, or no compiler,
+    and the revision runs its pure-Python twins)."""
     cfg = sysconfig.get_config_vars()
     results = []
-    for src in sorted((root / "schedulers").glob("*.c")):
-        out = src.with_name(src.stem + cfg["EXT_SUFFIX"])
+    for stem, sources in extensions(rev, root):
+        out = stem.with_name(stem.name + cfg["EXT_SUFFIX"])
         cmd = [*(cfg.get("CC") or "cc").split(), *(cfg.get("CFLAGS") or "").split(), "-O2", "-fPIC", "-shared",
-               f"-I{sysconfig.get_paths()['include']}", str(src), "-o", str(out)]
+               f"-I{sysconfig.get_paths()['include']}", *map(str, sources), "-o", str(out)]
         built = subprocess.run(cmd, capture_output=True, text=True)
         if built.returncode != 0:
-            print(f"bench: {src} not compiled, the baseline runs its pure-Python twin:\n{built.stderr[-500:]}",
-                  file=sys.stderr)
+            print(f"bench: {stem.name} not compiled, the baseline runs its pure-Python twin:\n"
+                  f"{built.stderr[-500:]}", file=sys.stderr)
         results.append(built.returncode == 0)
     return bool(results) and all(results)
 

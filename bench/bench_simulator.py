@@ -1,122 +1,21 @@
 """Simulated jobs per second of the embedded engine (run on demand, prints a table).
 
     .venv/bin/python bench/bench_simulator.py [--jobs 28000] [--io-jobs 500] [--seed 0]
+    .venv/bin/python bench/bench_simulator.py --scale 100000 1000000     # growth table only
+    .venv/bin/python bench/bench_simulator.py --profile                  # cProfile of one run
 
-Workloads are generated here (seeded): delay jobs on a 128-node cluster driven by a trivial
-FCFS, in-process and over ZeroMQ (REP peer in a thread), the same in-process with the
-registry's ``fcfs`` when ``mrsched.schedulers.registry`` provides it (its own cost shows in the
-``sched s`` column), and an I/O-heavy workload (``parallel_homogeneous_pfs``
-jobs sharing one PFS link) through the ptask model. Ratios are against the in-process delay
-run measured in the same process.
+Workloads are generated here (seeded): delay jobs on a 128-node cluster, and an I/O-heavy
+workload (``parallel_homogeneous_pfs`` jobs sharing one PFS link, through the ptask model).
+Rows: the delay jobs driven in process by a trivial FCFS (``FCFS`` below), the same on the
+engine's Python step loop when the compiled one is built, the same over ZeroMQ (REP peer in a
+thread), the same in process with the registry's ``fcfs`` (its own cost shows in the ``sched
+s`` column), and the I/O-heavy jobs. ``jobs/cpu-s`` is jobs per CPU second of this process
+(robust on a shared machine); ``ratio`` is against the first row, measured in the same
+process. The registry ``fcfs`` row is issue 40's in-process target (20,000 jobs/s).
 
-Registry ``fcfs`` on the 28,000-job delay workload (2-core shared machine, load 4-6): 29.0 CPU s
-before (it copied the ~28,000-job waiting queue every round), 5.9-6.9 s after (~4,000-4,700
-jobs per CPU second, against 12,000-13,000 for the bench FCFS); see bench_trace.py.
-After the ptask fast path (issue 7; delay jobs never reach the ptask model, so unchanged):
-bench FCFS 1.83 CPU s (15,300 jobs/s), registry fcfs 4.23 s (6,600 jobs/s, 2.47 s of it in the
-scheduler), I/O-heavy 500 jobs 0.53 s (all share the PFS link: the full solver, as before).
-Issues #21/#14 (SimGrid's step order: actors woken in action-creation order, their puts applied
-after; usage_trace; compute sharing), 20,000 delay jobs, bench FCFS, old/new engine alternated
-on the shared 2-core machine: 0.90/0.98/0.91 -> 1.00/0.97/0.97 CPU s (~5%; ~20,000 jobs/s).
-Whole-trace ptask numbers (KTH-SP2 on Dragonfly, engine 17-21 s -> 3.0-4.8 s) are in
-bench_trace.py.
-I/O-phased runs (issue 4: bench_europar.py, 1,000 KTH-SP2 jobs with stage-in / checkpoint /
-stage-out ptasks, engine CPU = simulation CPU minus scheduler CPU, the old and the new
-``ptask.py`` in the same process, 2-core machine under load, identical ``_jobs.csv``): sjf-bb
-19.1-25.5 s -> 13.2-17.5 s (x1.4-1.6), fcfs-easy 23.0 s -> 11.8 s (x1.95). Most solves are
-small (1-10 tasks): plain-float solver below 32 elements, ``count_nonzero`` instead of
-``ndarray.any``, masks of one step computed once, the look-ahead's state adopted by ``advance``.
-All eight seed-001 policies on those jobs: 259 s wall, of which ~140 s engine, the rest the
-plan-1/2/3 schedulers (29-39 s CPU each).
-Issue 4, second round (same measure, old and new ``ptask.py`` interleaved in one process,
-byte-identical ``_jobs.csv`` and ``_machine_states.csv``): sjf-bb 12.5-14.3 s -> 4.3-4.8 s
-(x2.9-3.0), fcfs-easy 11.7 -> 4.6 s (x2.6), plan-1 12.5 -> 5.3 s (x2.35); part 3 of 16
-(sjf-bb) 24.8 -> 8.3 s (x3.0). Two thirds of the solves were look-aheads meeting the same sets
-of progressing tasks again: rates are now kept per set (64 sets), and per connected
-component (tasks sharing no CPU or link are solved apart, so a change re-solves only its
-component; on this machine most systems are one component, so that part is within noise).
-The solver tasks' state moved from numpy arrays to plain float lists (a handful of tasks per
-system: the per-call cost of numpy dominated), same operations in the same order; systems of
-96 tasks or more are stepped on arrays converted once per step loop. Limit: a synthetic
-overload (3,000 transfers piling up on one shared link, one component) is on par up to ~100
-running tasks, 1.5-2x slower at 400-800 and 3-4x slower at thousands than the all-numpy
-layout (per-solve input built from per-task tuples, list <-> array conversions).
-
-Issue #18 (memory and wide jobs; ``--scale N...`` prints the growth table: registry ``fcfs`` on
-N delay jobs, each size in a fresh child process, CPU of the run and of the scheduler alone,
-engine us/job, the child's peak resident memory, cpu(N)/cpu(previous N)). The engine no longer
-holds what a run has finished with: ``_jobs.csv`` rows and machine-state rows go to their files
-(temporaries renamed at the end, byte-identical) as jobs end, an ended job's state is replaced
-by a shared marker, records are kept in the result only when asked (``keep_records``; ``mrsched
-simulate`` and the run workers do not), a job gets its state only once submitted, the parsed
-job objects are reused as the forwarded ones, the per-job records are slotted, profile type
-names interned, and a profile per job is no longer cached. Wide jobs (10,000-node machine):
-host names looked up by id, one flops dict per homogeneous profile, a one-range allocation not
-walked, a wide run's idle time summed in C with the same additions. Measured under heavy load
-(load 11-16, CPU seconds swing ~15%): peak memory of a whole process, same ``_jobs.csv``,
-``_machine_states.csv`` and ``_schedule.csv`` (but its timings):
-
-==================================================  ===============  ===============
-run (``mrsched`` workloads on dragonfly96)           before (ca47b15) after
-==================================================  ===============  ===============
-synthetic delay 100,000 jobs, ``fcfs``               353 MB           279 MB
-synthetic burst-buffer 100,000 jobs, ``fcfs-bb``     494 MB           402 MB
-28,000 delay jobs (this script's), ``fcfs``          116 MB           92 MB
-28,000 delay jobs (this script's), bench FCFS        94 MB            67 MB
-==================================================  ===============  ===============
-
-Synthetic delay 1,000,000 jobs with ``fcfs``: 148.7 CPU s (engine 66.0, scheduler 82.8; x11.1
-of 100k), peak 1,940 MB, of which ~1,010 MB is the loaded workload (about 1 KB a job: the
-forwarded job objects, which the in-process scheduler keeps too, a profile per job, Job).
-Synthetic burst-buffer 1,000,000 jobs with ``fcfs-bb``: 696.7 CPU s (engine 117.9, scheduler
-578.8), peak 1,946 MB; 100,000 jobs: 33.4 s (engine 8.4), 404 MB (the 1M run shared the machine
-at load 10-20, the 100k one at ~6: the ratios are not clean growth figures).
-10,000-node zoned Dragonfly, 2,000 jobs ``fcfs-bb``: engine 2.50 -> 2.05 CPU s (1.0 ms a job
-against ~0.3 ms on 96 nodes for jobs ~50x wider; what is left per host is mostly the ptask
-model's ``add``/``_release``, one constraint per host).
-
-Issue #18 item 4 (target: registry ``fcfs`` at 20,000 delay jobs a CPU second; not met).
-Instruction counts (``valgrind --tool=callgrind``, whole process minus an empty one, 4,000 jobs
-of this script's workload, identical ``_jobs.csv``), 8a2efb1 -> now: engine with the bench FCFS
-591.6k -> 561.2k a job; registry ``fcfs`` 861.4k -> 734.8k; its scheduler alone (replay of the
-first 8,000 recorded messages, same replies) 229.1k -> ~140k. Scheduler: plain-order ``fcfs``
-walks the runtime's submission-ordered queue (no ordered-queue index: it never asks which job
-fits a room), ``Start.nodes`` is listed on first read (the alloc-only path writes EXECUTE_JOB
-from the node mask), a ``Job`` keeps its submission's dict uncopied, an empty round replies
-with its empty action list. Engine: ending sleeps taken out of the sleep lists in place, job
-states and records built positionally, a reply awaiting its actor kept as a tuple. CPU seconds,
-28,000 jobs, load 3.7-3.9: this script, registry ``fcfs`` 2.69 s (10,400 jobs/s; 3.10 s at
-the session start, load 1.3), bench FCFS 1.61-1.64 s (17,000-17,400 jobs/s); fresh processes
-alternated with 8a2efb1: registry 3.44-3.63 -> 2.89-2.91 s (scheduler 1.55-1.65 -> 1.12-1.13).
-Why 20,000 is out of reach here: with a scheduler costing nothing the engine runs ~17,000-19,000
-jobs/s on this machine (~560k instructions, ~50 us a job: 7 SimGrid steps, 5 internal messages
-and 2 scheduler round trips, as Batsim), the whole budget; its profile is flat (the step loop,
-each sleep decremented step by step as SimGrid does, alloc parsing, output rows). The scheduler
-is ~30 us a job (lean-path checks, the profile's reserve / release, fits_now, the EXECUTE_JOB
-text). Next levers: a typed in-process event path (no wire-dict building and checking on either
-side; ~5 us a job by estimate) and a compiled step loop.
-The compiled step loop (a4643c7, ``simulator/_steps.c``: the clock's steps, the sleeps, the
-server's mailbox and the message in flight on C arrays; every actor still Python, called at
-the same points in the same order; ``Engine._py_steps`` its twin, selected by
-``MRSCHED_PURE_PYTHON=1``). py-spy had put a quarter of the bench FCFS run in that machinery.
-This script now also runs the bench FCFS on the Python loop in the same process (the row
-"the same, Python step loop"). 28,000 jobs, five runs: bench FCFS 1.26-1.35 CPU s in four
-(20,800-22,200 jobs/s) and 1.62 s in one (17,300: this machine's drift), against 1.77-1.93 s
-(14,500-15,900) on the Python loop in the same processes; in the best run, engine 1.08 s
-against 1.62. Registry ``fcfs`` 2.19-2.43 s (11,500-12,800 jobs/s; ~1.0 s of it the
-scheduler). The target is met with the trivial policy in most runs, not with the registry's
-``fcfs``, whose own ~35 us a job alone leaves too little of the 50 us.
-Same runs: every batsim-reference and batsched-reference case and randomised runs of ties,
-kills and call-backs give identical messages and outputs from both loops
-(tests/simulator/test_step_loop.py).
-667732c: a start sums its machines' idle times and stamps their change in C
-(``_steps.idle_stamp``; ``engine._idle_stamp`` its twin, the same additions in order), an end
-stamps them; before, each run of machines cost numpy slices and Python floats (~2 us on a few
-machines, ~5 us on a thousand). Callgrind, 4,000 jobs, engine with the bench FCFS (whole
-process minus an empty one): 432.6k -> 404.5k instructions a job (-6.5 %), identical
-``_jobs.csv`` and simulated ``_schedule.csv`` columns. This script, three runs: bench FCFS
-1.19-1.30 CPU s (21,500-23,600 jobs/s), on the Python loop 1.79-1.84 s (15,200-15,600),
-registry ``fcfs`` 2.19-2.61 s (10,700-12,800; ~1.0-1.2 s of it the scheduler).
+``--scale N...``: registry ``fcfs`` on N delay jobs, each size in a fresh child process: CPU of
+the run and of the scheduler alone, engine us a job, the child's peak resident memory and
+cpu(N) / cpu(previous N). Figures and their history: docs/PERFORMANCE.md.
 """
 
 from __future__ import annotations

@@ -166,6 +166,16 @@ def test_no_module_over_a_thousand_lines():
     assert not long, long
 
 
+def test_no_c_source_of_the_package_over_a_thousand_lines():
+    """The compiled extensions' sources (``.c`` and the headers they include), in every folder
+    the package installs from, at most 1,000 lines each as the Python modules."""
+    files = [p for folder in AREAS for ext in ("*.c", "*.h") for p in sorted((ROOT / folder).rglob(ext))]
+    names = {p.name for p in files}
+    assert {"_mintree.c", "_profile.c", "_shares.c", "_steps.c"} <= names, names   # the sources were found
+    long = {str(p.relative_to(ROOT)): n for p in files if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert not long, long
+
+
 def test_a_thin_schedulers_root():
     top = sorted(p.name for p in (ROOT / "schedulers").glob("*.py"))
     assert len(top) <= 5, top

@@ -455,6 +455,381 @@ lowest_bits(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return mask;
 }
 
+/* A new non-negative int of the ``nd`` digits ``d`` (leading zero digits dropped). */
+static PyObject *
+long_of_digits(const digit *d, Py_ssize_t nd)
+{
+    while (nd > 0 && d[nd - 1] == 0)
+        nd--;
+    if (nd == 0)
+        return PyLong_FromLong(0);
+    PyLongObject *out = _PyLong_New(nd);
+    if (out != NULL)
+        memcpy(LONG_DIGITS(out), d, (size_t)nd * sizeof(digit));
+    return (PyObject *)out;
+}
+
+/* shift_nodes(nodes, i, j, mask, sign, check): take the nodes of ``mask`` out of the free node
+   masks ``nodes[i:j]`` (sign -1: ``nodes[k] &= ~mask``) or give them back (sign 1: ``|=``).
+   With ``check``, first the first slice where that cannot be done (sign -1: some of them not
+   free; sign 1: some already free) is returned and nothing is changed; -1 when done.
+   Consecutive slices sharing one mask object share the new one. ``rows._py_shift_nodes`` is
+   the twin. */
+static PyObject *
+shift_nodes(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "shift_nodes(nodes, i, j, mask, sign, check) takes 6 arguments");
+        return NULL;
+    }
+    PyObject *nodes = args[0], *mask = args[3];
+    Py_ssize_t i = PyNumber_AsSsize_t(args[1], PyExc_OverflowError);
+    Py_ssize_t j = PyNumber_AsSsize_t(args[2], PyExc_OverflowError);
+    long sign = PyLong_AsLong(args[4]);
+    if (PyErr_Occurred())
+        return NULL;
+    int check = PyObject_IsTrue(args[5]);
+    if (check < 0)
+        return NULL;
+    if (sign != 1 && sign != -1) {
+        PyErr_SetString(PyExc_ValueError, "sign must be 1 or -1");
+        return NULL;
+    }
+    if (check_slices(nodes, i, j) < 0)
+        return NULL;
+    if (!PyLong_Check(mask) || LONG_NEGATIVE(mask)) {
+        PyErr_SetString(PyExc_ValueError, "mask must be a non-negative int");
+        return NULL;
+    }
+    const digit *m = LONG_DIGITS(mask);
+    Py_ssize_t nm = LONG_NDIGITS(mask);
+    for (Py_ssize_t k = i; k < j; k++) {
+        PyObject *x = PyList_GET_ITEM(nodes, k);
+        if (!PyLong_Check(x) || LONG_NEGATIVE(x)) {
+            PyErr_Format(PyExc_ValueError, "node mask %zd is not a non-negative int", k);
+            return NULL;
+        }
+        if (!check)
+            continue;
+        const digit *d = LONG_DIGITS(x);
+        Py_ssize_t nd = LONG_NDIGITS(x);
+        int clash = 0;
+        for (Py_ssize_t c = 0; c < nm && !clash; c++) {
+            digit have = c < nd ? d[c] : 0;
+            clash = sign < 0 ? (have & m[c]) != m[c] : (have & m[c]) != 0;
+        }
+        if (clash)
+            return PyLong_FromSsize_t(k);
+    }
+    digit small[64];
+    digit *buf = small;
+    Py_ssize_t cap = 64;
+    PyObject *old = NULL, *new = NULL;
+    for (Py_ssize_t k = i; k < j; k++) {
+        PyObject *x = PyList_GET_ITEM(nodes, k);
+        if (x != old) {
+            const digit *d = LONG_DIGITS(x);
+            Py_ssize_t nd = LONG_NDIGITS(x), nr = sign < 0 ? nd : (nd > nm ? nd : nm);
+            if (nr > cap) {
+                digit *grown = PyMem_New(digit, nr);
+                if (grown == NULL) {
+                    PyErr_NoMemory();
+                    goto fail;
+                }
+                if (buf != small)
+                    PyMem_Free(buf);
+                buf = grown;
+                cap = nr;
+            }
+            for (Py_ssize_t c = 0; c < nr; c++) {
+                digit have = c < nd ? d[c] : 0, want = c < nm ? m[c] : 0;
+                buf[c] = sign < 0 ? (have & ~want) : (have | want);
+            }
+            Py_XSETREF(old, Py_NewRef(x));      /* held: its address stays its own */
+            Py_XSETREF(new, long_of_digits(buf, nr));
+            if (new == NULL)
+                goto fail;
+        }
+        PyList_SetItem(nodes, k, Py_NewRef(new));
+    }
+    Py_XDECREF(old);
+    Py_XDECREF(new);
+    if (buf != small)
+        PyMem_Free(buf);
+    return PyLong_FromLong(-1);
+fail:
+    Py_XDECREF(old);
+    Py_XDECREF(new);
+    if (buf != small)
+        PyMem_Free(buf);
+    return NULL;
+}
+
+/* A profile time read as a double, for ``fit_window``: floats as they are, ints of magnitude
+   at most 2**52 (exact, and so is the sum of two of them, as Python's int sum is); 0 for
+   anything else (the caller then answers in Python). */
+static inline int
+time_of(PyObject *o, double *out)
+{
+    if (PyFloat_CheckExact(o)) {
+        *out = PyFloat_AS_DOUBLE(o);
+        return 1;
+    }
+    if (PyLong_CheckExact(o)) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow || v > (1LL << 52) || v < -(1LL << 52)) {
+            PyErr_Clear();
+            return 0;
+        }
+        *out = (double)v;
+        return 1;
+    }
+    return 0;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#  define ALWAYS_INLINE inline
+#endif
+
+/* Set bits of the ``n`` digits ``m``, two digits a 64-bit count (``count_pairs`` inline: the
+   scan below is compiled twice, once with the CPU's instruction). */
+static ALWAYS_INLINE Py_ssize_t
+count_inline(const digit *m, Py_ssize_t n)
+{
+    Py_ssize_t c = 0, k = 0;
+    for (; k + 1 < n; k += 2)
+        c += __builtin_popcountll((unsigned long long)m[k] | (unsigned long long)m[k + 1] << 32);
+    if (k < n)
+        c += __builtin_popcount((unsigned int)m[k]);
+    return c;
+}
+
+/* ``m = (x | own) & e`` over the ``ne`` digits of ``e`` (``own`` NULL: ``x & e``), and its set
+   bits: a slice's eligible free nodes. */
+static ALWAYS_INLINE Py_ssize_t
+and_into(digit *m, const digit *e, Py_ssize_t ne, PyObject *x, const digit *own, Py_ssize_t no)
+{
+    const digit *d = LONG_DIGITS(x);
+    Py_ssize_t nd = LONG_NDIGITS(x), k = 0;
+    if (own == NULL) {
+        for (; k < ne && k < nd; k++)
+            m[k] = d[k] & e[k];
+        for (; k < ne; k++)
+            m[k] = 0;
+    } else {
+        for (; k < ne; k++)
+            m[k] = ((k < nd ? d[k] : 0) | (k < no ? own[k] : 0)) & e[k];
+    }
+    return count_inline(m, ne);
+}
+
+/* ``m &= x | own`` over the ``nm`` digits of ``m`` (``own`` NULL: ``m &= x``), and the set
+   bits left. */
+static ALWAYS_INLINE Py_ssize_t
+and_count(digit *m, Py_ssize_t nm, PyObject *x, const digit *own, Py_ssize_t no)
+{
+    const digit *d = LONG_DIGITS(x);
+    Py_ssize_t nd = LONG_NDIGITS(x), k = 0;
+    if (own == NULL) {
+        for (; k < nm && k < nd; k++)
+            m[k] &= d[k];
+        for (; k < nm; k++)
+            m[k] = 0;
+    } else {
+        for (; k < nm; k++)
+            m[k] &= (k < nd ? d[k] : 0) | (k < no ? own[k] : 0);
+    }
+    return count_inline(m, nm);
+}
+
+/* fit_window(times, nodes, bbsum, n, elig, total, duration, t0, i, own, oi, oj): the first
+   window of the earliest-fit scan from slice ``i`` (``availability.fit_in_slices``) whose
+   eligible nodes (``nodes[k] & elig``, AND over the window's slices; ``nodes[k] | own`` for
+   ``oi <= k < oj``: a reservation's nodes counted free) number at least ``n`` and whose every
+   slice holds ``total`` bytes in all (``bbsum[k]``; no test when ``total`` is 0): ``(i, j, t,
+   mask)``, the candidate's slice, the slice past its window (``times[j] >= t + duration``),
+   its start ``t`` (``t0`` or ``times[i]``, the object itself) and the window's free eligible
+   nodes; None when no candidate passes. Skips past the slices that fail every later
+   candidate as ``rows._py_fit_window``, its twin and specification, does.
+   NotImplemented for inputs it does not read (negative masks, times that are neither floats
+   nor ints within 2**52): the caller asks the twin. */
+static ALWAYS_INLINE PyObject *
+fit_window_body(PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 12) {
+        PyErr_SetString(PyExc_TypeError, "fit_window(times, nodes, bbsum, n, elig, total, duration, t0, i, "
+                                         "own, oi, oj) takes 12 arguments");
+        return NULL;
+    }
+    PyObject *ownobj = args[9];
+    Py_ssize_t oi = PyNumber_AsSsize_t(args[10], PyExc_OverflowError);
+    if (oi == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t oj = PyNumber_AsSsize_t(args[11], PyExc_OverflowError);
+    if (oj == -1 && PyErr_Occurred())
+        return NULL;
+    if (!PyLong_Check(ownobj) || LONG_NEGATIVE(ownobj))
+        Py_RETURN_NOTIMPLEMENTED;
+    const digit *own = LONG_DIGITS(ownobj);
+    Py_ssize_t no = LONG_NDIGITS(ownobj);
+    if (no == 0)
+        oi = oj = 0;            /* nothing counted free */
+#define OWN(k) ((k) >= oi && (k) < oj ? own : NULL), no
+    PyObject *times = args[0], *nodes = args[1], *bbsum = args[2], *elig = args[4];
+    PyObject *total = args[5], *t0 = args[7];
+    Py_ssize_t n = PyNumber_AsSsize_t(args[3], PyExc_OverflowError);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t i = PyNumber_AsSsize_t(args[8], PyExc_OverflowError);
+    if (i == -1 && PyErr_Occurred())
+        return NULL;
+    if (!PyList_Check(times) || !PyList_Check(nodes) || !PyList_Check(bbsum)) {
+        PyErr_SetString(PyExc_TypeError, "times, nodes and bbsum must be lists");
+        return NULL;
+    }
+    Py_ssize_t last = PyList_GET_SIZE(times);
+    if (PyList_GET_SIZE(nodes) < last) {
+        PyErr_Format(PyExc_ValueError, "%zd node masks for %zd slices", PyList_GET_SIZE(nodes), last);
+        return NULL;
+    }
+    int has_total = PyObject_IsTrue(total);
+    if (has_total < 0)
+        return NULL;
+    if (has_total && PyList_GET_SIZE(bbsum) < last) {
+        PyErr_Format(PyExc_ValueError, "%zd byte sums for %zd slices", PyList_GET_SIZE(bbsum), last);
+        return NULL;
+    }
+    if (i < 0)
+        i = 0;
+    double dt0, ddur;
+    if (!PyLong_Check(elig) || LONG_NEGATIVE(elig) || !time_of(t0, &dt0) || !time_of(args[6], &ddur))
+        Py_RETURN_NOTIMPLEMENTED;
+    Py_ssize_t ne = LONG_NDIGITS(elig);
+    const digit *e = LONG_DIGITS(elig);
+    digit small[2][64];
+    digit *m = small[0], *s = small[1];
+    if (ne > 64) {
+        m = PyMem_New(digit, 2 * ne);
+        if (m == NULL)
+            return PyErr_NoMemory();
+        s = m + ne;
+    }
+    PyObject *result = NULL;
+    while (i < last) {
+        PyObject *ni = PyList_GET_ITEM(nodes, i);
+        if (!PyLong_Check(ni) || LONG_NEGATIVE(ni))
+            goto python;
+        if (and_into(m, e, ne, ni, OWN(i)) < n) {
+            i++;            /* too small on its own: no window through this slice fits */
+            continue;
+        }
+        if (has_total) {
+            int lt = less(PyList_GET_ITEM(bbsum, i), total);
+            if (lt < 0)
+                goto done;
+            if (lt) {
+                i++;
+                continue;
+            }
+        }
+        PyObject *ti = PyList_GET_ITEM(times, i), *t;
+        double dti, dt;
+        if (!time_of(ti, &dti))
+            goto python;
+        if (dti < dt0) {
+            t = t0;
+            dt = dt0;
+        } else {
+            t = ti;
+            dt = dti;
+        }
+        double end = dt + ddur;
+        Py_ssize_t j = i + 1, fail = -1;
+        while (j < last) {
+            double tj;
+            if (!time_of(PyList_GET_ITEM(times, j), &tj))
+                goto python;
+            if (!(tj < end))
+                break;
+            PyObject *nj = PyList_GET_ITEM(nodes, j);
+            if (!PyLong_Check(nj) || LONG_NEGATIVE(nj))
+                goto python;
+            if (and_count(m, ne, nj, OWN(j)) < n) {
+                if (and_into(s, e, ne, nj, OWN(j)) < n) {
+                    fail = j;
+                } else {
+                    /* slices k..j together are too small, for the last such k counting
+                       down from j: every candidate up to k has them all in its window */
+                    fail = j - 1;
+                    while (fail > i) {
+                        PyObject *nf = PyList_GET_ITEM(nodes, fail);
+                        if (!PyLong_Check(nf) || LONG_NEGATIVE(nf))
+                            goto python;
+                        if (and_count(s, ne, nf, OWN(fail)) < n)
+                            break;
+                        fail--;
+                    }
+                }
+                break;
+            }
+            if (has_total) {
+                int lt = less(PyList_GET_ITEM(bbsum, j), total);
+                if (lt < 0)
+                    goto done;
+                if (lt) {
+                    fail = j;
+                    break;
+                }
+            }
+            j++;
+        }
+        if (fail >= 0) {
+            i = fail + 1;
+            continue;
+        }
+        PyObject *mask = long_of_digits(m, ne);
+        if (mask == NULL)
+            goto done;
+        result = Py_BuildValue("(nnON)", i, j, t, mask);
+        goto done;
+    }
+    result = Py_NewRef(Py_None);
+    goto done;
+python:
+    result = Py_NewRef(Py_NotImplemented);
+done:
+    if (m != small[0])
+        PyMem_Free(m);
+    return result;
+#undef OWN
+}
+
+static PyObject *
+fit_window_generic(PyObject *const *args, Py_ssize_t nargs)
+{
+    return fit_window_body(args, nargs);
+}
+
+#ifdef HW_POPCOUNT
+__attribute__((target("popcnt"))) static PyObject *
+fit_window_hw(PyObject *const *args, Py_ssize_t nargs)
+{
+    return fit_window_body(args, nargs);
+}
+#endif
+
+/* the scan compiled with the CPU's popcount where it has one (chosen at import) */
+static PyObject *(*fit_window_of)(PyObject *const *, Py_ssize_t) = fit_window_generic;
+
+static PyObject *
+fit_window(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return fit_window_of(args, nargs);
+}
+
 static PyMethodDef module_methods[] = {
     {"bit_count", (PyCFunction)bit_count, METH_O, "bit_count(x): x.bit_count()"},
     {"least", (PyCFunction)(void (*)(void))least, METH_FASTCALL,
@@ -465,6 +840,12 @@ static PyMethodDef module_methods[] = {
      "first_short(rows, i, j, bb): the first k in i..j-1 whose row has less than bb somewhere, or -1"},
     {"lowest_bits", (PyCFunction)(void (*)(void))lowest_bits, METH_FASTCALL,
      "lowest_bits(mask, n): the n lowest set bits of mask"},
+    {"shift_nodes", (PyCFunction)(void (*)(void))shift_nodes, METH_FASTCALL,
+     "shift_nodes(nodes, i, j, mask, sign, check): take (sign -1) or give back (1) mask's nodes "
+     "in nodes[i:j]; with check, the first slice where that cannot be done, unchanged; else -1"},
+    {"fit_window", (PyCFunction)(void (*)(void))fit_window, METH_FASTCALL,
+     "fit_window(times, nodes, bbsum, n, elig, total, duration, t0, i, own, oi, oj): the earliest-fit "
+     "scan's next window passing the node and byte-total tests, (i, j, t, mask), or None"},
     {NULL, NULL, 0, NULL}
 };
 
@@ -479,8 +860,10 @@ PyInit__profile(void)
 {
 #ifdef HW_POPCOUNT
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("popcnt"))
+    if (__builtin_cpu_supports("popcnt")) {
         count_of = count_digits_hw;
+        fit_window_of = fit_window_hw;
+    }
 #endif
     return PyModule_Create(&rows_module);
 }

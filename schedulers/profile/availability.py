@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from mrsched.errors import SimulationError
@@ -20,7 +19,8 @@ from mrsched.schedulers.model.cluster import Cluster
 from mrsched.schedulers.model.decisions import Allocation
 from mrsched.schedulers.model.job import Request
 from mrsched.schedulers.profile.placement import BurstBufferPlacer, Placement, split_shares
-from mrsched.schedulers.profile.rows import _py_first_short, _py_least, _py_lowest_bits, _py_shift_rows
+from mrsched.schedulers.profile.rows import (_py_first_short, _py_fit_window, _py_least, _py_lowest_bits,
+                                             _py_shift_nodes, _py_shift_rows)
 
 try:
     from mrsched.schedulers.profile import _profile     # the row and mask operations in C (optional extension)
@@ -46,18 +46,21 @@ class Fit(NamedTuple):
     key: tuple                          # (chosen nodes, total bytes, nodes, window's free bytes)
 
 
-_tuple_new = tuple.__new__  # builds a Fit without NamedTuple's Python-level __new__ (hot path)
+_tuple_new = tuple.__new__  # builds a Fit or a Reservation without NamedTuple's Python-level __new__
 _PLACE_MEMO_SIZE = 20_000   # entries of the burst-buffer placement memo (cleared when full)
 _PLACE_MEMO_NODES = 2_000_000   # nodes placed by the memo's entries, at most (memory)
 _WEIGHT = ("nodes placed",)     # the placement memo's entry holding that count
 _LOG_MAX = 100_000          # releases kept in the log when nobody trims it
 _NO_ROOM = object()         # earliest_fit's memo: not enough burst buffer in the window
 _ROOM_MEMO: dict = {}       # _room: (id(row), share, nodes) -> (row, capacity_fits)
+_SPEC_MEMO: dict = {}       # fit_spec: id(request) -> (request, cluster, counter names, spec)
 
 
-@dataclass(frozen=True)
-class Reservation:
-    """A window ``[start, end)`` holding an allocation in one profile; pass it to ``release``."""
+class Reservation(NamedTuple):
+    """A window ``[start, end)`` holding an allocation in one profile; pass it to ``release``.
+    A named tuple (immutable, compared by value): conservative backfilling makes one for every
+    queued job at every compression, and a frozen dataclass's constructor sets each field
+    through ``object.__setattr__``."""
 
     start: float
     end: float
@@ -167,6 +170,7 @@ class AvailabilityProfile:
         self._pre: list = []
 
     _place_memo: dict | None = None    # see _placed; shared by copies
+    _last_fit: tuple = (None,)         # see fits_now: (request, version, now, duration, answer)
     _alloc_memo: dict | None = None    # see earliest_fit; shared by copies
 
     # -- structure ---------------------------------------------------------------------------
@@ -247,12 +251,33 @@ class AvailabilityProfile:
         start = max(start, self.times[0])
         log_pos = self._log_base + len(self._log) if self.release_log else -1
         if end <= start:
-            return Reservation(start, end, allocation, tag, log_pos)
+            return _tuple_new(Reservation, (start, end, allocation, tag, log_pos))
         i = self._split(start)
         j = self._split(end)
         mask, bb, cn = allocation.nodes, allocation.bb, allocation.counters
-        short = _first_short(self.bb, i, j, bb) if bb else -1
-        # check every slice before touching any, so a refused reservation leaves no trace
+        if bb or cn:
+            short = _first_short(self.bb, i, j, bb) if bb else -1
+            if short >= 0 or cn or _shift_nodes(self.nodes, i, j, mask, -1, True) >= 0:
+                self._check_window(i, j, allocation, short, start, end, tag)    # raises, or all fit
+            _shift_nodes(self.nodes, i, j, mask, -1, False)
+        elif _shift_nodes(self.nodes, i, j, mask, -1, True) >= 0:   # checked before any change
+            self._check_window(i, j, allocation, -1, start, end, tag)
+        self._version += 1
+        del self._pre[i:]
+        if bb:
+            _shift_rows(self.bb, self.bbsum, i, j, bb, -1)
+        if cn:
+            for k in range(i, j):
+                self.cnt[k] = tuple(a - b for a, b in zip(self.cnt[k], cn))
+        return _tuple_new(Reservation, (start, end, allocation, tag, log_pos))
+
+    def _check_window(self, i: int, j: int, allocation: Allocation, short: int, start: float, end: float,
+                tag: str | None) -> None:
+        """``reserve``'s checks, slice by slice from ``i`` to ``j``: the first slice where the
+        nodes are not free, the bytes short (``short``, ``first_short``'s) or a counter
+        over-allocated raises, after the split at ``i`` and ``j`` is undone, so a refused
+        reservation leaves no trace; returns when every slice passes."""
+        mask, cn = allocation.nodes, allocation.counters
         for k in range(i, j):
             free = self.nodes[k]
             if free & mask != mask:
@@ -268,17 +293,6 @@ class AvailabilityProfile:
                 self._merge_at(j)
                 self._merge_at(i)
                 raise SimulationError(f"counter over-allocated at t={self.times[k]}", job=tag)
-        self._version += 1
-        del self._pre[i:]
-        keep, nodes_l = ~mask, self.nodes
-        for k in range(i, j):
-            nodes_l[k] &= keep
-        if bb:
-            _shift_rows(self.bb, self.bbsum, i, j, bb, -1)
-        if cn:
-            for k in range(i, j):
-                self.cnt[k] = tuple(a - b for a, b in zip(self.cnt[k], cn))
-        return Reservation(start, end, allocation, tag, log_pos)
 
     def reserve_fitted(self, start: float, end: float, allocation: Allocation) -> None:
         """``reserve`` without its over-allocation checks nor a ``Reservation`` record, for an
@@ -292,10 +306,7 @@ class AvailabilityProfile:
         j = self._split(end)
         self._version += 1
         del self._pre[i:]
-        keep = ~allocation.nodes
-        nodes_l = self.nodes
-        for k in range(i, j):
-            nodes_l[k] &= keep
+        _shift_nodes(self.nodes, i, j, allocation.nodes, -1, False)
         take_bytes(self.bb, self.bbsum, i, j, allocation)
         cn = allocation.counters
         if cn:
@@ -312,15 +323,12 @@ class AvailabilityProfile:
         a = reservation.allocation
         i = self._split(start)
         j = self._split(end)
-        for k in range(i, j):
-            if self.nodes[k] & a.nodes:
-                raise SimulationError(f"releasing nodes that are already free at t={self.times[k]} "
-                                      "(released twice?)", job=reservation.tag)
+        bad = _shift_nodes(self.nodes, i, j, a.nodes, 1, True)     # checked before any change
+        if bad >= 0:
+            raise SimulationError(f"releasing nodes that are already free at t={self.times[bad]} "
+                                  "(released twice?)", job=reservation.tag)
         self._version += 1
         del self._pre[i:]
-        nodes_l = self.nodes
-        for k in range(i, j):
-            nodes_l[k] |= a.nodes
         if a.bb:
             _shift_rows(self.bb, self.bbsum, i, j, a.bb, 1)
         if a.counters:
@@ -337,17 +345,17 @@ class AvailabilityProfile:
         log = self._log
         pos = self._log_base + len(log)
         log.append((start, end))
-        lo_val, hi_val = self._lo_val, self._hi_val
+        lo_val, lo_pos, hi_val, hi_pos = self._lo_val, self._lo_pos, self._hi_val, self._hi_pos
         while lo_val and lo_val[-1] >= start:
             lo_val.pop()
-            self._lo_pos.pop()
+            lo_pos.pop()
         lo_val.append(start)
-        self._lo_pos.append(pos)
+        lo_pos.append(pos)
         while hi_val and hi_val[-1] <= end:
             hi_val.pop()
-            self._hi_pos.pop()
+            hi_pos.pop()
         hi_val.append(end)
-        self._hi_pos.append(pos)
+        hi_pos.append(pos)
         if len(log) > _LOG_MAX:
             # nobody trimmed it (only conservative reads it): keep it bounded; a reservation
             # older than what is kept gets "history unknown" from released_since
@@ -562,9 +570,23 @@ class AvailabilityProfile:
     def fit_spec(self, request: Request, duration: float | None = None) -> tuple | None:
         """The arguments of ``earliest_fit`` for ``request`` over ``duration`` (default: its
         walltime), or None when ``earliest_fit`` does not serve it (named counters asked, or burst
-        buffer on a machine without any): call ``earliest_start`` then."""
+        buffer on a machine without any): call ``earliest_start`` then. Memoised per request
+        object over its walltime (a pure function of the request on one machine; conservative
+        backfilling asks it for every queued job at every compression)."""
         if duration is None:
-            duration = request.walltime
+            memo = _SPEC_MEMO.get(id(request))
+            if memo is not None and memo[0] is request and memo[1] is self.cluster \
+                    and memo[2] is self.counter_names:
+                return memo[3]
+            spec = self._fit_spec(request, request.walltime)
+            if len(_SPEC_MEMO) >= _PLACE_MEMO_SIZE:
+                _SPEC_MEMO.clear()
+            # the request is held: its id names no other while the entry exists
+            _SPEC_MEMO[id(request)] = (request, self.cluster, self.counter_names, spec)
+            return spec
+        return self._fit_spec(request, duration)
+
+    def _fit_spec(self, request: Request, duration: float) -> tuple | None:
         total = request.bb_total
         if total and not self.bb[0]:
             return None
@@ -622,6 +644,76 @@ class AvailabilityProfile:
             memo = self._alloc_memo = {}
         return fit_in_slices(self.times, self.nodes, self.bb, self.bbsum, spec, not_before, memo,
                              self.placer.capacity_fits, self._fit)
+
+    def fit_released_nodes(self, spec: tuple, not_before: float,
+                           reservation: Reservation) -> tuple[float, Allocation] | None:
+        """``earliest_fit(spec, not_before)`` as it answers once ``reservation`` is released,
+        without releasing it (its nodes counted free over its window), for ``reinsert``'s
+        nodes-only case: ``spec`` without bytes, ``reservation`` of nodes only, after now (not
+        checked). The breakpoints that ``release`` would merge away (between two equal
+        slices) change no such answer; the profile gets breakpoints at the reservation's
+        start and end, as ``release`` then ``reserve`` leave it."""
+        times, start, end = self.times, reservation.start, reservation.end
+        i = bisect_right(times, start) - 1          # the breakpoints, made when missing
+        if times[i] != start:
+            i = self._split(start)
+        if end == INF:
+            j = len(times)
+        else:
+            j = bisect_right(times, end) - 1
+            if times[j] != end:
+                j = self._split(end)
+        n, elig, total, _, duration = spec
+        t0 = not_before if not_before > times[0] else times[0]
+        own = reservation.allocation.nodes
+        k = bisect_right(times, t0) - 1
+        found = _fit_window(times, self.nodes, self.bbsum, n, elig, total, duration, t0, k, own, i, j)
+        if found is NotImplemented:
+            found = _py_fit_window(times, self.nodes, self.bbsum, n, elig, total, duration, t0, k, own, i, j)
+        if found is None:
+            return None
+        mask = found[3]
+        memo = self._alloc_memo
+        if memo is None:
+            memo = self._alloc_memo = {}
+        key = (mask, n)
+        alloc = memo.get(key)
+        if alloc is None:      # as fit_in_slices makes and keeps it
+            alloc = Allocation(mask if _bit_count(mask) == n else _lowest_bits(mask, n), (), {}, ())
+            if len(memo) >= _PLACE_MEMO_SIZE:
+                memo.clear()
+            memo[key] = alloc
+        return found[2], alloc
+
+    def renew_in_place(self, old: Reservation, allocation: Allocation, tag: str | None = None) -> Reservation:
+        """``renew(old, old.start, old.end, allocation, tag)`` for ``allocation`` on ``old``'s
+        nodes, right after ``fit_released_nodes`` asked about ``old`` (which made its
+        breakpoints)."""
+        self._version += 1
+        return _tuple_new(Reservation, (old.start, old.end, allocation, tag,
+                                        self._log_base + len(self._log) if self.release_log else -1))
+
+    def renew(self, old: Reservation, start: float, end: float, allocation: Allocation,
+              tag: str | None = None) -> Reservation:
+        """``release(old)`` then ``reserve(start, end, allocation, tag)`` of the same window on
+        the same nodes (nodes only, after now): a job re-inserted where it was. The same
+        slices and breakpoints at ``start`` and ``end`` as the two calls, the slices untouched;
+        any other pair is released and reserved. Nothing goes to the release log: no capacity
+        was freed, so what ``reinsert`` reads there (where capacity grew since a reservation
+        was made) stays true; the new reservation's log position is the present one."""
+        a = old.allocation
+        if (start != old.start or end != old.end or allocation.nodes != a.nodes or a.bb or a.counters
+                or allocation.bb or allocation.counters or not start > self.times[0] or not end > start):
+            self.release(old)
+            return self.reserve(start, end, allocation, tag=tag)
+        times = self.times
+        if times[bisect_right(times, start) - 1] != start:     # breakpoints as release + reserve leave them
+            self._split(start)
+        if end != INF and times[bisect_right(times, end) - 1] != end:
+            self._split(end)
+        self._version += 1
+        log_pos = self._log_base + len(self._log) if self.release_log else -1
+        return _tuple_new(Reservation, (start, end, allocation, tag, log_pos))
 
     def _fit(self, chosen: int, total: int, n: int, bbmin: tuple[int, ...]) -> "Fit | Allocation | None":
         """The ``Fit`` of ``total`` bytes on the ``n`` nodes of ``chosen`` given the window's free
@@ -702,7 +794,22 @@ class AvailabilityProfile:
         return result
 
     def fits_now(self, request: Request, duration: float | None = None, **kw) -> Allocation | None:
-        """The allocation if ``request`` can start at the profile's present, else None."""
+        """The allocation if ``request`` can start at the profile's present, else None.
+
+        The last answer is kept until the profile changes (its ``version`` or present): a
+        round of ``fcfs`` asks it of the queue's head twice, once to know whether the round
+        can start anything, then to start it."""
+        times = self.times
+        now = times[0]
+        last = self._last_fit
+        if last[0] is request and last[1] == self._version and last[2] == now and last[3] == duration and not kw:
+            return last[4]
+        alloc = self._fits_now(request, duration, kw)
+        if not kw:
+            self._last_fit = (request, self._version, now, duration, alloc)
+        return alloc
+
+    def _fits_now(self, request: Request, duration: float | None, kw: dict) -> Allocation | None:
         times = self.times
         now = times[0]
         n = request.nodes
@@ -760,7 +867,7 @@ def use(compiled: bool) -> bool:
     from now on; whether C is now in use. ``MRSCHED_PURE_PYTHON=1`` starts with Python.
     ``_bit_count``, a mask's node count, is ``int.bit_count`` in Python: the C one reads the
     digits in place with the CPU's popcount (CPython's counts each digit in software)."""
-    global _least, _shift_rows, _first_short, _lowest_bits, _bit_count
+    global _least, _shift_rows, _first_short, _lowest_bits, _bit_count, _fit_window, _shift_nodes
     compiled = compiled and _profile is not None
     kernels = _profile if compiled else None
     _bit_count = kernels.bit_count if kernels else int.bit_count
@@ -768,6 +875,8 @@ def use(compiled: bool) -> bool:
     _shift_rows = kernels.shift_rows if kernels else _py_shift_rows
     _first_short = kernels.first_short if kernels else _py_first_short
     _lowest_bits = kernels.lowest_bits if kernels else _py_lowest_bits
+    _fit_window = kernels.fit_window if kernels else _py_fit_window
+    _shift_nodes = kernels.shift_nodes if kernels else _py_shift_nodes
     if _mintree is not None:   # the queue's compiled walk fills a room's slices as __missing__
         _mintree.native_room(Room.__missing__, _bit_count)
     return compiled
@@ -802,51 +911,26 @@ def take_bytes(bb_l: list[tuple[int, ...]], bbsum: list[int], i: int, j: int,
 
 def fit_in_slices(times: list[float], nodes_l: list[int], bb_l: list[tuple[int, ...]], bbsum: list[int],
                   spec: tuple, not_before: float, memo: dict, cap, fit,
-                  packfail: list | None = None) -> tuple[float, Allocation | Fit] | None:
+                  packfail: list | None = None, own: tuple[int, int, int] = (0, 0, 0)
+                  ) -> tuple[float, Allocation | Fit] | None:
     """``AvailabilityProfile.earliest_fit`` on a profile's slice lists (``times``, ``nodes``,
     ``bb``, ``bbsum``), with its answer memo ``memo``, ``cap = placer.capacity_fits`` and
     ``fit = profile._fit``: the plan-based search runs it on plan-local copies of the lists.
     ``packfail``: a one-item list that gets the first candidate start where the shares passed
     every other test but did not pack (the only failure that more free resources do not
-    imply; left as is when none)."""
+    imply; left as is when none). ``own = (mask, i, j)``: nodes counted free in slices
+    ``i..j-1`` (a reservation of nodes only, searched as if released)."""
     n, elig, total, share, duration = spec
     t0 = not_before if not_before > times[0] else times[0]
-    last = len(times)
     i = bisect_right(times, t0) - 1
-    while i < last:
-        mask = nodes_l[i] & elig
-        if _bit_count(mask) < n or (total and bbsum[i] < total):
-            i += 1       # too small on its own: no window through this slice fits
-            continue
-        ti = times[i]
-        t = t0 if ti < t0 else ti
-        end = t + duration
-        j = i + 1
-        fail = -1
-        while j < last and times[j] < end:
-            nj = nodes_l[j]
-            mask &= nj
-            if _bit_count(mask) < n:
-                nj &= elig
-                if _bit_count(nj) < n:
-                    fail = j
-                else:
-                    # slices k..j together are too small, for the last such k counting
-                    # down from j: every candidate up to k has them all in its window
-                    fail = j - 1
-                    while fail > i:
-                        nj &= nodes_l[fail]
-                        if _bit_count(nj) < n:
-                            break
-                        fail -= 1
-                break
-            if total and bbsum[j] < total:
-                fail = j
-                break
-            j += 1
-        if fail >= 0:
-            i = fail + 1
-            continue
+    while True:
+        # the next window whose nodes and byte totals pass (C when built: the scan's hot loop)
+        found = _fit_window(times, nodes_l, bbsum, n, elig, total, duration, t0, i, *own)
+        if found is NotImplemented:
+            found = _py_fit_window(times, nodes_l, bbsum, n, elig, total, duration, t0, i, *own)
+        if found is None:
+            return None
+        i, j, t, mask = found
         if total:
             # the window's minimum free bytes per storage: one pass over its distinct rows
             # (split slices share their row object)
@@ -893,8 +977,6 @@ def fit_in_slices(times: list[float], nodes_l: list[int], bb_l: list[tuple[int, 
             i = (k if k < j else i) + 1
             continue
         return t, alloc
-    return None
-
 
 
 def _place(placer, chosen: int, total: int, n: int, free: tuple[int, ...]):

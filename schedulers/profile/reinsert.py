@@ -50,6 +50,11 @@ def reinsert(profile, old, request: Request, now: float, tag: str) -> Slot | Non
         span = _horizon(profile, old, request.walltime)
         if span is not None and span[1] <= now:
             return Slot(old.start, old.allocation, old)     # nothing it overlaps was freed
+    if span is not None:
+        spec = profile.fit_spec(request)
+        a = old.allocation
+        if spec is not None and not spec[2] and not a.bb and not a.counters:
+            return _nodes_only(profile, old, spec, span, request, now, tag)
     profile.release(old)
     if span is None:
         return _placed(profile, _earliest(profile, request, now), request, now, tag)
@@ -59,6 +64,29 @@ def reinsert(profile, old, request: Request, now: float, tag: str) -> Slot | Non
         if found is None or _same(profile, found[1], old.allocation):
             return Slot(old.start, old.allocation, profile.reserve(old.start, old.end, old.allocation, tag=tag))
     return _placed(profile, found, request, now, tag)
+
+
+def _nodes_only(profile, old, spec: tuple, span: tuple[float, float], request: Request, now: float,
+               tag: str) -> Slot | None:
+    """``reinsert``'s search for a job of nodes only, made before ``old`` is released: the
+    same answer (``fit_released_nodes``: its nodes counted free, nothing released), so that a
+    job that stays where it was is renewed in place (``renew``: the profile as release then
+    reserve leave it) and only a job that moves is released."""
+    lo, horizon = span
+    found = profile.fit_released_nodes(spec, now if now > lo else lo, old)
+    a = old.allocation
+    if found is None or found[0] > (old.start if old.start < horizon else horizon):
+        return Slot(old.start, a, profile.renew_in_place(old, a, tag))
+    start, alloc = found
+    if start >= old.start and horizon <= old.start and _same(profile, alloc, a):
+        return Slot(old.start, a, profile.renew_in_place(old, a, tag))
+    if start > now:     # the same window on the same nodes is renewed, any other taken anew
+        end = start + request.walltime
+        if start == old.start and end == old.end and alloc.nodes == a.nodes and end > start:
+            return Slot(start, alloc, profile.renew_in_place(old, alloc, tag))
+        return Slot(start, alloc, profile.renew(old, start, end, alloc, tag))
+    profile.release(old)
+    return Slot(start, profile.allocation(alloc), None)
 
 
 def _placed(profile, found, request: Request, now: float, tag: str) -> Slot | None:

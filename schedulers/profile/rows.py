@@ -78,3 +78,79 @@ def _py_first_short(rows: list[tuple[int, ...]], i: int, j: int, bb: tuple[int, 
                 if row[s] < b:
                     return k
     return -1
+
+
+def _py_fit_window(times: list[float], nodes_l: list[int], bbsum: list[int], n: int, elig: int,
+                   total: int, duration: float, t0: float, i: int, own: int = 0, oi: int = 0, oj: int = 0):
+    """The first window of the earliest-fit scan from slice ``i`` whose eligible free nodes
+    (``nodes_l[k] & elig``, AND over its slices) number at least ``n`` and whose every slice
+    holds ``total`` bytes in all (``bbsum``; no test when ``total`` is 0): ``(i, j, t,
+    mask)``: the candidate's slice, the slice past its window, its start (``t0`` or
+    ``times[i]``) and the window's free eligible nodes; None when no candidate passes.
+    ``own``: nodes counted free in slices ``oi..oj-1`` too (a reservation being moved, seen
+    as released without releasing it).
+
+    A failing slice is skipped past when it fails every later candidate too: alone too small,
+    or the last ``k`` such that slices ``k..j`` together are too small (every candidate up to
+    ``k`` holds them all), so only candidates that cannot pass are skipped."""
+    last = len(times)
+    if not own:
+        oi = oj = 0
+    if i < 0:
+        i = 0
+    while i < last:
+        mask = (nodes_l[i] | own if oi <= i < oj else nodes_l[i]) & elig
+        if mask.bit_count() < n or (total and bbsum[i] < total):
+            i += 1       # too small on its own: no window through this slice fits
+            continue
+        ti = times[i]
+        t = t0 if ti < t0 else ti
+        end = t + duration
+        j = i + 1
+        fail = -1
+        while j < last and times[j] < end:
+            nj = nodes_l[j] | own if oi <= j < oj else nodes_l[j]
+            mask &= nj
+            if mask.bit_count() < n:
+                nj &= elig
+                if nj.bit_count() < n:
+                    fail = j
+                else:
+                    # slices k..j together are too small, for the last such k counting
+                    # down from j: every candidate up to k has them all in its window
+                    fail = j - 1
+                    while fail > i:
+                        nj &= nodes_l[fail] | own if oi <= fail < oj else nodes_l[fail]
+                        if nj.bit_count() < n:
+                            break
+                        fail -= 1
+                break
+            if total and bbsum[j] < total:
+                fail = j
+                break
+            j += 1
+        if fail >= 0:
+            i = fail + 1
+            continue
+        return i, j, t, mask
+    return None
+
+
+def _py_shift_nodes(nodes_l: list[int], i: int, j: int, mask: int, sign: int, check: bool) -> int:
+    """Take the nodes of ``mask`` out of the free node masks ``nodes_l[i:j]`` (``sign`` -1) or
+    give them back (``sign`` 1). With ``check``, first: the first slice where that cannot be
+    done (-1: some of them are not free there; 1: some are free already), nothing changed;
+    -1 when done."""
+    if check:
+        for k in range(i, j):
+            have = nodes_l[k] & mask
+            if (have != mask) if sign < 0 else have:
+                return k
+    if sign < 0:
+        keep = ~mask
+        for k in range(i, j):
+            nodes_l[k] &= keep
+    else:
+        for k in range(i, j):
+            nodes_l[k] |= mask
+    return -1

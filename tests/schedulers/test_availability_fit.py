@@ -186,3 +186,45 @@ def test_scanning_from_fit_bound_finds_the_same_start_on_fuller_profiles(seed):
                 later += want[0] > bounds[k]
                 prof.reserve_fitted(want[0], want[0] + reqs[k].walltime, want[1])
     assert later
+
+
+def nodes_only_profile(seed: int) -> tuple[AvailabilityProfile, list, np.random.Generator]:
+    """A profile of 24 nodes loaded with nodes-only reservations (some endless), and them."""
+    rng = np.random.default_rng(seed)
+    cl = coord_cluster(rng, storages=0)
+    prof = AvailabilityProfile(cl, 0.0, release_log=True)
+    held = []
+    for _ in range(int(rng.integers(5, 30))):
+        req = Request(nodes=int(rng.integers(1, 13)),
+                      walltime=float(rng.integers(1, 60) * 10) if rng.random() < 0.95 else float("inf"))
+        found = prof.earliest_start(req, req.walltime, float(rng.integers(1, 300)))
+        if found is not None and found[0] > 0.0:
+            held.append((prof.reserve(found[0], found[0] + req.walltime, found[1], tag=f"j{len(held)}"), req))
+    return prof, held, rng
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_searching_a_reservation_as_released_answers_as_releasing_it(seed, profile_kernels):
+    """``fit_released_nodes`` (reinsert's search with a job's own nodes counted free, nothing
+    released) gives the start and nodes ``earliest_fit`` gives once the reservation is
+    released, from any point; ``renew_in_place`` after it leaves the slices as release then
+    reserve of the same window do, and logs no release."""
+    prof, held, rng = nodes_only_profile(seed)
+    assert held
+    for reservation, req in held:
+        spec = prof.fit_spec(req)
+        for not_before in (0.0, float(rng.integers(0, 400)), reservation.start):
+            work = prof.copy()
+            work.release(work_reservation := reservation)
+            want = work.earliest_fit(spec, not_before)
+            again = prof.copy()
+            fast = again.fit_released_nodes(spec, not_before, reservation)
+            assert (fast is None) == (want is None)
+            if want is not None:
+                assert fast[0] == want[0] and fast[1].nodes == want[1].nodes
+            # staying in place: the profile as release + reserve of the same window leave it
+            log = len(again._log)
+            renewed = again.renew_in_place(reservation, reservation.allocation, tag="again")
+            work.reserve(work_reservation.start, work_reservation.end, work_reservation.allocation)
+            assert (again.times, again.nodes) == (work.times, work.nodes)
+            assert len(again._log) == log and renewed[:3] == reservation[:3]

@@ -2,6 +2,9 @@
 bytes and on node masks (``_profile.c``) and their pure-Python twins give the same values,
 and a profile run with either is the same."""
 
+import bisect
+import math
+
 import numpy as np
 import pytest
 
@@ -229,3 +232,129 @@ def test_a_reservation_short_of_bytes_is_refused_and_leaves_no_trace(profile_ker
         with pytest.raises(SimulationError, match="are not free"):
             profile.reserve(now, now + 5.0, busy, tag="busy")
         assert (list(profile.times), list(profile.nodes), list(profile.bb), list(profile.bbsum)) == before
+
+
+def random_slices(rng, count, width):
+    """``count`` slices of a profile over ``width`` nodes: increasing start times (floats, ints
+    now and then), free node masks (often the same as the slice before, dense or sparse) and
+    byte totals."""
+    times, nodes, sums = [], [], []
+    t = float(rng.integers(0, 50))
+    full = (1 << width) - 1
+    for k in range(count):
+        times.append(int(t) if rng.random() < 0.15 and t == int(t) else t)
+        t += float(rng.choice([0.5, 1.0, 3.0, 7.25, 20.0]))
+        if nodes and rng.random() < 0.3:
+            nodes.append(nodes[-1])
+        else:
+            def bits():
+                return int.from_bytes(rng.bytes(width // 8 + 1), "little") & full
+            kind = int(rng.integers(0, 4))     # about 1/8, 1/2, 7/8 of the nodes free, or all
+            nodes.append(bits() & bits() & bits() if kind == 0 else bits() if kind == 1 else
+                         bits() | bits() | bits() if kind == 2 else full)
+        sums.append(int(rng.integers(0, 400)) + (2**70 if rng.random() < 0.05 else 0))
+    return times, nodes, sums
+
+
+def test_compiled_fit_window_is_the_python_one(rows):
+    """The earliest-fit scan's window search (``fit_window``) on random slices (machines of 1
+    to 9,900 nodes, eligible subsets, byte totals within and beyond int64, endless and zero
+    durations, starts before, at and past the breakpoints, int times, a reservation's nodes
+    counted free over a range of slices) gives the same answer as its twin, the start being
+    the very object the twin returns."""
+    rng = np.random.default_rng(21)
+    found = none = 0
+    for trial in range(1500):
+        width = int(rng.choice([1, 5, 64, 128, 200, 9900])) if trial % 10 else 9900
+        count = int(rng.integers(1, 40)) if width < 9900 else int(rng.integers(1, 8))
+        times, nodes, sums = random_slices(rng, count, width)
+        full = (1 << width) - 1
+        elig = full if rng.random() < 0.6 else full & int(rng.integers(1, 2**62)) * (1 | 1 << (width // 2))
+        n = int(rng.integers(0, width + 2)) if rng.random() < 0.2 else int(rng.integers(1, max(2, width // 3)))
+        total = 0 if rng.random() < 0.5 else int(rng.integers(1, 500)) + (2**70 if rng.random() < 0.05 else 0)
+        duration = float(rng.choice([0.0, 0.5, 2.0, 10.0, 55.5, 1e9, math.inf]))
+        if rng.random() < 0.1:
+            duration = int(duration) if duration != math.inf else 10
+        t0 = times[0] + float(rng.choice([0.0, 0.25, 1.0, 13.0, 1e4]))
+        i = bisect.bisect_right(times, t0) - 1 + int(rng.integers(-1, 3))
+        own = (0, 0, 0)
+        if rng.random() < 0.4:      # a reservation's nodes counted free over some slices
+            oi = int(rng.integers(-1, count + 1))
+            own = (int(rng.integers(0, 2**62)) & full, oi, oi + int(rng.integers(0, count + 1)))
+        args = (times, nodes, sums, n, elig, total, duration, t0, i, *own)
+        want = av._py_fit_window(*args)
+        got = rows.fit_window(*args)
+        assert got == want, (trial, got, want)
+        if want is None:
+            none += 1
+        else:
+            found += 1
+            assert got[2] is want[2] and type(got[3]) is int
+    assert found > 400 and none > 200, (found, none)
+
+
+def test_compiled_fit_window_leaves_unusual_input_to_python(rows):
+    """Times beyond 2**52 or not numbers, negative masks: ``NotImplemented`` (the caller asks
+    the twin, whose answer is Python's own); wrong shapes are errors naming the input."""
+    times, nodes, sums = [0.0, 5.0, 9.0], [0b1111, 0b0011, 0b1111], [10, 10, 10]
+    no = (0, 0, 0)
+    assert rows.fit_window(times, nodes, sums, 3, 0b1111, 0, 6.0, 0.0, 0, *no) == av._py_fit_window(
+        times, nodes, sums, 3, 0b1111, 0, 6.0, 0.0, 0) == (2, 3, 9.0, 0b1111)
+    assert rows.fit_window(times, nodes, sums, 3, 0b1111, 0, 6.0, 0.0, 0, 0b0100, 1, 2) == (0, 2, 0.0, 0b0111)
+    assert rows.fit_window([0, 2**60], nodes[:2], sums, 2, 3, 0, 1.0, 0, 0, *no) is NotImplemented
+    assert rows.fit_window(times, nodes, sums, 2, 3, 0, 2**60, 0.0, 0, *no) is NotImplemented
+    assert rows.fit_window(times, [-1, 3, 3], sums, 2, 3, 0, 1.0, 0.0, 0, *no) is NotImplemented
+    assert rows.fit_window(times, nodes, sums, 2, -3, 0, 1.0, 0.0, 0, *no) is NotImplemented
+    assert rows.fit_window(times, nodes, sums, 2, 3, 0, 1.0, 0.0, 0, -1, 0, 3) is NotImplemented
+    assert rows.fit_window([0.0, True, 9.0], nodes, sums, 2, 3, 0, 9.0, 0.0, 0, *no) is NotImplemented
+    with pytest.raises(ValueError, match="2 node masks for 3 slices"):
+        rows.fit_window(times, nodes[:2], sums, 2, 3, 0, 1.0, 0.0, 0, *no)
+    with pytest.raises(ValueError, match="1 byte sums for 3 slices"):
+        rows.fit_window(times, nodes, sums[:1], 2, 3, 7, 1.0, 0.0, 0, *no)
+    with pytest.raises(TypeError, match="must be lists"):
+        rows.fit_window(tuple(times), nodes, sums, 2, 3, 0, 1.0, 0.0, 0, *no)
+    with pytest.raises(TypeError, match="takes 12 arguments"):
+        rows.fit_window(times, nodes, sums, 2, 3, 0, 1.0, 0.0, 0)
+
+
+def test_compiled_shift_nodes_is_the_python_one(rows):
+    """Taking and giving back a job's nodes over a range of slices (masks of 1 to 9,900 nodes,
+    checked or not, clashing or not) changes the same slices to the same masks as the twin,
+    or reports the same first clash and changes nothing."""
+    rng = np.random.default_rng(23)
+    clashes = done = 0
+    for trial in range(1500):
+        width = int(rng.choice([1, 30, 31, 64, 128, 9900]))
+        count = int(rng.integers(1, 12))
+        _, nodes, _ = random_slices(rng, count, width)
+        i = int(rng.integers(0, count + 1))
+        j = int(rng.integers(i, count + 1))
+        sign = int(rng.choice([-1, 1]))
+        full = (1 << width) - 1
+        if rng.random() < 0.5 and j > i:      # a mask that passes the check
+            common = full
+            for k in range(i, j):
+                common &= nodes[k] if sign < 0 else ~nodes[k]
+            mask = common & int.from_bytes(rng.bytes(width // 8 + 1), "little")
+        else:
+            mask = int.from_bytes(rng.bytes(width // 8 + 1), "little") & full
+        check = bool(rng.random() < 0.8)
+        c_nodes, p_nodes = list(nodes), list(nodes)
+        got = rows.shift_nodes(c_nodes, i, j, mask, sign, check)
+        assert got == av._py_shift_nodes(p_nodes, i, j, mask, sign, check), trial
+        assert c_nodes == p_nodes and all(type(x) is int for x in c_nodes), trial
+        if got >= 0:
+            clashes += 1
+            assert c_nodes == nodes
+        else:
+            done += 1
+            for k in range(i + 1, j):
+                if nodes[k] is nodes[k - 1]:
+                    assert c_nodes[k] is c_nodes[k - 1]
+    assert clashes > 200 and done > 600, (clashes, done)
+    with pytest.raises(ValueError, match="sign must be 1 or -1"):
+        rows.shift_nodes([1], 0, 1, 1, 0, True)
+    with pytest.raises(ValueError, match="node mask 1 is not a non-negative int"):
+        rows.shift_nodes([1, -1], 0, 2, 2, 1, True)
+    with pytest.raises(IndexError, match="slices 0..3 of 2 rows"):
+        rows.shift_nodes([1, 2], 0, 3, 1, 1, True)
