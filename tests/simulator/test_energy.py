@@ -150,10 +150,12 @@ def test_energyprobe_served_live(tmp_path, require):
 
 
 @pytest.mark.parametrize("case", ["sleeper", "sleeper128"])
-def test_batsched_sleeper_served_live(case, tmp_path, require):
-    """batsched's sleeper, when installed here, served live: Batsim's run again."""
-    batsched = "/opt/batsched-local/bin/batsched"
-    require(os.access(batsched, os.X_OK), f"batsched is not installed at {batsched}")
+def test_batsched_sleeper_served_live(case, tmp_path):
+    """batsched's sleeper, when built on this machine (../shared/tools/build_refs.sh; CI does
+    not build it: the recorded cases stand for it there), served live: Batsim's run again."""
+    batsched = os.environ.get("MRSCHED_BATSCHED", "/opt/batsched-local/bin/batsched")
+    if not os.access(batsched, os.X_OK):
+        pytest.skip(f"batsched is not built here ({batsched}; set MRSCHED_BATSCHED)")
     pytest.importorskip("zmq")
     from mrsched.simulator.connection import ZmqScheduler
 
