@@ -413,8 +413,13 @@ class Result:
         import tempfile
 
         with tempfile.TemporaryDirectory(prefix="mrsched-run-") as tmp:
-            (Path(tmp) / "out_jobs.csv").write_text(self.csv_text("jobs"))
-            (Path(tmp) / "manifest.json").write_text(json.dumps(self.manifest))
+            texts = self._texts()
+            for name, text in texts.items():   # the report verifies them against the manifest
+                (Path(tmp) / name).write_text(text)
+            manifest = dict(self.manifest)
+            if isinstance(manifest.get("outputs"), dict):
+                manifest["outputs"] = {k: v for k, v in manifest["outputs"].items() if k in texts}
+            (Path(tmp) / "manifest.json").write_text(json.dumps(manifest))
             return row(load_run(tmp))
 
     @property

@@ -32,12 +32,14 @@ class Entry:
     ``mrsched.schedulers.policies``, imported when first asked for, so that a command imports
     only the policy it runs), the defaults of this variant, one line."""
 
-    target: str
+    target: str | type[Policy]   # or the class itself (a policy registered at run time)
     defaults: Mapping[str, Any] = field(default_factory=dict)
     summary: str = ""
 
     @property
     def cls(self) -> type[Policy]:
+        if isinstance(self.target, type):
+            return self.target
         found = _CLASSES.get(self.target)
         if found is None:
             import importlib
