@@ -78,6 +78,19 @@ class RunSpec:
             flags.append("--energy")
         return flags
 
+    def engine_options(self) -> dict:
+        """The same flags as keyword arguments of the embedded engine's ``simulate``."""
+        options: dict = {"dynamic_jobs": self.dynamic_jobs}
+        if self.roles:
+            options["roles"] = tuple(self.roles)
+        if self.sched_cfg:
+            options["sched_cfg"] = self.sched_cfg
+        if self.compute_sharing:
+            options["compute_sharing"] = True
+        if self.energy:
+            options["energy"] = True
+        return options
+
     @classmethod
     def from_dict(cls, data: dict) -> "RunSpec":
         data = dict(data)

@@ -70,18 +70,9 @@ def run_spec(spec: dict) -> None:
     out_dir = Path(spec["out_dir"])
     tmp_prefix = out_dir / f".partial-{os.getpid()}"
     run = RunSpec.from_dict(spec)
-    extra = {}
-    if run.roles:
-        extra["roles"] = tuple(run.roles)
-    if run.sched_cfg:
-        extra["sched_cfg"] = run.sched_cfg
-    if run.compute_sharing:
-        extra["compute_sharing"] = True
-    if run.energy:
-        extra["energy"] = True
     try:
         simulate(spec["platform"], [spec["workload"]], scheduler, export_prefix=str(tmp_prefix),
-                 dynamic_jobs=run.dynamic_jobs, keep_records=False, **extra)
+                 keep_records=False, **run.engine_options())
         for suffix in OUTPUT_SUFFIXES + (ENERGY_SUFFIXES if run.energy else ()):
             os.replace(f"{tmp_prefix}_{suffix}.csv", out_dir / f"out_{suffix}.csv")
         write_policy_table(scheduler, out_dir, tmp_prefix)

@@ -98,24 +98,18 @@ def _run_engine(spec, scheduler, out_dir: Path | None):
     directory each output goes to a temporary and is renamed into place."""
     from mrsched.simulator.engine import simulate as engine_simulate
 
-    extra = {}
-    if spec.roles:
-        extra["roles"] = tuple(spec.roles)
-    if spec.sched_cfg:
-        extra["sched_cfg"] = spec.sched_cfg
-    if spec.compute_sharing:
-        extra["compute_sharing"] = True
-    if spec.energy:
-        extra["energy"] = True
     prefix = None if out_dir is None else out_dir / f".partial-{os.getpid()}"
     try:
         sim = engine_simulate(spec.platform, [spec.workload], scheduler, export_prefix=prefix,
-                              dynamic_jobs=spec.dynamic_jobs, keep_records=True, **extra)
+                              keep_records=True, **spec.engine_options())
         if prefix is not None:
             from mrsched.expe.manifest import ENERGY_SUFFIXES, OUTPUT_SUFFIXES
 
+            from mrsched.expe.worker import write_policy_table
+
             for suffix in OUTPUT_SUFFIXES + (ENERGY_SUFFIXES if spec.energy else ()):
                 os.replace(f"{prefix}_{suffix}.csv", out_dir / f"out_{suffix}.csv")
+            write_policy_table(scheduler, out_dir, prefix)   # e.g. hierarchical's, as run writes it
     finally:
         if prefix is not None:
             for leftover in out_dir.glob(f"{prefix.name}_*"):
