@@ -12,6 +12,7 @@ import heapq
 import logging
 import math
 from collections import OrderedDict
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -214,6 +215,17 @@ class PolicyRuntime:
         self._serviced = 0                             # submitted ids already estimated / checked
         self._ended_starts: dict[str, float] = {}      # ended since the last round: start time
         policy.setup(cluster)
+
+    def counted(self, job: Job) -> tuple[Job | None, str | None]:
+        """``job`` as this runtime counts it: under a power cap a new Job that also asks its
+        power over its nodes' Idle (``submit`` does the same), or (None, why it cannot run);
+        for a parent handing a job it parsed to this runtime (``hierarchical``)."""
+        if self.power is None:
+            return job, None
+        delta, why = self.power.job_delta(job)
+        if why is not None:
+            return None, why
+        return dataclasses.replace(job, request=with_power(job.request, delta)), None
 
     def submit(self, now: float, job_id: str, job: Mapping[str, Any], profile: Mapping | None = None) -> Job | None:
         """Queue a job, or reject it now when it can never run (or is malformed)."""

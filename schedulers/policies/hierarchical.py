@@ -239,7 +239,7 @@ class Hierarchical(Policy):
 
     name = "hierarchical"
     io_phased = False          # every instance keeps its own clock: no phases
-    power_capped = False       # the runtime's power_cap: refused; the tree splits its own knob
+    power_capped = False       # its own power_cap knob is split among the leaves' runtimes
     _parameter_constraints = {
         "depth": Param(int, min=1, help="levels of the tree (1 = one centralized instance)"),
         "branching": Param(str, help="children per parent: one number, or one per level ('32,36')"),
@@ -333,12 +333,10 @@ class Hierarchical(Policy):
     def _check_power_leaf(self, inst: Instance) -> None:
         """A cap is split among the leaves and enforced by each leaf policy: refused, not
         ignored, when a leaf policy cannot take it (or sets its own)."""
-        # the policy's own knob: the runtime's power_cap (RUN_PARAMS) is enforced on counters a
-        # leaf's runtime does not get from its parent yet, so it does not count
-        if "power_cap" not in self._leaves().entry(inst.policy).cls.param_names():
+        cls = self._leaves().entry(inst.policy).cls
+        if "power_cap" not in self._leaves().parameter_table(inst.policy) or not cls.power_capped:
             raise ConfigError(f"policy 'hierarchical': option 'power_cap' needs leaf policies that take "
-                              f"power_cap as their own knob; leaf {inst.path} runs '{inst.policy}', whose "
-                              "power_cap is its runtime's and is not enforced below a parent yet",
+                              f"power_cap; leaf {inst.path} runs '{inst.policy}', which does not",
                               field="power_cap")
         if "power_cap" in inst.options:
             raise ConfigError(f"policy 'hierarchical': leaf {inst.path} sets its own power_cap; with the "
@@ -656,7 +654,10 @@ class Hierarchical(Policy):
     def _arrive(self, t: float, inst: Instance, job: Job) -> None:
         inst.received += 1
         if inst.leaf:
-            reason = infeasible_reason(inst.runtime.cluster, job.request, inst.runtime.profile.placer)
+            counted, reason = inst.runtime.counted(job)   # its power, when the leaf keeps a cap
+            if reason is None:
+                job = counted
+                reason = infeasible_reason(inst.runtime.cluster, job.request, inst.runtime.profile.placer)
             if reason is not None:
                 inst.rejected += 1
                 self._push(t, _RELEASE, inst, Reject(job.id, f"leaf {inst.path}: {reason}"))

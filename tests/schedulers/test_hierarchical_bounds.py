@@ -268,10 +268,9 @@ class CappedFCFS(FCFS):
 
 def test_power_cap_is_refused_when_a_leaf_policy_cannot_take_it():
     with pytest.raises(ConfigError) as exc:
-        make_scheduler("hierarchical", {"depth": 2, "leaf_policy": "fcfs-easy", "power_cap": "5000"})
+        make_scheduler("hierarchical", {"depth": 2, "leaf_policy": "slurm-bf", "power_cap": "5000"})
     assert exc.value.message == ("policy 'hierarchical': option 'power_cap' needs leaf policies that take "
-                                 "power_cap as their own knob; leaf 0.0 runs 'fcfs-easy', whose power_cap "
-                                 "is its runtime's and is not enforced below a parent yet")
+                                 "power_cap; leaf 0.0 runs 'slurm-bf', which does not")
 
 
 def test_power_cap_is_split_among_the_leaves(monkeypatch):
@@ -369,3 +368,28 @@ def test_queue_shares_drain_for_the_oldest_job_instead_of_starving_both():
 def test_queue_shares_is_a_known_option():
     with pytest.raises(ConfigError, match="option 'shares'"):
         make_scheduler("hierarchical", {"shares": "dynamic"})
+
+
+def test_registered_leaves_keep_their_share_of_the_cap(tmp_path):
+    """fcfs-easy leaves given their share of a 1,400 W cap on 8 nodes at 100:200 W: each leaf
+    counts a job's power as a flat run does, so the machine's power (idle nodes at 100 W, busy
+    ones at 200 W) never passes 1,400 W, where the same tree uncapped reaches 1,600 W."""
+    from mrsched.analysis import load_run
+    from mrsched.analysis.power import run_energy_metrics
+    from mrsched.cli import main
+
+    platform = tmp_path / "p.xml"
+    from mrsched.platforms.cli import with_wattage
+
+    platform.write_text(with_wattage(generate_cluster(nodes=8, pfs=False).xml, "100:200"))
+    wl = tmp_path / "w.json"
+    assert main(["workload", "synthetic", "--platform", str(platform), "--jobs", "40", "--model",
+                 "delay", "--seed", "1", "-o", str(wl)]) == 0
+    peaks = {}
+    for cap in ("1400", "0"):
+        out = tmp_path / f"cap{cap}"
+        assert main(["run", "-p", str(platform), "-w", str(wl), "--policy", "hierarchical",
+                     "-O", "depth=2", "-O", "leaf_policy=fcfs-easy", "-O", f"power_cap={cap}",
+                     "-o", str(out)]) == 0
+        peaks[cap] = run_energy_metrics(load_run(out))["peak_power_w"]
+    assert peaks["1400"] <= 1400 < peaks["0"], peaks

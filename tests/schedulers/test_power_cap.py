@@ -171,15 +171,15 @@ def test_the_runtime_refuses_a_start_over_the_cap():
         rt.step(2)
 
 
-@pytest.mark.parametrize("policy,message", [
-    ("hierarchical", "needs leaf policies that take power_cap as their own knob"),
-    ("slurm-bf", "power_cap is not available"),
+@pytest.mark.parametrize("policy,options", [
+    ("slurm-bf", {"power_cap": "500"}),
+    ("hierarchical", {"power_cap_share": "0.5"}),   # its leaves take power_cap, split by the tree
 ])
-def test_policies_that_do_not_place_counters_refuse_the_cap(policy, message):
+def test_policies_that_do_not_place_counters_refuse_the_cap(policy, options):
     from mrsched.schedulers.registry import make_scheduler
 
-    with pytest.raises(ConfigError, match=message):
-        make_scheduler(policy, {"power_cap": "500"})
+    with pytest.raises(ConfigError, match="power_cap is not available"):
+        make_scheduler(policy, options)
 
 
 def test_a_cap_as_a_share_of_peak_on_a_generated_platform(tmp_path):
