@@ -62,14 +62,14 @@ def _imported(text: str) -> list[str]:
             if line.startswith("import time:") and "|" in line and "imported package" not in line]
 
 
-def test_run_imports_each_module_once_and_nothing_heavy_it_does_not_use(tmp_path):
+def test_run_imports_each_module_once_and_nothing_heavy_it_does_not_use(tmp_path, shared_dir):
     """``mrsched run``: the runner's process imports neither pandas nor the campaign's or the
     report's libraries, and the engine's child imports nothing the runner had (it is forked
     from it, not a second interpreter importing the world again)."""
     import os
     from pathlib import Path
 
-    ref = Path(__file__).resolve().parents[1] / "../shared/batsim-reference/delays"
+    ref = shared_dir / "batsim-reference" / "delays"
     out = tmp_path / "run"
     env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
     env.pop("MRSCHED_FORK_ENGINE", None)  # (set to 0, this test fails: the child imports again)
