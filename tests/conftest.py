@@ -10,27 +10,17 @@ pybatsim) skips with the reason on a user's machine, and fails with that same on
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
-from typing import Callable, NoReturn
+from typing import Callable
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-ON_CI = os.environ.get("CI", "").strip().lower() in ("true", "1")
+from inputs_rule import ON_CI, REPO, SHARED, missing  # noqa: F401 (the rule, shared)
 
 # pybatsim's own module (not just a ``batsim`` folder: pytest puts tests/schedulers on sys.path,
 # where tests/schedulers/batsim/ would pass for a namespace package) and what it imports
 PYBATSIM_MODULES = ("batsim.batsim", "docopt", "sortedcontainers")
 PYBATSIM_INSTALL = "pip install --no-deps pybatsim==3.2.1 docopt sortedcontainers"
-
-
-def missing(reason: str) -> NoReturn:
-    """An input this machine lacks: skip with ``reason`` here, fail with it under CI=true."""
-    if ON_CI:
-        pytest.fail(f"CI=true and {reason}", pytrace=False)
-    pytest.skip(reason)
 
 
 def pytest_report_header(config) -> str:

@@ -15,7 +15,7 @@ import pytest
 
 import mrsched
 from mrsched.errors import ConfigError, MrschedError, WorkloadError
-from conftest import missing  # noqa: E402
+from inputs_rule import missing  # noqa: E402
 
 REFERENCE = Path(__file__).resolve().parents[1] / "../shared/batsim-reference"
 REFERENCE = REFERENCE.resolve()

@@ -17,7 +17,7 @@ import numpy as np  # noqa: E402
 import mrsched  # noqa: E402
 import mrsched.gym  # noqa: E402
 from mrsched.errors import ConfigError  # noqa: E402
-from conftest import missing  # noqa: E402
+from inputs_rule import missing  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = (ROOT / "../shared/batsim-reference").resolve()

@@ -29,7 +29,7 @@ def test_talks_to_pybatsim(pybatsim):
 
 def run_probe(tmp_path: Path, probe: str, ci: str | None, *, with_shared: bool = False
               ) -> subprocess.CompletedProcess:
-    """pytest on a checkout holding only the suite's conftest and ``probe``, ../shared beside it
+    """pytest on a checkout holding only the suite's conftest, its rule and ``probe``, ../shared beside it
     or not; pybatsim is looked for under a module name that no module has."""
     checkout = tmp_path / "checkout"
     (checkout / "tests").mkdir(parents=True)
@@ -40,6 +40,7 @@ def run_probe(tmp_path: Path, probe: str, ci: str | None, *, with_shared: bool =
                           conftest, flags=re.M)
     assert n == 1
     (checkout / "tests" / "conftest.py").write_text(conftest)
+    (checkout / "tests" / "inputs_rule.py").write_text((HERE / "inputs_rule.py").read_text())
     (checkout / "tests" / "test_probe.py").write_text(probe)
     if with_shared:
         (tmp_path / "shared" / "data").mkdir(parents=True)

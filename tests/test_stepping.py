@@ -13,7 +13,7 @@ import pytest
 import mrsched
 from mrsched.errors import ConfigError, MrschedError
 from mrsched.stepping import Stepper
-from conftest import missing  # noqa: E402
+from inputs_rule import missing  # noqa: E402
 
 REFERENCE = (Path(__file__).resolve().parents[1] / "../shared/batsim-reference").resolve()
 
