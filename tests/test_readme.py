@@ -210,4 +210,5 @@ def test_quick_start_passes_literally_in_a_fresh_copy(repo_dir, tmp_path, requir
     assert all(progress.fullmatch(ln.strip()) for ln in step2_err), step2_err
     assert (clone / "studies" / "results" / "quickstart" / "report" / "index.html").is_file()
     summary = (clone / "step3.out").read_text().strip().splitlines()[-1]
-    assert " passed" in summary and "failed" not in summary and "error" not in summary, summary
+    # "1 xfailed" is an expected failure, not a failed test
+    assert " passed" in summary and not re.search(r"\b\d+ (failed|errors?)\b", summary), summary
