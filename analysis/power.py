@@ -187,16 +187,20 @@ def run_power(run, *, busy_load: float = 1.0) -> PowerSeries | None:
         return read_energy_trace(trace)
     if run.phases is None:
         return None
+    wattage = _run_wattage(run, busy_load)
+    return None if wattage is None else estimate_power(run.phases, wattage)
+
+
+def _run_wattage(run, busy_load: float):
+    """The wattage of the run's platform as its manifest names it, or None (no platform
+    recorded, unreadable, or without wattage_per_state)."""
     path, roles, mmax = _manifest_paths(run)
     if path is None:
         return None
     try:
-        wattage = platform_wattage(path, roles=roles, mmax=mmax, busy_load=busy_load)
+        return platform_wattage(path, roles=roles, mmax=mmax, busy_load=busy_load)
     except MrschedError:
         return None
-    if wattage is None:
-        return None
-    return estimate_power(run.phases, wattage)
 
 
 def job_energy(run, *, busy_load: float = 1.0) -> pd.DataFrame:
@@ -211,13 +215,7 @@ def job_energy(run, *, busy_load: float = 1.0) -> pd.DataFrame:
         energy = pd.to_numeric(phases["consumed_energy"], errors="coerce")
         return pd.DataFrame({"job_id": phases["job_id"].astype(str),
                              "energy_j": energy.where(energy >= 0).to_numpy(float)})
-    path, roles, mmax = _manifest_paths(run)
-    if path is None:
-        return empty
-    try:
-        wattage = platform_wattage(path, roles=roles, mmax=mmax, busy_load=busy_load)
-    except MrschedError:
-        return empty
+    wattage = _run_wattage(run, busy_load)
     if wattage is None:
         return empty
     n = wattage.n_compute
