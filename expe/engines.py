@@ -13,7 +13,6 @@ import os
 import re
 import shlex
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -129,6 +128,8 @@ def run_embedded(spec: RunSpec) -> EngineResult:
 
 def free_port() -> int:
     """A free loopback TCP port (asked to the kernel, never a fixed one)."""
+    import socket   # only the served engines need it
+
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]

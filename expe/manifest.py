@@ -141,15 +141,18 @@ def provenance(root: str | Path | None = None) -> dict:
 @functools.lru_cache(maxsize=8)
 def _provenance(root: str) -> tuple:
     out = {"mrsched": _version(), "source": "installed"}
-    # one git call for the top level and the commit (each call is a process to start)
-    top, _, commit = (_git(Path(root), "rev-parse", "--show-toplevel", "HEAD") or "").strip().partition("\n")
-    if not top or Path(top.strip()).resolve() != Path(root).resolve():
+    # only the checkout's top level holds .git (a folder, or a file in a worktree): an install
+    # starts no git at all; a checkout one, whose status gives the commit too
+    if not os.path.lexists(os.path.join(root, ".git")):
         return tuple(out.items())
-    commit = commit.strip()
-    status = _git(Path(root), "status", "--porcelain")
-    if not re.fullmatch(r"[0-9a-f]{40}", commit) or status is None:
+    status = _git(Path(root), "status", "--porcelain=v2", "--branch")
+    if status is None:
         return tuple(out.items())
-    out.update(source="git", commit=commit, modified=bool(status.strip()))
+    lines = status.splitlines()
+    commit = next((line[len("# branch.oid "):] for line in lines if line.startswith("# branch.oid ")), "")
+    if not re.fullmatch(r"[0-9a-f]{40}", commit):
+        return tuple(out.items())
+    out.update(source="git", commit=commit, modified=any(not line.startswith("#") for line in lines))
     return tuple(out.items())
 
 

@@ -12,11 +12,10 @@ row per job start and end.
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from mrsched.errors import MrschedError, PlatformError
 from mrsched.simulator.outputs import MachineStateTracker
@@ -31,27 +30,29 @@ MESSAGE_SIZE = 1.0  # bytes of one Batsim inter-actor message (ipp.cpp)
 _NUMPY_RUN = 64  # machines in a run from which a start sums their idle times in numpy
 
 
-def _idle_sum(idle: float, now: float, last: np.ndarray) -> float:
-    """``idle`` plus ``now - t`` for each ``t`` of ``last``, added one by one in order (so
-    time_idle in _schedule.csv is bit for bit the node-by-node sum): a Python loop for a few
-    machines; for many, numpy's accumulate, which adds in sequence (``idle + d[0]`` is
-    ``d[0] + idle``)."""
+def _idle_sum(idle: float, now: float, last) -> float:
+    """``idle`` plus ``now - t`` for each ``t`` of ``last`` (float64s: an ``array('d')`` or a
+    numpy array), added one by one in order (so time_idle in _schedule.csv is bit for bit the
+    node-by-node sum): a Python loop for a few machines; for many, numpy's accumulate, which
+    adds in sequence (``idle + d[0]`` is ``d[0] + idle``)."""
     if len(last) < _NUMPY_RUN:
         for t in last.tolist():
             idle += now - t
         return idle
-    d = now - last
+    import numpy as np   # only here: a small run's start-up does without it
+
+    d = now - np.asarray(last)
     d[0] += idle
     return np.add.accumulate(d, out=d)[-1].item()
 
 
-def _idle_stamp(idle: float | None, now: float, last: np.ndarray, lo: int, hi: int) -> float | None:
+def _idle_stamp(idle: float | None, now: float, last, lo: int, hi: int) -> float | None:
     """A job's start on machines ``lo..hi-1``: ``idle`` plus their idle times since their last
     change (``_idle_sum``), then their change stamped at ``now``; ``idle`` None (a job's end):
     the stamp only. ``_steps.idle_stamp`` is its compiled twin (the same additions)."""
     if idle is not None:
         idle = _idle_sum(idle, now, last[lo:hi])
-    last[lo:hi] = now
+    last[lo:hi] = array("d", [now]) * (hi - lo)
     return idle
 
 
@@ -141,9 +142,9 @@ class Machines:
         self.tracker = MachineStateTracker(self.nb_compute)
         self.time_computing = 0.0
         self.time_idle = 0.0
-        #: per compute machine, the time of its last state change (an array: a start sums its
-        #: machines' idle times in one C loop, ``_steps.idle_stamp``, or in numpy in the twin)
-        self._last_change = np.zeros(self.nb_compute)
+        #: per compute machine, the time of its last state change (float64s: a start sums its
+        #: machines' idle times in one C loop, ``_steps.idle_stamp``, or in the twin)
+        self._last_change = array("d", bytes(8 * self.nb_compute))
         self._idle_stamp = _compiled_idle_stamp if compiled and _compiled_idle_stamp else \
             _idle_stamp
 
@@ -251,9 +252,9 @@ class Machines:
         changed = 0
         for r in comp:
             if users[r]:
-                self.time_computing += now - last.item(r)
+                self.time_computing += now - last[r]
             else:
-                self.time_idle += now - last.item(r)
+                self.time_idle += now - last[r]
             last[r] = now
             users[r] += delta
             if users[r] == (1 if delta > 0 else 0):

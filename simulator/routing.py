@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 import heapq
 from typing import Any
 
-import numpy as np
-
 from mrsched.errors import PlatformError
 
 _ULONG_MAX = 2**64 - 1
@@ -221,6 +219,8 @@ class FloydZone(Zone):
         _store_route(self, self.edges, src, dst, gw_src, gw_dst, link_list, symmetrical, where)
 
     def seal(self):
+        import numpy as np   # only Floyd zones need it: a small run's start-up does without
+
         n = len(self.vertices)
         inf = np.inf  # link counts are small integers: exact in float64
         cost = np.full((n, n), inf)

@@ -14,6 +14,7 @@ to the server, synchronous for the submitter.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from mrsched.simulator.workload import Workload, submission_order
@@ -27,23 +28,21 @@ def _ld_sub(a: float, b: float) -> float:
     d = a - b
     if d + b == a and a - d == b:   # exact (Sterbenz, or a plain case): both ways agree
         return d
-    from fractions import Fraction
-
-    x = Fraction(a) - Fraction(b)
-    if x == 0:
-        return 0.0
-    sign = -1 if x < 0 else 1
-    x = abs(x)
-    e = x.numerator.bit_length() - x.denominator.bit_length()
-    if Fraction(2) ** e > x:
-        e -= 1
-    scale = Fraction(2) ** (63 - e)      # 64 significant bits: x * scale in [2^63, 2^64)
-    q = x * scale
-    n, r = divmod(q.numerator, q.denominator)
-    twice = 2 * r
-    if twice > q.denominator or (twice == q.denominator and n & 1):
-        n += 1
-    return sign * float(Fraction(n) / scale)   # float() rounds to nearest even: 53 bits
+    # exactly: a and b are integers over powers of two, so a - b is n / 2**k
+    na, da = a.as_integer_ratio()
+    nb, db = b.as_integer_ratio()
+    k = max(da, db).bit_length() - 1
+    n = (na << (k - da.bit_length() + 1)) - (nb << (k - db.bit_length() + 1))
+    sign = -1 if n < 0 else 1
+    n = abs(n)
+    extra = n.bit_length() - 64      # keep 64 significant bits, rounding to nearest even
+    if extra > 0:
+        q, r = n >> extra, n & ((1 << extra) - 1)
+        half = 1 << (extra - 1)
+        if r > half or (r == half and q & 1):
+            q += 1
+        n, k = q, k - extra
+    return sign * math.ldexp(float(n), -k)   # float(n) rounds to nearest even: 53 bits
 
 
 class StaticSubmitter:

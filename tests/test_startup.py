@@ -63,9 +63,10 @@ def _imported(text: str) -> list[str]:
 
 
 def test_run_imports_each_module_once_and_nothing_heavy_it_does_not_use(tmp_path, shared_dir):
-    """``mrsched run``: the runner's process imports neither pandas nor the campaign's or the
-    report's libraries, and the engine's child imports nothing the runner had (it is forked
-    from it, not a second interpreter importing the world again)."""
+    """``mrsched run``: the runner's process imports neither numpy nor pandas nor the
+    campaign's or the report's libraries (a small run needs none of them), and the engine's
+    child imports nothing the runner had (it is forked from it, not a second interpreter
+    importing the world again), nor numpy."""
     import os
     from pathlib import Path
 
@@ -79,8 +80,9 @@ def test_run_imports_each_module_once_and_nothing_heavy_it_does_not_use(tmp_path
                           capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     runner = _imported(done.stderr)
-    assert not set(runner) & {"pandas", "matplotlib", "zmq", "yaml", "highspy", "scipy"}
+    assert not set(runner) & {"numpy", "pandas", "matplotlib", "zmq", "yaml", "highspy", "scipy"}
     child = _imported((out / "engine.log").read_text())
+    assert "numpy" not in child
     assert "mrsched.simulator.engine" in runner + child
     assert not set(runner) & set(child), sorted(set(runner) & set(child))[:10]
     assert json.loads((out / "manifest.json").read_text())["status"] == "ok"

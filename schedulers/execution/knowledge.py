@@ -44,8 +44,6 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
-
 from mrsched.errors import ConfigError, WorkloadError
 from mrsched.schedulers.model.job import Job
 from mrsched.schedulers.model.params import KNOWLEDGE
@@ -146,6 +144,8 @@ class Noisy(Requested):
         self.seed = seed
 
     def factors(self, job_id: str) -> tuple[float, float]:
+        import numpy as np   # only a noisy-estimate run needs it
+
         rng = np.random.default_rng([self.seed, zlib.crc32(job_id.encode())])
         a, b = rng.normal(0.0, self.spread, size=2)
         return math.exp(a), math.exp(b)

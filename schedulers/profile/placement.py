@@ -13,11 +13,13 @@ import bisect
 import itertools
 from collections.abc import Mapping
 from operator import floordiv
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from mrsched import native
 from mrsched.schedulers.model.cluster import Cluster
+
+if TYPE_CHECKING:
+    import numpy as np
 
 try:
     from mrsched.schedulers.profile import _shares     # the compiled count of shares (optional extension)
@@ -78,7 +80,7 @@ class BurstBufferPlacer:
         # runs of one order 3 nodes long or less on average (a large machine's nodes in Batsim's
         # name order interleave chassis): place node by node, runs would only add overhead
         self._fragmented = len(self.order_ranges) * 3 > len(self.order)
-        self._groups_np = np.asarray(self.order_groups, dtype=np.int64)
+        self._groups_np = None   # order_groups as a numpy array, made for the first wide job
         #: per order group, its storage order and the first storage node of it
         self._group_orders = list(ids)
         self._first_storage = [o[0] if o else -1 for o in ids]
@@ -231,6 +233,10 @@ class BurstBufferPlacer:
                     values.append(g)
                     starts.append(p)
             return nodes, values, starts
+        import numpy as np   # only for wide jobs: a small run's start-up does without it
+
+        if self._groups_np is None:
+            self._groups_np = np.asarray(self.order_groups, dtype=np.int64)
         raw = np.frombuffer(chosen.to_bytes((chosen.bit_length() + 7) // 8, "little"), dtype=np.uint8)
         nodes = np.flatnonzero(np.unpackbits(raw, bitorder="little"))
         groups = self._groups_np[nodes]

@@ -195,3 +195,29 @@ def test_submitter_sleep_is_a_long_double_difference(a, b, batsim):
 
     assert _ld_sub(a, b) == batsim
     assert _ld_sub(b, a) == -batsim
+
+
+def test_submitter_sleep_matches_long_doubles_on_random_times():
+    """``_ld_sub`` against the x86 80-bit long double itself (numpy.longdouble where it is that
+    format), on times of every magnitude a workload gives, ties of the 64-bit rounding
+    included: the same double every time."""
+    import random
+    from fractions import Fraction
+
+    import numpy as np
+
+    from mrsched.simulator.submitter import _ld_sub
+
+    if np.finfo(np.longdouble).nmant != 63:
+        pytest.skip("numpy.longdouble is not the x86 80-bit format on this machine")
+    rng = random.Random(11)
+    inexact = 0
+    for _ in range(20000):
+        a = rng.choice([rng.uniform(0, 1e9), float(rng.randrange(10**9)), rng.uniform(0, 10)])
+        b = rng.choice([rng.uniform(0, a), a * rng.random() ** 8, rng.uniform(0, 1e-3),
+                        a - rng.uniform(0, 1e-6)])
+        want = float(np.longdouble(a) - np.longdouble(b))
+        assert _ld_sub(a, b) == want, (a, b)
+        assert _ld_sub(b, a) == -want, (a, b)
+        inexact += Fraction(a) - Fraction(b) != Fraction(a - b)
+    assert inexact > 5000

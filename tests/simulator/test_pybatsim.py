@@ -35,7 +35,8 @@ def run_pybatsim(scheduler: str, case_dir: Path, out_dir: Path, *, mmax: int | N
                             cwd=out_dir, stdout=log, stderr=subprocess.STDOUT)
     try:
         time.sleep(0.2)
-        with ZmqScheduler(endpoint, timeout=60) as conn:
+        # a reply's wait covers pybatsim's own start (its imports) on a loaded machine
+        with ZmqScheduler(endpoint, timeout=300) as conn:
             result = simulate(case_dir / "platform.xml", [case_dir / "workload.json"], conn,
                               export_prefix=out_dir / "out", mmax=mmax)
         proc.wait(timeout=30)
