@@ -12,7 +12,6 @@ import csv
 import functools
 import json
 import os
-import platform as _platform
 import re
 import subprocess
 import sys
@@ -43,7 +42,7 @@ def versions(extra: dict[str, str] | None = None) -> dict[str, str]:
 def _versions() -> dict[str, str]:
     """Read once a process: looking installed distributions up costs milliseconds a run,
     and what a process imported cannot change under it."""
-    out = {"python": _platform.python_version(), "platform": sys.platform}
+    out = {"python": sys.version.split()[0], "platform": sys.platform}   # platform.python_version()
     for dist in ("mrsched", "numpy", "pyzmq", "procset", "highspy"):
         version = dist_version(dist)
         if version is not None:

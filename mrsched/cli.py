@@ -251,9 +251,10 @@ def entry() -> None:
     frees every object of every module one by one: milliseconds a small run pays for nothing
     (issue 45). What teardown does that matters is done first: the exit handlers (logging's
     flush among them) and the standard streams flushed. With other threads alive, the usual
-    exit, which waits for them."""
+    exit, which waits for them; under a profiler or a tracer (``python -m cProfile``,
+    coverage) too, so that it reports."""
     code = main()
-    if threading.active_count() > 1:
+    if threading.active_count() > 1 or sys.getprofile() is not None or sys.gettrace() is not None:
         sys.exit(code)
     import atexit
     import os
