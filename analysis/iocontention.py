@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from mrsched.atomic import write_rows_atomic
 from mrsched.errors import MrschedError, WorkloadError
 from mrsched.schedulers.profile.bandwidth import BandwidthTree
 from mrsched.schedulers.execution.knowledge import TRUE_RATE
@@ -238,7 +239,6 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m mrsched.analysis.iocontention RUN_DIR PLATFORM WORKLOAD``: metrics (JSON) and
     ``RUN_DIR/io_contention.csv`` (one row per job)."""
     import argparse
-    import csv
 
     p = argparse.ArgumentParser(prog="python -m mrsched.analysis.iocontention", description=main.__doc__)
     p.add_argument("run_dir")
@@ -254,10 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{p.prog}: error: {exc}", file=sys.stderr)
         return 2
     rows = res.rows()
-    with open(Path(args.run_dir) / "io_contention.csv", "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["job_id"])
-        w.writeheader()
-        w.writerows(rows)
+    write_rows_atomic(Path(args.run_dir) / "io_contention.csv", rows)
     print(json.dumps(res.metrics(), indent=1))
     return 0
 

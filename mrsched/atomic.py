@@ -45,6 +45,20 @@ def write_json_atomic(path: str | os.PathLike, obj) -> Path:
     return write_atomic(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
 
 
+def write_rows_atomic(path: str | os.PathLike, rows: list[dict], *, empty_header=("job_id",)) -> Path:
+    """Dict rows as CSV (columns: every key, in order of first appearance; ``empty_header``
+    when there is no row), written as ``write_atomic`` writes."""
+    import csv
+    import io
+
+    fields = list(dict.fromkeys(k for r in rows for k in r)) or list(empty_header)
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=fields)
+    w.writeheader()
+    w.writerows(rows)
+    return write_atomic(path, buf.getvalue())
+
+
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from mrsched.analysis.iocontention import run_contention
+from mrsched.atomic import write_rows_atomic
 from mrsched.analysis.ioknowledge import (GRID, burst_threshold, estimate_jobs, knowledge_metrics, run_knowledge,
                                           system_io)
 from mrsched.schedulers.model.params import KNOWLEDGE
@@ -171,21 +172,13 @@ def main(argv: list[str] | None = None) -> int:
     if not rows:
         print("no finished runs yet")
         return 1
-    fields = list(dict.fromkeys(k for r in rows for k in r))
-    with open(root / "ioaware_knowledge_summary.csv", "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=fields)
-        w.writeheader()
-        w.writerows(rows)
+    write_rows_atomic(root / "ioaware_knowledge_summary.csv", rows)
     for workload, platform in sorted({(r["workload"], r["platform"]) for r in rows}):
         print(f"\n{workload}, {platform} (mean over seeds [min-max])\n")
         print(table(rows, workload, platform))
     ant = anticipation(root)
     if ant:
-        fields = list(dict.fromkeys(k for r in ant for k in r))
-        with open(root / "ioaware_knowledge_anticipation.csv", "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=fields)
-            w.writeheader()
-            w.writerows(ant)
+        write_rows_atomic(root / "ioaware_knowledge_anticipation.csv", ant)
         for workload, platform in sorted({(r["workload"], r["platform"]) for r in ant}):
             print(f"\nanticipation on the I/O-ignorant EASY runs, {workload}, {platform} (mean over seeds [min-max])\n")
             print(table(ant, workload, platform, ANTICIPATION))

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from mrsched.analysis.iocontention import run_contention
+from mrsched.atomic import write_rows_atomic
 
 
 def _runs(root: Path):
@@ -123,10 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     if not rows:
         print("no paired runs yet")
         return 1
-    with open(root / "ioaware_summary.csv", "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_rows_atomic(root / "ioaware_summary.csv", rows)
     cols = ("goodput_ignorant", "goodput_aware", "fraction_min_ignorant", "fraction_max_ignorant",
             "time_contended_ignorant", "efficiency_ratio", "turnaround_ratio", "rejected_aware")
     for policy, workload in sorted({(r["policy"], r["workload"]) for r in rows}):

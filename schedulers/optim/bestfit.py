@@ -106,13 +106,13 @@ def best_fit_counts(free: list[int], free_gpus: list[int], req: CoreRequest) -> 
         return b - a if req.kind == 3 else int(cs[b] - cs[a])
 
     need = req.nodes_min if req.kind == 3 else req.cores
-    best, best_size = None, None
+    best = None
     for a, b in sorted(bounds, key=lambda ab: (size(*ab), ab[0])):
         if size(a, b) < need:
             continue
         got = fit_in(list(range(a, b)), free, req)
         if got is not None:
-            best, best_size = got, size(a, b)
+            best = got
             break
     if best is None and not req.contiguous and len(bounds) > 1:
         # no single block: the largest blocks first, then the job's rule on their union
