@@ -5,7 +5,8 @@
 policy and power cap (share of the machine's peak), the mean over seeds of the mean waiting
 time, the mean bounded slowdown, the makespan, the jobs rejected, the energy, the mean and
 peak power (the analysis' wattage estimate of the run, ``analysis/power.py``) and the cap in
-watts, and whether the peak stayed under the cap. A run's cap is its ``power_cap_share``
+watts, and whether the peak stayed under the cap; ``idle_sleep`` is the runs' option (0: idle
+nodes stay awake). A run's energy and power are measured when it ran with -E. A run's cap is its ``power_cap_share``
 option, or its ``power_cap`` in watts over the machine's peak (``hierarchical`` splits watts,
 not shares). ROOT defaults to both campaigns' result folders (those that exist).
 """
@@ -21,6 +22,8 @@ import pandas as pd
 
 from mrsched.errors import MrschedError
 
+#: relative tolerance of the cap check on a measured peak (Batsim's printed precision, above)
+MEASURED_TOL = 1e-3
 COLUMNS = ("n_rejected", "mean_waiting_time", "mean_bounded_slowdown", "makespan", "energy_j",
            "mean_power_w", "peak_power_w", "cap_w")
 #: the study's campaign files, in the order ``--run`` runs them
@@ -32,8 +35,6 @@ ROOTS = (HERE / "results" / "power", HERE / "results" / "power_tree")
 def table(root: Path | list[Path]) -> pd.DataFrame:
     """One row per (platform, workload, policy, cap share): the metrics' means over the seeds."""
     from mrsched.analysis.campaign import iter_runs, metrics_table
-    from mrsched.analysis.power import run_power
-
     rows = []
     for one in [root] if isinstance(root, Path) else root:
         for run in iter_runs(one):
@@ -41,25 +42,40 @@ def table(root: Path | list[Path]) -> pd.DataFrame:
                 continue
             row = metrics_table([run]).iloc[0].to_dict()
             options = run.manifest.get("options") or {}
-            series = run_power(run)
-            peak = series.busy_w if series is not None else math.nan
+            peak = _peak_w(run)
             share = float(options.get("power_cap_share") or 0.0)
             watts = float(options.get("power_cap") or 0.0)
             if watts:
                 share = round(watts / peak, 6) if peak > 0 else math.nan
             row["cap_share"] = share
             row["policy"] = _entry_name(run.manifest, options)
+            row["idle_sleep"] = float(options.get("idle_sleep") or 0.0)
             row["cap_w"] = watts or (share * peak if share else math.nan)
             rows.append(row)
     if not rows:
         raise MrschedError("no finished run", file=str(root))
     m = pd.DataFrame(rows)
-    keys = ["platform_name", "workload_name", "policy", "cap_share"]
-    out = m.groupby(keys, sort=False)[list(COLUMNS)].mean().reset_index()
-    out.insert(4, "seeds", m.groupby(keys, sort=False).size().to_numpy())
-    out["under_cap"] = out["peak_power_w"] <= out["cap_w"] + 1e-6
-    return out.sort_values(["platform_name", "workload_name", "cap_share"], ascending=[True, True, False],
-                           kind="stable").reset_index(drop=True)
+    keys = ["platform_name", "workload_name", "policy", "cap_share", "idle_sleep"]
+    out = m.groupby(keys, sort=False)[list(COLUMNS) + ["energy_measured"]].mean().reset_index()
+    out.insert(5, "seeds", m.groupby(keys, sort=False).size().to_numpy())
+    # a measured (-E) peak is read back from Batsim's energy file, whose times and energies
+    # are printed to 1 us and 1 uJ: over the few microseconds between a job's end and the next
+    # start the power read back is off by up to watts x 1e-6 / interval (a few W); MEASURED_TOL
+    out["under_cap"] = out["peak_power_w"] <= out["cap_w"] * (1 + MEASURED_TOL * out["energy_measured"]) + 1e-6
+    out = out.drop(columns="energy_measured")
+    return out.sort_values(["platform_name", "workload_name", "cap_share", "idle_sleep"],
+                           ascending=[True, True, False, True], kind="stable").reset_index(drop=True)
+
+
+def _peak_w(run) -> float:
+    """The machine's peak power (every compute machine busy, the others idle) from its
+    platform's wattage; NaN when unknown."""
+    from mrsched.analysis.power import _run_wattage
+
+    w = _run_wattage(run, 1.0)
+    if w is None:
+        return math.nan
+    return float(w.busy[:w.n_compute].sum() + w.idle[w.n_compute:].sum())
 
 
 def _entry_name(manifest: dict, options: dict) -> str:

@@ -70,4 +70,4 @@ policies:
     monkeypatch.setattr(power_summary, "ROOTS", (tmp_path / "results" / "p",))
     assert power_summary.main(["--run"]) == 0
     out = capsys.readouterr().out
-    assert "both campaigns done in" in out and "| c8w | kth-S2 | fcfs-bb | 0.60 | 1 |" in out
+    assert "both campaigns done in" in out and "| c8w | kth-S2 | fcfs-bb | 0.60 | 0.00 | 1 |" in out
