@@ -200,3 +200,20 @@ def test_under_a_cap_only_the_nodes_whose_hold_fits_sleep():
     out = rt.step(40.0)
     assert [d.nodes for d in out if type(d) is Start] == [(0, 2)]
     assert rt._power_room() == pytest.approx(880 - 395 - 140)
+
+
+def test_a_hold_must_fit_every_later_cap_step():
+    """The hold is taken from now on, so a lower cap later bounds it too: 4 nodes at 30 W idle
+    (120 W), a 1,500 W cap dropping to 520 W at t=100 leaves 400 W from then on: one node's
+    395 W hold fits, not two (which the 1,380 W free until t=100 would take); a 400 W cap
+    throughout leaves 280 W: no node sleeps, and none is ever asked to."""
+    rt = make_scheduler("fcfs", {"idle_sleep": "10", "power_cap_steps": "0:1500,100:520"}).runtime
+    rt.begin(_cluster(True), 0.0)
+    rt.step(0.0)
+    assert [d for d in rt.step(10.0) if type(d) is SwitchPower] == [SwitchPower((0,), 1)]
+    assert rt._power_room() == pytest.approx(400 - 395)
+    rt = make_scheduler("fcfs", {"idle_sleep": "10", "power_cap": "400"}).runtime
+    rt.begin(_cluster(True), 0.0)
+    for t in (0.0, 10.0, 50.0, 500.0):
+        assert not [d for d in rt.step(t) if type(d) is SwitchPower]
+    assert rt.sleeper.unavailable == 0 and rt._sleep_hold is None
