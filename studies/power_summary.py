@@ -36,7 +36,8 @@ def table(root: Path | list[Path]) -> pd.DataFrame:
     """One row per (platform, workload, policy, cap share): the metrics' means over the seeds."""
     from mrsched.analysis.campaign import iter_runs, metrics_table
     rows = []
-    for one in [root] if isinstance(root, Path) else root:
+    roots = [root] if isinstance(root, Path) else list(root)
+    for one in roots:
         for run in iter_runs(one):
             if run.status != "ok":
                 continue
@@ -53,7 +54,8 @@ def table(root: Path | list[Path]) -> pd.DataFrame:
             row["cap_w"] = watts or (share * peak if share else math.nan)
             rows.append(row)
     if not rows:
-        raise MrschedError("no finished run", file=str(root))
+        raise MrschedError("no finished run", file=", ".join(map(str, roots)) or str(ROOTS[0]),
+                           hint="python -m mrsched.studies.power_summary --run runs the study")
     m = pd.DataFrame(rows)
     keys = ["platform_name", "workload_name", "policy", "cap_share", "idle_sleep"]
     out = m.groupby(keys, sort=False)[list(COLUMNS) + ["energy_measured"]].mean().reset_index()
