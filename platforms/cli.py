@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 from pathlib import Path
 
@@ -98,16 +99,75 @@ def _wattage_arg(p: argparse.ArgumentParser) -> None:
                    help="wattage_per_state of every compute host (SimGrid's Idle:AllCores or "
                         "Idle:Epsilon:AllCores, watts): the power model of -E runs, power_cap and "
                         "the report's power; default: none")
+    p.add_argument("--sleep-wattage", metavar="WATTS", default=None,
+                   help="with --wattage: every compute host also gets a sleep pstate drawing WATTS "
+                        "and its virtual switch-off / switch-on pstates (Batsim's sleep_pstates "
+                        "property, sleep:off:on), so that -O idle_sleep can put it to sleep; "
+                        "default: no sleep pstate")
+    p.add_argument("--switch-off", metavar="SECONDS:WATTS", default=None,
+                   help="with --sleep-wattage: how long switching a host off lasts and what it "
+                        f"draws meanwhile (default {DEFAULT_OFF}: Batsim's cluster_energy_128.xml)")
+    p.add_argument("--switch-on", metavar="SECONDS:WATTS", default=None,
+                   help="with --sleep-wattage: how long switching a host on lasts and what it "
+                        f"draws meanwhile (default {DEFAULT_ON}: Batsim's cluster_energy_128.xml)")
+
+
+#: Batsim's ``platforms/cluster_energy_128.xml`` (v4.2.1): switch-off pstate 0.1639344 flop/s at
+#: 100.997 W, switch-on 0.0065998 flop/s at 125.174 W (1 flop: 6.1 s and 151.52 s)
+DEFAULT_OFF = "6.1:100.997"
+DEFAULT_ON = "151.52:125.174"
+
+
+def sleep_states(args: argparse.Namespace) -> tuple[float, float, float, float, float] | None:
+    """(asleep W, switch-off s, switch-off W, switch-on s, switch-on W) from the
+    ``--sleep-wattage`` / ``--switch-off`` / ``--switch-on`` options; None without a sleep
+    pstate. ConfigError naming the option on a value SimGrid or Batsim would not take."""
+    sleep = getattr(args, "sleep_wattage", None)
+    if sleep is None:
+        for flag in ("switch_off", "switch_on"):
+            if getattr(args, flag, None) is not None:
+                raise ConfigError(f"--{flag.replace('_', '-')} needs --sleep-wattage (the sleep "
+                                  "pstate it switches to)", field=flag.replace("_", "-"))
+        return None
+    if args.wattage is None:
+        raise ConfigError("--sleep-wattage needs --wattage (the computing pstate's Idle:AllCores)",
+                          field="sleep-wattage")
+
+    def number(text, what, flag, positive=False):
+        try:
+            v = float(text)
+        except ValueError:
+            v = math.nan
+        if not math.isfinite(v) or v < 0 or (positive and v == 0):
+            raise ConfigError(f"--{flag}: {what} must be a number {'> 0' if positive else '>= 0'}, "
+                              f"got {text!r}", field=flag)
+        return v
+
+    asleep = number(sleep, "watts", "sleep-wattage")
+    out = [asleep]
+    for flag, given, default in (("switch-off", args.switch_off, DEFAULT_OFF),
+                                 ("switch-on", args.switch_on, DEFAULT_ON)):
+        parts = (given if given is not None else default).split(":")
+        if len(parts) != 2:
+            raise ConfigError(f"--{flag} must be SECONDS:WATTS, got {given!r}", field=flag)
+        out += [number(parts[0], "seconds", flag, positive=True), number(parts[1], "watts", flag)]
+    return tuple(out)
 
 
 _HOST = re.compile(r'(<(host|cluster) id="([^"]*)"[^>]*?)(/>|>(.*?)</\2>)', re.S)
 
 
-def with_wattage(xml: str, wattage: str | None) -> str:
+def with_wattage(xml: str, wattage: str | None, sleep: tuple | None = None) -> str:
     """``xml`` with a ``wattage_per_state`` prop on every compute host (a host whose ``role``
     is absent or ``compute``, not named ``master...``) and every ``<cluster>`` (SimGrid gives
     a cluster's props to each of its hosts); unchanged when ``wattage`` is None. ConfigError on a value
-    SimGrid would not read."""
+    SimGrid would not read.
+
+    ``sleep`` (``sleep_states``): three more pstates after the host's own speeds, as Batsim's
+    energy platforms write them: a sleep pstate (speed 1e-9Mf, ``W:W``), and the virtual
+    switch-off and switch-on pstates at 1 / duration flop/s (Batsim runs 1 flop in them:
+    ``src/pstate.cpp`` 17-84) drawing their watts loaded or not, named by a ``sleep_pstates``
+    ``sleep:off:on`` property (``src/machines.cpp`` 89-210)."""
     if wattage is None:
         return xml
     parts = wattage.split(":")
@@ -118,7 +178,7 @@ def with_wattage(xml: str, wattage: str | None) -> str:
     if not ok:
         raise ConfigError(f"--wattage must be IDLE:ALLCORES or IDLE:EPSILON:ALLCORES watts, got "
                           f"{wattage!r}", field="wattage")
-    prop = f'<prop id="wattage_per_state" value="{wattage}"/>'
+    base_prop = f'<prop id="wattage_per_state" value="{wattage}"/>'
 
     def add(m: re.Match) -> str:
         head, tag, name, body = m.group(1), m.group(2), m.group(3), m.group(5) or ""
@@ -126,6 +186,19 @@ def with_wattage(xml: str, wattage: str | None) -> str:
         if (role and role.group(1) not in ("", "compute")) or name.startswith("master"):
             return m.group(0)
         indent = xml[xml.rfind("\n", 0, m.start()) + 1:m.start()]
+        prop = base_prop
+        if sleep is not None:
+            speeds = re.search(r'speed="([^"]*)"', head)
+            if speeds is None:
+                raise ConfigError(f"--sleep-wattage: host {name} has no speed attribute",
+                                  field="sleep-wattage")
+            n = len(speeds.group(1).split(","))
+            asleep, off_s, off_w, on_s, on_w = sleep
+            head = (head[:speeds.start(1)] + speeds.group(1)
+                    + f", 1e-9Mf, {1.0 / off_s!r}f, {1.0 / on_s!r}f" + head[speeds.end(1):])
+            watts = ", ".join([wattage] * n + [f"{w!r}:{w!r}" for w in (asleep, off_w, on_w)])
+            prop = (f'<prop id="wattage_per_state" value="{watts}"/>\n{indent}  '
+                    f'<prop id="sleep_pstates" value="{n}:{n + 1}:{n + 2}"/>')
         if m.group(4) == "/>":
             return f"{head}>\n{indent}  {prop}\n{indent}</{tag}>"
         return f"{head}>{body.rstrip()}\n{indent}  {prop}\n{indent}</{tag}>"
@@ -162,7 +235,8 @@ def run(args: argparse.Namespace) -> int:
                                pfs_bandwidth=args.pfs_bandwidth, node_bandwidth=args.node_bandwidth,
                                underprovision=args.underprovision, speed=args.speed)
         try:
-            Path(args.output).write_text(with_wattage(tree.xml, args.wattage), encoding="utf-8")
+            Path(args.output).write_text(with_wattage(tree.xml, args.wattage, sleep_states(args)),
+                                         encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"cannot write: {exc.strerror}", file=exc.filename) from None
         print(f"wrote {args.output}: {tree.summary()}")
@@ -177,7 +251,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("missing platform kind", hint="valid: dragonfly, cluster, iotree, bundled (see --help)")
     out = Path(args.output)
     try:
-        out.write_text(with_wattage(result.xml, args.wattage), encoding="utf-8")
+        out.write_text(with_wattage(result.xml, args.wattage, sleep_states(args)), encoding="utf-8")
         if args.describe:
             Path(args.describe).write_text(json.dumps(result.description.to_dict(), indent=1) + "\n",
                                            encoding="utf-8")

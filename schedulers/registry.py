@@ -237,9 +237,6 @@ def _check_run(name: str, policy: Policy, run: RunOptions) -> None:
     if run.idle_sleep and not policy.power_capped:
         raise ConfigError(f"policy '{name}': idle_sleep is not available for this policy (its resources "
                           "are not whole nodes of the runtime's profile)", field="idle_sleep")
-    if run.idle_sleep and (run.power_cap or run.power_cap_steps or run.power_cap_share):
-        raise ConfigError(f"policy '{name}': idle_sleep and power_cap together: the cap does not count "
-                          "the switching pstates' wattage", field="idle_sleep")
     if run.job_model == "io-phased" and not policy.io_phased:
         raise ConfigError(f"policy '{name}': job_model 'io-phased' is not available for this policy",
                           field="job_model", hint="use job_model=alloc-only")

@@ -165,3 +165,49 @@ def power_cap_of(cluster, power_cap: float, power_cap_steps: str,
 def with_power(request, delta: float):
     """``request`` also asking ``delta`` watts of the ``power`` counter."""
     return replace(request, counters=tuple(request.counters) + ((POWER, float(delta)),))
+
+
+def pstate_watts(text: str | None, where: str) -> list[float]:
+    """The most a host draws in each of its pstates (the largest of ``Idle[:Epsilon]:AllCores``)
+    from its ``wattage_per_state`` property; [] when it has none."""
+    if text is None or str(text).strip() == "":
+        return []
+    out = []
+    for entry in str(text).split(","):
+        try:
+            values = [float(v) for v in entry.strip().split(":")]
+        except ValueError:
+            raise MrschedError(f"host {where}: cannot read wattage_per_state {text!r}",
+                               field="wattage_per_state") from None
+        if len(values) not in (2, 3) or any(not math.isfinite(v) or v < 0 for v in values):
+            raise MrschedError(f"host {where}: wattage_per_state {text!r} is not Idle:AllCores or "
+                               "Idle:Epsilon:AllCores", field="wattage_per_state")
+        out.append(max(values))
+    return out
+
+
+def sleep_holds(cluster) -> tuple[float, ...]:
+    """Per compute node, the watts of the cap a sleeping node holds (``idle_sleep`` with a cap;
+    docs/DESIGN.md "Idle nodes under a power cap"): the most it draws above its pstate-0 Idle
+    in its sleep pstate or either virtual switch pstate of its first ``sleep_pstates`` triplet
+    (``sleep:off:on``, Batsim ``src/machines.cpp`` 123-125). A switch runs 1 flop in the virtual
+    pstate, so the host draws that pstate's AllCores (load 1); asleep it draws the sleep
+    pstate's Idle (no load; Batsim ``src/pstate.cpp`` 17-84, SimGrid ``host_energy.cpp``). The
+    largest of the three bounds each; ConfigError when a node has no wattage for them."""
+    props = cluster.properties
+    holds = []
+    for rid, name in zip(cluster.compute_ids, cluster.compute_names):
+        p = props.get(rid, {})
+        watts = pstate_watts(p.get("wattage_per_state"), name)
+        triplet = str(p.get("sleep_pstates", "")).split(",")[0].split(":")
+        try:
+            states = [int(s.strip()) for s in triplet]
+        except ValueError:
+            states = []
+        if len(states) != 3 or not watts or max(states) >= len(watts):
+            raise ConfigError(f"idle_sleep with power_cap: compute host {name} has no wattage for "
+                              "its sleep and switch pstates (wattage_per_state, sleep_pstates)",
+                              field="idle_sleep")
+        idle0 = pstate0_wattage(p.get("wattage_per_state"), name)[0]
+        holds.append(max(0.0, max(watts[s] for s in states) - idle0))
+    return tuple(holds)

@@ -33,7 +33,7 @@ from mrsched.schedulers.model.contract import OVERRUN_HOLD, Policy, SchedulingCo
 from mrsched.schedulers.model.params import RunOptions
 from mrsched.schedulers.profile.bandwidth import BandwidthTree
 from mrsched.schedulers.profile.feasibility import infeasible_reason
-from mrsched.schedulers.execution.power import POWER, power_cap_of, with_power
+from mrsched.schedulers.execution.power import POWER, power_cap_of, sleep_holds, with_power
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +62,16 @@ class IdleNodes:
     need beyond the free awake ones are switched back to pstate 0. Sleeping and switching
     nodes are ``unavailable``: the runtime holds them out of each round's profile (a
     reservation keeping a plan waits for them) and refuses a start on them. Batsim answers a
-    request once, when all its machines are done (``RESOURCE_STATE_CHANGED``)."""
+    request once, when all its machines are done (``RESOURCE_STATE_CHANGED``).
+
+    Under a power cap (``hold``, ``room``: docs/DESIGN.md "Idle nodes under a power cap") a node
+    sleeps only when the cap's free power from now on pays its ``hold`` (the most it draws
+    above Idle asleep or switching), which stays taken until its wake-up is acknowledged; so a
+    wake-up never needs power, and while the waiting jobs ask more power than is free
+    (``power_short``) sleeping nodes are woken to give theirs back."""
+
+    hold: tuple[float, ...] = ()     # watts of the cap held per sleeping node (power_cap)
+    room = None                      # () -> watts of the cap free from now on (power_cap)
 
     def __init__(self, cluster: Cluster, after: float, sleep: tuple[int, ...], now: float):
         self.after = after
@@ -108,8 +117,18 @@ class IdleNodes:
             self.waking &= ~mask
             self.freed(now, mask)
 
-    def round(self, now: float, busy: int, queue) -> list[Decision]:
-        """The switches after a round: wake for the waiting jobs, else sleep the long idle."""
+    def held_watts(self) -> float:
+        """Watts of the cap the sleeping and switching nodes hold (power_cap)."""
+        m, total = self.unavailable if self.hold else 0, 0.0
+        while m:
+            low = m & -m
+            total += self.hold[low.bit_length() - 1]
+            m ^= low
+        return total
+
+    def round(self, now: float, busy: int, queue, power_short: float = 0.0) -> list[Decision]:
+        """The switches after a round: wake for the waiting jobs, else sleep the long idle.
+        ``power_short``: watts the waiting jobs ask beyond the cap's free power (power_cap)."""
         all_nodes = (1 << len(self.idle_since)) - 1
         free_awake = all_nodes & ~busy & ~self.unavailable
         out: list[Decision] = []
@@ -117,11 +136,13 @@ class IdleNodes:
             need = min(sum(j.request.nodes for j in queue.values()), len(self.idle_since))
             short = need - free_awake.bit_count() - self.waking.bit_count()
             wake, m = 0, self.asleep
-            while short > 0 and m:
+            while (short > 0 or power_short > 1e-9) and m:
                 low = m & -m
                 wake |= low
                 m ^= low
                 short -= 1
+                if self.hold:
+                    power_short -= self.hold[low.bit_length() - 1]
             if wake:
                 self.asleep &= ~wake
                 self.waking |= wake
@@ -137,6 +158,15 @@ class IdleNodes:
                 due |= low
             else:
                 soonest = min(soonest, at)
+        if due and self.room is not None:     # under a cap: only the nodes whose hold is paid
+            room, m, due = self.room(), due, 0
+            while m:
+                low = m & -m
+                m ^= low
+                room -= self.hold[low.bit_length() - 1]
+                if room < -1e-9:
+                    break
+                due |= low
         if due:
             self.going |= due
             out += self._switch(due, lambda k: self.sleep[k])
@@ -182,9 +212,13 @@ class PolicyRuntime:
             self._job_counters = tuple(c for c in cluster.counters if c != POWER)
         self.cluster = cluster
         self.sleeper = IdleNodes.of(cluster, options, now) if options.idle_sleep else None
-        if self.sleeper is not None and (self.power is not None or not policy.power_capped):
+        if self.sleeper is not None and not policy.power_capped:
             raise ConfigError(f"policy '{policy.policy_name()}': idle_sleep is not available here "
-                              "(with power_cap, or for a policy not on whole nodes)", field="idle_sleep")
+                              "(for a policy not on whole nodes)", field="idle_sleep")
+        self._sleep_hold: Reservation | None = None    # the cap held by sleeping nodes
+        if self.sleeper is not None and self.power is not None:
+            self.sleeper.hold = sleep_holds(cluster)
+            self.sleeper.room = self._power_room
         self.profiles = dict(profiles or {})          # workload -> {profile name -> profile}
         # the release log only for a policy that reads it (``release_log``, conservative)
         self.profile = AvailabilityProfile(cluster, now, placer=BurstBufferPlacer(cluster),
@@ -300,9 +334,47 @@ class PolicyRuntime:
             at = max(t, now)
             used = delta + sum(dict(r.job.request.counters).get(POWER, 0.0)
                                for r in self.running.values() if r.reservation.end > at)
+            if self._sleep_hold is not None:     # sleeping nodes' hold: until their wake-up
+                used += self._sleep_hold.allocation.counters[self.profile.counter_names.index(POWER)]
             if used > watts - power.base + 1e-6:
                 self._fail(job_id, f"exceeds the power cap at t={at}: {power.base + used:.6g} W "
                                    f"with the idle machine, cap {watts:.6g} W")
+
+    def _power_room(self) -> float:
+        """Watts of the cap free from the profile's present on (idle_sleep under a cap)."""
+        k = self.profile.counter_names.index(POWER)
+        return min(c[k] for c in self.profile.cnt)
+
+    def _power_short(self, now: float) -> float:
+        """Watts the waiting jobs ask beyond the cap's free power now (0 with none asleep)."""
+        if not self.queue or not self.sleeper.asleep:
+            return 0.0
+        k = self.profile.counter_names.index(POWER)
+        asked = sum(dict(j.request.counters).get(POWER, 0.0) for j in self.queue.values())
+        waking, m = 0.0, self.sleeper.waking      # their hold comes back with their wake-up
+        while m:
+            low = m & -m
+            waking += self.sleeper.hold[low.bit_length() - 1]
+            m ^= low
+        return asked - self.profile.free_at(now)[2][k] - waking
+
+    def _hold_sleep_power(self, now: float) -> None:
+        """The profile's reservation of the cap held by sleeping and switching nodes, from now
+        on, brought to ``IdleNodes.held_watts`` (taken when a node is sent to sleep, given back
+        when its wake-up is acknowledged)."""
+        want = self.sleeper.held_watts()
+        old = self._sleep_hold
+        k = self.profile.counter_names.index(POWER)
+        if abs((old.allocation.counters[k] if old is not None else 0.0) - want) <= 1e-9:
+            return
+        if old is not None:
+            self.profile.release(old, from_time=now)
+        self._sleep_hold = None
+        if want > 0:
+            vec = [0.0] * len(self.profile.counter_names)
+            vec[k] = want
+            self._sleep_hold = self.profile.reserve(now, INF, Allocation(0, (), {}, tuple(vec)),
+                                                    tag="asleep power")
 
     def _reject_now(self, job_id: str, reason: str) -> None:
         logger.info("rejecting job %s: %s", job_id, reason)
@@ -337,10 +409,17 @@ class PolicyRuntime:
         """One round at ``now``: run the policy if due, check its decisions, return them all."""
         out = self.pending
         self.pending = []
+        if self._sleep_hold is not None:      # wake-ups acknowledged: their power is free again
+            self._hold_sleep_power(now)
         if force or self.period <= 0 or self.on_tick(now):
             out.extend(self.decide(now))
         if self.sleeper is not None:
-            out.extend(self.sleeper.round(now, self.machine.busy, self.queue))
+            if self.sleeper.room is not None:
+                out.extend(self.sleeper.round(now, self.machine.busy, self.queue,
+                                              self._power_short(now)))
+                self._hold_sleep_power(now)
+            else:
+                out.extend(self.sleeper.round(now, self.machine.busy, self.queue))
         if self.period > 0 and self.queue:
             nxt = (math.floor(now / self.period + TICK_TOLERANCE / self.period) + 1) * self.period
             if self.next_tick is None or self.next_tick <= now + TICK_TOLERANCE or nxt < self.next_tick:
