@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_simulator.py [--jobs 28000] [--io-jobs 500] [--seed 0]
     .venv/bin/python bench/bench_simulator.py --scale 100000 1000000     # growth table only
-    .venv/bin/python bench/bench_simulator.py --profile                  # cProfile of one run
+    .venv/bin/python bench/bench_simulator.py --profile [registry]       # cProfile of one run
 
 Workloads are generated here (seeded): delay jobs on a 128-node cluster, and an I/O-heavy
 workload (``parallel_homogeneous_pfs`` jobs sharing one PFS link, through the ptask model).
@@ -225,7 +225,9 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=28000)
     ap.add_argument("--io-jobs", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--profile", action="store_true", help="cProfile the in-process delay run")
+    ap.add_argument("--profile", nargs="?", const="bench", choices=("bench", "registry"),
+                    help="cProfile the in-process delay run driven by the bench FCFS (default) "
+                         "or by the registry's fcfs")
     ap.add_argument("--scale", type=int, nargs="+", metavar="N",
                     help="only the growth table: registry fcfs on N delay jobs for each N, each "
                          "in a fresh process, with peak memory (e.g. --scale 10000 100000)")
@@ -255,7 +257,8 @@ def main() -> None:
         import pstats
         prof = cProfile.Profile()
         prof.enable()
-        simulate(cluster, [delay_wl], policy, export_prefix=tmp / "p")
+        simulate(cluster, [delay_wl], reg_policy if args.profile == "registry" else policy,
+                 export_prefix=tmp / "p")
         prof.disable()
         pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
         return

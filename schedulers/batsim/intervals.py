@@ -108,8 +108,10 @@ def parse_intervals(text: str, *, field: str | None = None) -> ProcSet:
     return ProcSet(*itvs)
 
 
-#: canonical texts written by ``text_of_runs`` (a scheduler's EXECUTE_JOB allocs), bounded
-_SENT: set[str] = set()
+#: canonical texts written by ``text_of_runs`` (a scheduler's EXECUTE_JOB allocs) -> their
+#: ranges, bounded: the engine of the same process reads such a text back (``read_alloc``)
+#: without parsing it again; the ranges are shared, read-only
+_SENT: dict[str, list[tuple[int, int]]] = {}
 
 
 def is_known_intervals(text: Any) -> bool:
@@ -119,11 +121,26 @@ def is_known_intervals(text: Any) -> bool:
 
 def text_of_runs(runs: list[tuple[int, int]]) -> str:
     """Canonical text of closed ranges already sorted, disjoint and non-adjacent (the runs of
-    a node bitmask, ``Cluster.runs_of``), remembered for ``is_known_intervals``."""
-    text = " ".join([f"{lo}-{hi}" if lo != hi else str(lo) for lo, hi in runs])
-    if len(_SENT) >= _PARSED_MAX:
-        _SENT.clear()
-    _SENT.add(text)
+    a node bitmask, ``Cluster.runs_of``), remembered with its ranges for ``read_alloc``. The
+    ranges are kept, not copied: the caller hands them over. Ranges that are not canonical
+    are written as given and not remembered (``read_alloc`` then parses the text)."""
+    if len(runs) == 1:
+        lo, hi = runs[0]
+        text = f"{lo}-{hi}" if lo != hi else str(lo)
+        canonical = 0 <= lo <= hi
+    else:
+        text = " ".join([f"{lo}-{hi}" if lo != hi else str(lo) for lo, hi in runs])
+        prev = -2
+        canonical = bool(runs)
+        for lo, hi in runs:
+            if not prev + 1 < lo <= hi:
+                canonical = False
+                break
+            prev = hi
+    if canonical:
+        if len(_SENT) >= _PARSED_MAX:
+            _SENT.clear()
+        _SENT[text] = runs
     return text
 
 
@@ -293,7 +310,9 @@ def read_alloc(text: Any, *, job: str | None,
     ranges is read range by range and its ids are a ``range`` (one range) or a ``RunIds`` (no
     list of every id); any other text goes through ``parse_ids`` (a list). Errors as
     ``parse_ids``'s."""
-    runs = canonical_runs(text) if type(text) is str and "-" in text else None
+    runs = _SENT.get(text) if type(text) is str else None
+    if runs is None and type(text) is str and "-" in text:
+        runs = canonical_runs(text)
     if runs is not None:
         ids = range(runs[0][0], runs[0][1] + 1) if len(runs) == 1 else RunIds(runs)
         return ids, text, runs
@@ -323,6 +342,12 @@ class RunIds:
         return self._ends[-1] if self._ends else 0
 
     def __getitem__(self, k: int) -> int:
+        runs = self.runs
+        if runs:   # the first and the last id (the engine asks them of every allocation)
+            if k == 0:
+                return runs[0][0]
+            if k == -1:
+                return runs[-1][1]
         n = len(self)
         if k < 0:
             k += n

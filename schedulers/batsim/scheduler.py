@@ -207,6 +207,10 @@ class BatsimScheduler:
         out = []
         last = -INF
         seen: set[str] = set()   # job ids submitted or completed in this message
+        submitted = self._submitted
+        profiles = self.profiles
+        if type(profiles) is not dict:
+            profiles = None      # (then _profile_known decides)
         for ev in events:
             if type(ev) is not dict:
                 return None
@@ -219,26 +223,36 @@ class BatsimScheduler:
             if etype == "JOB_SUBMITTED":
                 # anything Batsim would not send (a job seen before, job.id other than job_id,
                 # res not an int) goes to the full path, which names it
-                if len(data) != 2 or type(data.get("job_id")) is not str or type(data.get("job")) is not dict:
+                job_id = data.get("job_id")
+                job = data.get("job")
+                if len(data) != 2 or type(job_id) is not str or type(job) is not dict:
                     return None
-                job_id = data["job_id"]
-                job = data["job"]
                 wall = job.get("walltime", -1)
-                if (job_id in self._submitted or job_id in seen or job.get("id", job_id) != job_id
-                        or type(job.get("res", 0)) is not int or job_id.count("!") != 1
-                        or job_id[0] == "!" or job_id[-1] == "!"
+                workload, _, name = job_id.partition("!")
+                if (job_id in submitted or job_id in seen or job.get("id", job_id) != job_id
+                        or type(job.get("res", 0)) is not int
+                        or not workload or not name or "!" in name
                         or (type(wall) is not float and type(wall) is not int)
-                        or not (wall == -1 or 0 < wall < INF)
-                        or not self._profile_known(job_id, job.get("profile"))):
+                        or not (wall == -1 or 0 < wall < INF)):
+                    return None
+                # _profile_known, its common case inline: the workload's listed profiles
+                listed = profiles.get(workload) if profiles is not None else None
+                if type(listed) is dict:
+                    if listed:
+                        name = job.get("profile")
+                        if type(name) is not str or (name not in listed and (workload, name)
+                                                     not in self._registered_profiles):
+                            return None
+                elif not self._profile_known(job_id, job.get("profile")):
                     return None
                 seen.add(job_id)
             elif etype == "JOB_COMPLETED":
                 # the runtime frees what it allocated: the alloc text must be the one we sent
-                if (len(data) != 4 or type(data.get("job_id")) is not str
-                        or type(data.get("job_state")) is not str
-                        or data["job_state"] not in COMPLETED_STATES or "return_code" not in data):
+                job_id = data.get("job_id")
+                state = data.get("job_state")
+                if (len(data) != 4 or type(job_id) is not str or type(state) is not str
+                        or state not in COMPLETED_STATES or "return_code" not in data):
                     return None
-                job_id = data["job_id"]
                 sent = self._allocs.get(job_id)
                 if job_id in seen or type(sent) is not str or data.get("alloc") != sent:
                     return None

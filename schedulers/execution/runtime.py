@@ -598,11 +598,12 @@ class PolicyRuntime:
         the storage host holding the job's first burst-buffer share, else the PFS.
         """
         run = self.running.get(d.job_id)
-        job = run.job if run else None
-        prof = job.profile_data if job else None
+        prof = run.job.profile_data if run is not None else None
         if not prof:
             return None
         kind = prof.get("type")
+        if kind == "delay":     # most profiles of a trace: no storage label
+            return None
         labels = []
         if kind == "parallel_homogeneous_pfs":
             labels = [prof.get("storage", "pfs")]
@@ -731,9 +732,13 @@ class PolicyScheduler(BatsimScheduler):
             self.runtime.sleeper.changed(self.now, self.runtime.cluster, list(event.resources), state)
 
     def on_no_more_events(self) -> None:
-        if not hasattr(self.runtime, "cluster"):
+        runtime = self.runtime
+        if not hasattr(runtime, "cluster"):
             return  # no SIMULATION_BEGINS yet
-        for d in self.runtime.step(self.now):
+        decisions = runtime.step(self.now)
+        if not decisions:
+            return
+        for d in decisions:
             if type(d) is Start:
                 self.start_job(d)
             elif type(d) is Reject:
@@ -751,11 +756,13 @@ class PolicyScheduler(BatsimScheduler):
     def start_job(self, d: Start) -> None:
         """Turn a checked Start into protocol actions (the job model's hook; alloc-only here,
         ``mrsched.schedulers.execution.iophased`` overrides it)."""
-        if self.in_lean_round and d.allocation is not None:
-            # the runtime checked the start (waiting job, existing free nodes): the
-            # EXECUTE_JOB is written directly from the node mask's runs
-            runs = self.runtime.cluster.runs_of(d.allocation.nodes)
+        alloc = d.allocation
+        if self._lean_now is not None and alloc is not None:
+            # in a lean round (``in_lean_round``) the runtime checked the start (waiting job,
+            # existing free nodes): the EXECUTE_JOB is written directly from the node mask's runs
+            runtime = self.runtime
+            runs = runtime.cluster.runs_of(alloc.nodes, keep=False)
             if runs:
-                self.execute_job_runs(d.job_id, runs, self.runtime.storage_mapping(d))
+                self.execute_job_runs(d.job_id, runs, runtime.storage_mapping(d))
                 return
         self.execute_job(d.job_id, self.runtime.procset_of(d), storage_mapping=self.runtime.storage_mapping(d))

@@ -95,9 +95,10 @@ class Cluster:
             mask &= ~(top - 1)
         return out
 
-    def runs_of(self, mask: int) -> list[tuple[int, int]] | None:
+    def runs_of(self, mask: int, *, keep: bool = True) -> list[tuple[int, int]] | None:
         """Closed ``(first, last)`` Batsim id ranges of a node bitmask when compute ids are
-        consecutive (Batsim numbers compute hosts first), else None."""
+        consecutive (Batsim numbers compute hosts first), else None. ``keep=False``: the
+        caller asks only once (a lean start's EXECUTE_JOB text), nothing is remembered."""
         base = self._id_base
         if base is None:
             return None
@@ -112,7 +113,8 @@ class Cluster:
             top = above & -above
             out.append((base + low.bit_length() - 1, base + top.bit_length() - 2))
             m &= ~(top - 1)
-        self._runs_memo = (mask, out.copy())
+        if keep:
+            self._runs_memo = (mask, out.copy())
         return out
 
     @classmethod

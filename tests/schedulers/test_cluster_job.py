@@ -176,3 +176,20 @@ def test_request_hot_path_equals_the_checked_path_on_plain_fields():
             continue
         assert request_from_fields("w0!1", job, profile) == expected
         assert request_from_fields("w0!1", job, profile) == expected   # from the shape cache
+
+
+def test_a_request_of_a_plain_submission_is_the_general_one():
+    """``request_from_fields``' shared requests (its hot path) are the ``Request(...)`` of
+    the general reading: equal, hashed, printed, replaced and frozen alike."""
+    import dataclasses
+
+    from mrsched.schedulers.model.job import Request, request_from_fields
+
+    got = request_from_fields("w0!1", {"res": 3, "walltime": 123457, "burst_buffer": 10})
+    want = Request(nodes=3, walltime=123457.0, bb_per_node=4, bb_total=10)
+    assert got == want and hash(got) == hash(want) and repr(got) == repr(want)
+    assert dataclasses.replace(got, nodes=4) == dataclasses.replace(want, nodes=4)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        got.nodes = 5
+    none = request_from_fields("w0!2", {"res": 2, "walltime": -1})
+    assert none == Request(nodes=2) and not none.has_walltime

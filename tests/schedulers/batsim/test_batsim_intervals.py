@@ -139,3 +139,32 @@ def test_read_alloc_errors_name_the_event_job_and_field(bad):
         parse_ids(bad, job="w0!7", field="additional_io_job.alloc")
     assert err.value.field == "additional_io_job.alloc"
     assert str(err.value.message).startswith(("invalid interval set", "'additional_io_job.alloc' must"))
+
+
+@given(ids.filter(bool))
+def test_read_alloc_of_a_written_text_is_its_fresh_read(values):
+    """A text ``text_of_runs`` wrote is read back from its remembered ranges: the same ids,
+    text and ranges as a read of a text never seen."""
+    from mrsched.schedulers.batsim import intervals
+    from mrsched.schedulers.batsim.intervals import read_alloc, runs_of_ids, text_of_runs
+
+    runs = runs_of_ids(sorted(values))
+    text = text_of_runs(list(runs))
+    assert intervals._SENT.get(text) == runs
+    got, text_out, runs_out = read_alloc(text, job="w0!1")
+    intervals._SENT.pop(text)
+    fresh, fresh_text, fresh_runs = read_alloc(text, job="w0!1")
+    assert (list(got), len(got), text_out, runs_out) == (list(fresh), len(fresh), fresh_text, fresh_runs)
+    assert (got[0], got[-1]) == (fresh[0], fresh[-1]) == (min(values), max(values))
+
+
+def test_ranges_that_are_not_canonical_are_written_but_not_remembered():
+    from mrsched.schedulers.batsim import intervals
+    from mrsched.schedulers.batsim.intervals import read_alloc, text_of_runs
+
+    for runs, merged in (([(4, 5), (0, 1)], "0-1 4-5"), ([(0, 1), (2, 3)], "0-3"),
+                         ([(3, 2)], None), ([(0, 2), (1, 4)], "0-4")):
+        text = text_of_runs(runs)
+        assert text not in intervals._SENT
+        if merged is not None:   # the engine reads it as Batsim would: merged, sorted
+            assert read_alloc(text, job=None)[1] == merged
