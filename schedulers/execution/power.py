@@ -60,22 +60,31 @@ def cap_steps(power_cap: float = 0.0, power_cap_steps: str = "") -> tuple[tuple[
     return tuple(steps)
 
 
-def pstate0_wattage(text: str | None, where: str) -> tuple[float, float] | None:
-    """(Idle, AllCores) of pstate 0 from a host's ``wattage_per_state`` property
-    (``Idle:Epsilon:AllCores`` or ``Idle:AllCores`` per pstate, comma-separated); None when the
+def _pstates(text: str | None, where: str) -> list[list[float]]:
+    """The values of each pstate in a host's ``wattage_per_state`` property
+    (``Idle:Epsilon:AllCores`` or ``Idle:AllCores`` per pstate, comma-separated); [] when the
     host has none."""
     if text is None or str(text).strip() == "":
-        return None
-    first = str(text).split(",")[0].strip().split(":")
-    try:
-        values = [float(v) for v in first]
-    except ValueError:
-        raise MrschedError(f"host {where}: cannot read wattage_per_state {text!r}",
-                           field="wattage_per_state") from None
-    if len(values) not in (2, 3) or any(not math.isfinite(v) or v < 0 for v in values):
-        raise MrschedError(f"host {where}: wattage_per_state {text!r} is not Idle:AllCores or "
-                           "Idle:Epsilon:AllCores", field="wattage_per_state")
-    return values[0], values[-1]
+        return []
+    out = []
+    for entry in str(text).split(","):
+        try:
+            values = [float(v) for v in entry.strip().split(":")]
+        except ValueError:
+            raise MrschedError(f"host {where}: cannot read wattage_per_state {text!r}",
+                               field="wattage_per_state") from None
+        if len(values) not in (2, 3) or any(not math.isfinite(v) or v < 0 for v in values):
+            raise MrschedError(f"host {where}: wattage_per_state {text!r} is not Idle:AllCores or "
+                               "Idle:Epsilon:AllCores", field="wattage_per_state")
+        out.append(values)
+    return out
+
+
+def pstate0_wattage(text: str | None, where: str) -> tuple[float, float] | None:
+    """(Idle, AllCores) of pstate 0 from a host's ``wattage_per_state`` property; None when the
+    host has none."""
+    states = _pstates(text, where)
+    return (states[0][0], states[0][-1]) if states else None
 
 
 @dataclass
@@ -170,20 +179,7 @@ def with_power(request, delta: float):
 def pstate_watts(text: str | None, where: str) -> list[float]:
     """The most a host draws in each of its pstates (the largest of ``Idle[:Epsilon]:AllCores``)
     from its ``wattage_per_state`` property; [] when it has none."""
-    if text is None or str(text).strip() == "":
-        return []
-    out = []
-    for entry in str(text).split(","):
-        try:
-            values = [float(v) for v in entry.strip().split(":")]
-        except ValueError:
-            raise MrschedError(f"host {where}: cannot read wattage_per_state {text!r}",
-                               field="wattage_per_state") from None
-        if len(values) not in (2, 3) or any(not math.isfinite(v) or v < 0 for v in values):
-            raise MrschedError(f"host {where}: wattage_per_state {text!r} is not Idle:AllCores or "
-                               "Idle:Epsilon:AllCores", field="wattage_per_state")
-        out.append(max(values))
-    return out
+    return [max(values) for values in _pstates(text, where)]
 
 
 def sleep_holds(cluster) -> tuple[float, ...]:
