@@ -19,3 +19,16 @@ def missing(reason: str) -> NoReturn:
     if ON_CI:
         pytest.fail(f"CI=true and {reason}", pytrace=False)
     pytest.skip(reason)
+
+
+def reference() -> Path:
+    """../shared's Batsim reference runs (``missing`` when they are absent)."""
+    ref = SHARED / "batsim-reference"
+    if not ref.is_dir():
+        missing(f"../shared (Batsim reference runs) is not present at {ref}")
+    return ref
+
+
+def reference_case(name: str) -> tuple[Path, Path]:
+    """The platform and the workload of Batsim reference run ``name``."""
+    return reference() / name / "platform.xml", reference() / name / "workload.json"

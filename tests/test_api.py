@@ -15,17 +15,8 @@ import pytest
 
 import mrsched
 from mrsched.errors import ConfigError, MrschedError, WorkloadError
-from inputs_rule import missing  # noqa: E402
+from inputs_rule import reference  # noqa: E402
 
-REFERENCE = Path(__file__).resolve().parents[1] / "../shared/batsim-reference"
-REFERENCE = REFERENCE.resolve()
-
-
-def reference() -> Path:
-    """../shared's Batsim reference runs (skipped without them, a failure under CI=true)."""
-    if not REFERENCE.is_dir():
-        missing(f"../shared (Batsim reference runs) is not present at {REFERENCE}")
-    return REFERENCE
 #: schedule columns that time this machine, not the schedule
 TIMED = {"scheduling_time", "simulation_time"}
 
@@ -43,7 +34,7 @@ def mrsched_run(platform, workload, policy, out: Path, *options: str) -> Path:
 
 def same_as_run(result, run_dir: Path) -> None:
     """Jobs and machine states byte for byte, the schedule row but its timings, the metrics."""
-    from mrsched.analysis.campaign import ID_COLUMNS, metrics_table
+    from mrsched.analysis.campaign import metrics_table
     from mrsched.analysis.runs import load_run
 
     assert result.csv_text("jobs") == (run_dir / "out_jobs.csv").read_text()

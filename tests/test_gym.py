@@ -17,21 +17,9 @@ import numpy as np  # noqa: E402
 import mrsched  # noqa: E402
 import mrsched.gym  # noqa: E402
 from mrsched.errors import ConfigError  # noqa: E402
-from inputs_rule import missing  # noqa: E402
+from inputs_rule import reference_case as case  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = (ROOT / "../shared/batsim-reference").resolve()
-
-
-def reference() -> Path:
-    """../shared's Batsim reference runs (skipped without them, a failure under CI=true)."""
-    if not REFERENCE.is_dir():
-        missing(f"../shared (Batsim reference runs) is not present at {REFERENCE}")
-    return REFERENCE
-
-
-def case(name: str) -> tuple[Path, Path]:
-    return reference() / name / "platform.xml", reference() / name / "workload.json"
 
 
 def first_fit_episode(env, seed=0):

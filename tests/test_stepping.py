@@ -6,27 +6,13 @@ exactly."""
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 import pytest
 
 import mrsched
 from mrsched.errors import ConfigError, MrschedError
 from mrsched.stepping import Stepper
-from inputs_rule import missing  # noqa: E402
-
-REFERENCE = (Path(__file__).resolve().parents[1] / "../shared/batsim-reference").resolve()
-
-
-def reference() -> Path:
-    """../shared's Batsim reference runs (skipped without them, a failure under CI=true)."""
-    if not REFERENCE.is_dir():
-        missing(f"../shared (Batsim reference runs) is not present at {REFERENCE}")
-    return REFERENCE
-
-
-def case(name: str) -> tuple[Path, Path]:
-    return reference() / name / "platform.xml", reference() / name / "workload.json"
+from inputs_rule import reference_case as case  # noqa: E402
 
 
 def first_fit(point) -> None:
