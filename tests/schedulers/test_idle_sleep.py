@@ -39,13 +39,7 @@ def _light(tmp_path: Path) -> Path:
 
 
 def _run(tmp_path, policy, workload, name, *options):
-    out = tmp_path / name
-    args = ["run", "-p", str(PLATFORM), "-w", str(workload), "--policy", policy, "--energy",
-            "-o", str(out)]
-    for o in options:
-        args += ["-O", o]
-    assert main(args) == 0
-    return load_run(out)
+    return _run_on(PLATFORM, tmp_path, policy, workload, name, *options)
 
 
 @pytest.mark.parametrize("policy", ["fcfs", "fcfs-easy", "conservative-bb", "bbsched"])
