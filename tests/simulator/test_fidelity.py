@@ -321,12 +321,22 @@ def _listening(pid: int, port: int) -> bool:
     return False
 
 
+# scripted_sched.py leaves right after its reply to SIMULATION_ENDS without closing its socket:
+# pyzmq tears nothing down at interpreter exit, so under load that last reply could die with
+# the process (a 60 s timeout here). Run it unchanged, then let ZeroMQ deliver what is queued.
+_SCRIPTED_RUNNER = """import runpy, sys
+sys.argv[0] = "batsim-reference/scripted_sched.py"
+run = runpy.run_path(sys.argv[0], run_name="__main__")
+run["ctx"].destroy(linger=30000)
+"""
+
+
 def _start_scripted(shared_dir: Path, env: dict) -> tuple[subprocess.Popen, int]:
     """scripted_sched.py on a free loopback port, once it listens there (a port taken between
     our probe and its bind makes it exit: try another)."""
     for _attempt in range(5):
         port = _free_port()
-        proc = subprocess.Popen([sys.executable, "batsim-reference/scripted_sched.py",
+        proc = subprocess.Popen([sys.executable, "-c", _SCRIPTED_RUNNER,
                                  f"tcp://127.0.0.1:{port}"], cwd=shared_dir,
                                 env={**os.environ, **env}, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
