@@ -20,7 +20,7 @@ import numpy as np
 
 from mrsched.errors import SimulationError
 from mrsched.schedulers.optim.genetic import GeneticSolver
-from mrsched.schedulers.optim.pareto import WindowProblem, choose_tradeoff, exact_front, generational_distance
+from mrsched.schedulers.optim.pareto import WindowProblem, exact_front, generational_distance
 from mrsched.schedulers.policies.multisched import MultiSchedSelector
 from mrsched.schedulers.policies.window import WindowSelector, select_in_order
 

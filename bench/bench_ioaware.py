@@ -14,6 +14,8 @@ workload with true rates (``--io-spread``, default 0.8 then).
 from __future__ import annotations
 
 import argparse
+import atexit
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -55,6 +57,7 @@ def main() -> None:
     p.add_argument("--io-spread", type=float, default=None, help="true rates (default: 0.8 with --knowledge)")
     args = p.parse_args()
     tmp = Path(tempfile.mkdtemp())
+    atexit.register(shutil.rmtree, tmp, True)   # no litter in /tmp
     plat = tmp / "cts1.xml"
     plat.write_text(generate_iotree(underprovision=args.underprovision).xml)
     spread = args.io_spread if args.io_spread is not None else (0.8 if args.knowledge != "requested" else 0.0)

@@ -31,6 +31,8 @@ U_ja substitution); worst solve 5.56 s wall for the 5 s limit (144 s before the 
 from __future__ import annotations
 
 import argparse
+import atexit
+import shutil
 import statistics
 import time
 
@@ -83,6 +85,7 @@ def simulated_states(mix: str, count: int, seed: int = 7, jobs: int = 1000) -> l
     from mrsched.workloads.batsim_json import write_workload
 
     tmp = Path(tempfile.mkdtemp(prefix="bench_ipsched_states_"))
+    atexit.register(shutil.rmtree, tmp, True)   # no litter in /tmp
     plat_path = tmp / "machine_l.xml"
     plat_path.write_text(generate_cluster(nodes=NODES, cores=CORES, gpus=GPUS, pfs=False).xml)
     wpath = tmp / "mix.json"
@@ -179,6 +182,7 @@ def simulate(args) -> None:
     from mrsched.workloads.cpugpu import generate_esp2_cpugpu
 
     tmp = Path(tempfile.mkdtemp(prefix="bench_ipsched_"))
+    atexit.register(shutil.rmtree, tmp, True)   # no litter in /tmp
     plat_path = tmp / "machine_l.xml"
     plat_path.write_text(generate_cluster(nodes=NODES, cores=CORES, gpus=GPUS, pfs=False).xml)
     plat = load_platform(str(plat_path))
@@ -272,6 +276,7 @@ def issue_run(policy: str, nodes: int = 16, mix: str = "V", jobs: int = 80) -> N
     from mrsched.workloads.batsim_json import write_workload
 
     tmp = Path(tempfile.mkdtemp(prefix="bench_ipsched_issue_"))
+    atexit.register(shutil.rmtree, tmp, True)   # no litter in /tmp
     names = [f"node_{k}" for k in range(nodes)]
     wl = generate_mix(Machine([], names, [CORES] * nodes, [GPUS] * nodes, True), mix, jobs=jobs, seed=1)
     (tmp / "p.xml").write_text(generate_cluster(nodes=nodes, cores=CORES, gpus=GPUS, pfs=False).xml)

@@ -33,10 +33,12 @@ them are in the commit history of this file.
 from __future__ import annotations
 
 import argparse
+import atexit
 import filecmp
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -212,9 +214,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, str(REPO / "bench"))
         from bench_plan import export_revision
         base_dir = tempfile.mkdtemp(prefix="mrsched-scale-base-")
+        atexit.register(shutil.rmtree, base_dir, True)   # no litter in /tmp
         export_revision(args.check, Path(base_dir))
     print(f"{'machine':>12} | {'policy':>15} | {'jobs':>9} | {'cpu s':>8} | {'sched s':>8} | {'jobs/s':>8} | "
-          f"{'peak MB':>8} | {'x prev':>6}" + (f" | baseline cpu s | identical _jobs.csv" if args.check else ""))
+          f"{'peak MB':>8} | {'x prev':>6}" + (" | baseline cpu s | identical _jobs.csv" if args.check else ""))
     all_same = True
     cpu: dict[tuple[str, str, int], float] = {}     # (machine, policy, jobs) -> CPU s
     # policy by policy, size by size, both machines at a size one after the other: the ratio

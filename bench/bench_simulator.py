@@ -21,7 +21,9 @@ cpu(N) / cpu(previous N). Figures and their history: docs/PERFORMANCE.md.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
+import shutil
 import tempfile
 import threading
 import time
@@ -233,6 +235,7 @@ def main() -> None:
                          "in a fresh process, with peak memory (e.g. --scale 10000 100000)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench_sim_"))
+    atexit.register(shutil.rmtree, tmp, True)   # no litter in /tmp
     if args.scale:
         scale(args.scale, args.seed, tmp)
         return

@@ -23,8 +23,10 @@ them are in the commit history of this file.
 from __future__ import annotations
 
 import argparse
+import atexit
 import gc
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -109,6 +111,7 @@ def main() -> None:
         print_rows(rows)
         return
     tmp = Path(tempfile.mkdtemp(prefix="bench_trace_"))
+    atexit.register(shutil.rmtree, tmp, True)   # no litter in /tmp
     rows = []   # name, jobs, wall, cpu, sched-only cpu, same, baseline cpu
 
     def best_pair(platform, workload, policy):
