@@ -24,7 +24,8 @@ this ratio compares runs minutes apart (this machine's speed drifts within an ho
 ``--check REV`` runs the same workloads with revision REV's ``mrsched`` (exported with ``git
 archive`` as ``bench_plan.py`` does, its compiled queue tree built where it has one) and
 prints whether every ``_jobs.csv`` is byte-identical: the scale work must not change any
-decision.
+decision. The two runs of a pair swap order from one pair to the next (a fixed order biases
+their CPU times on this machine).
 
 The last figures, with their date and commit, are in docs/PERFORMANCE.md; the rounds before
 them are in the commit history of this file.
@@ -228,12 +229,18 @@ def main(argv: list[str] | None = None) -> int:
                   key=lambda r: (args.policies.index(r[0]), r[1], r[2]))
     prev: dict[tuple[str, str], float] = {}         # (machine, policy) -> CPU s of its previous size
     given_up: set[tuple[str, str]] = set()
-    for policy, n, m in runs:
+    for k, (policy, n, m) in enumerate(runs):
         label, platform, _, interarrival = machines[m]
         if (label, policy) in given_up:
             continue
         workload = make_workload(args.out, n, platform, label, interarrival)
         prefix = args.out / f"{label}-{policy}-{n}"
+        base_prefix = args.out / f"{label}-{policy}-{n}-baseline"
+        # with --check, the baseline goes first every other run: a fixed order biases the pair
+        base_first = bool(args.check) and k % 2 == 1
+        if base_first:
+            base = run_child("mrsched_baseline", base_dir, policy, platform, workload, base_prefix,
+                             args.timeout)
         got = run_child("mrsched", None, policy, platform, workload, prefix, args.timeout, args.count)
         if got is None:
             print(f"{label:>12} | {policy:>15} | {n:>9} | > {args.timeout:.0f} s (given up)", flush=True)
@@ -245,9 +252,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"{n / got['cpu']:8.0f} | {got['peak_mb']:8.0f} | {growth}")
         prev[label, policy] = cpu[label, policy, n] = got["cpu"]
         if args.check:
-            base_prefix = args.out / f"{label}-{policy}-{n}-baseline"
-            base = run_child("mrsched_baseline", base_dir, policy, platform, workload, base_prefix,
-                             args.timeout)
+            if not base_first:
+                base = run_child("mrsched_baseline", base_dir, policy, platform, workload,
+                                 base_prefix, args.timeout)
             if base is None:
                 line += f" | > {args.timeout:.0f} | (baseline given up)"
             else:
