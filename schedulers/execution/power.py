@@ -112,6 +112,15 @@ class PowerCap:
                 cap = w
         return cap
 
+    def next_rise(self, now: float) -> float | None:
+        """The first step after ``now`` whose cap is above the one before it: a job waiting
+        for power may start then with no job ending and no submission to call the scheduler
+        (None when the cap never rises again)."""
+        for (_, before), (t, watts) in zip(self.steps, self.steps[1:]):
+            if t > now and watts > before:
+                return t
+        return None
+
     def job_delta(self, job) -> tuple[float | None, str | None]:
         """(watts the job adds over its nodes' Idle, None) or (None, why it cannot run)."""
         nodes = job.request.nodes

@@ -242,6 +242,7 @@ class PolicyRuntime:
         self._overrun: dict[str, RunningJob] = {}      # running at or past their reservation's end
         self.period = float(options.period or 0.0)
         self.next_tick: float | None = None
+        self._cap_wakeup: float | None = None          # the cap rise a WakeUp was asked for
         # the runtime's services (seed 004): the bandwidth tree of an I/O-aware run, and the
         # knowledge source whose estimates the policy sees instead of the users' requests
         self.tree = BandwidthTree.from_cluster(cluster) if options.io_aware else None
@@ -420,6 +421,12 @@ class PolicyRuntime:
                 self._hold_sleep_power(now)
             else:
                 out.extend(self.sleeper.round(now, self.machine.busy, self.queue))
+        if self.power is not None and self.queue and len(self.power.steps) > 1:
+            # a cap that rises later: nothing else may call the scheduler then
+            rise = self.power.next_rise(now)
+            if rise is not None and rise != self._cap_wakeup:
+                self._cap_wakeup = rise
+                out.append(WakeUp(rise))
         if self.period > 0 and self.queue:
             nxt = (math.floor(now / self.period + TICK_TOLERANCE / self.period) + 1) * self.period
             if self.next_tick is None or self.next_tick <= now + TICK_TOLERANCE or nxt < self.next_tick:

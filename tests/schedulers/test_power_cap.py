@@ -201,3 +201,17 @@ def test_a_cap_as_a_share_of_peak_on_a_generated_platform(tmp_path):
     assert series.busy_w == 1600.0 and series.idle_w == 800.0
     assert 1000.0 <= series.peak(0, np.inf) <= 1120.0
     assert run_cap_steps(run) == [(0.0, pytest.approx(1120.0))]
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "filler", "fcfs-easy", "conservative-bb", "bbsched"])
+def test_a_job_waiting_for_the_cap_to_rise_starts_when_it_rises(tmp_path, policy):
+    """The idle machine draws 210 W: a cap of 210 W until t=5, then 280 W, leaves no power for
+    a job before t=5 and one node's 70 W after. Nothing ends or arrives at t=5: the runtime
+    asks to be called at the rise (found by tests/schedulers/test_fuzz_power.py: the run
+    stalled with the job waiting)."""
+    wl = tmp_path / "one.json"
+    wl.write_text(json.dumps({"nb_res": 7, "jobs": [
+        {"id": 0, "subtime": 0, "res": 1, "walltime": 50, "profile": "d10"}],
+        "profiles": {"d10": {"type": "delay", "delay": 10}}}))
+    run = _run(tmp_path, policy, wl, "power_cap_steps=0:210,5:280")
+    assert list(run.jobs["starting_time"]) == [5.0]

@@ -1,0 +1,133 @@
+"""Fuzz: power caps and sleeping nodes (execution/power.py, the runtime's ``IdleNodes``) over
+generated machines, workloads and options, every run measured by the engine's energy model
+(-E). Invariant: a clean error naming the option, or a run that ends with every job completed,
+killed by its walltime or rejected with a reason; no node running two jobs, no start before
+submission, and the measured power never over the cap, asleep, switching or busy."""
+
+from __future__ import annotations
+
+import csv
+import tempfile
+from pathlib import Path
+
+from hypothesis import event, given, strategies as st
+
+from fuzzing import assert_clean, budget
+from mrsched.analysis import load_run
+from mrsched.analysis.power import run_power
+from mrsched.api import simulate
+from mrsched.errors import MrschedError
+from mrsched.platforms.cluster import generate_cluster
+from mrsched.platforms.cli import with_wattage
+
+#: cheap policies the cap is for (docs/POLICIES.md "power_cap"); idle_sleep takes any of them
+POLICIES = ("fcfs", "filler", "fcfs-easy", "sjf-bb", "easy-bf", "conservative-bb", "bbsched")
+EPS = 1e-6
+
+
+@st.composite
+def machines(draw):
+    nodes = draw(st.integers(2, 6))
+    idle = draw(st.integers(5, 60))
+    busy = idle + draw(st.integers(5, 150))
+    sleep = None
+    if draw(st.booleans()):     # (asleep W, switch-off s, W, switch-on s, W): sleep_states
+        sleep = (draw(st.integers(0, idle - 1)), draw(st.integers(1, 10)),
+                 draw(st.integers(1, busy + 40)), draw(st.integers(1, 30)),
+                 draw(st.integers(1, busy + 40)))
+    return nodes, idle, busy, sleep
+
+
+@st.composite
+def workloads(draw, nodes: int):
+    jobs, t = [], 0.0
+    profiles = {}
+    for i in range(draw(st.integers(1, 12))):
+        t += draw(st.sampled_from([0.0, 0.5, 3.0, 20.0, 200.0]))
+        run = draw(st.sampled_from([1, 10, 40, 120]))
+        loaded = draw(st.booleans())       # computing jobs draw AllCores, delay jobs Idle
+        name = f"{'c' if loaded else 'd'}{run}"
+        profiles[name] = ({"type": "parallel_homogeneous", "cpu": run * 1e9, "com": 0} if loaded
+                          else {"type": "delay", "delay": run})
+        # some walltimes cut the job: it is killed, its nodes freed at the walltime
+        wall = draw(st.sampled_from([-1, run + 30, max(1, run // 2)]))
+        jobs.append({"id": i, "subtime": t, "res": draw(st.integers(1, nodes)), "walltime": wall,
+                     "profile": name})
+    return {"nb_res": nodes, "jobs": jobs, "profiles": profiles}
+
+
+@st.composite
+def cases(draw):
+    nodes, idle, busy, sleep = draw(machines())
+    workload = draw(workloads(nodes))
+    policy = draw(st.sampled_from(POLICIES))
+    floor = nodes * idle
+    # mostly room for 0..nodes busy nodes over the idle machine, now and then a little less
+    caps = [max(1, floor + draw(st.integers(0, nodes)) * (busy - idle) + draw(st.integers(-5, 30)))
+            for _ in range(draw(st.integers(1, 3)))]
+    options = {}
+    if len(caps) == 1:
+        options["power_cap"] = str(caps[0])
+    else:
+        times = sorted(draw(st.lists(st.integers(1, 400), min_size=len(caps) - 1,
+                                     max_size=len(caps) - 1, unique=True)))
+        options["power_cap_steps"] = ",".join(f"{t}:{c}" for t, c in zip([0, *times], caps))
+    if sleep is not None and draw(st.booleans()):
+        options["idle_sleep"] = str(draw(st.sampled_from([0, 5, 60])))
+    xml = with_wattage(generate_cluster(nodes=nodes, pfs=False).xml, f"{idle}:{busy}", sleep)
+    return xml, workload, policy, options
+
+
+def _caps(options: dict) -> list[tuple[float, float]]:
+    if "power_cap" in options:
+        return [(0.0, float(options["power_cap"]))]
+    return [(float(t), float(c)) for t, c in
+            (step.split(":") for step in options["power_cap_steps"].split(","))]
+
+
+@budget(25)
+@given(cases())
+def test_fuzz_power_cap_and_sleep(case):
+    xml, workload, policy, options = case
+    with tempfile.TemporaryDirectory() as tmp:
+        platform, out = Path(tmp) / "platform.xml", Path(tmp) / "run"
+        platform.write_text(xml)
+        try:
+            simulate(platform, workload, policy, options, out=out, energy=True)
+        except MrschedError as exc:
+            # a stall ("the simulation cannot progress") is the scheduler's bug, not an input's
+            assert "cannot progress" not in str(exc), exc
+            assert_clean(exc)
+            event("refused")
+            return
+        event(f"ran, idle_sleep {'idle_sleep' in options}")
+        rows = list(csv.DictReader(open(out / "out_jobs.csv")))
+        assert len(rows) == len(workload["jobs"])
+        spans: dict[int, list[tuple[float, float]]] = {}
+        for r in rows:
+            if r["final_state"] == "REJECTED":      # with its reason
+                assert r["metadata"].startswith("rejected: ") and len(r["metadata"]) > 20, r
+                continue
+            assert r["final_state"] in ("COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED"), r
+            start, end = float(r["starting_time"]), float(r["finish_time"])
+            assert start >= float(r["submission_time"]) - EPS, r
+            for node in _ids(r["allocated_resources"]):
+                spans.setdefault(node, []).append((start, end))
+        for node, busy in spans.items():          # never two jobs on one node at once
+            busy.sort()
+            assert all(a[1] <= b[0] + EPS for a, b in zip(busy, busy[1:])), (node, busy)
+        series = run_power(load_run(out))
+        assert series.measured
+        steps = _caps(options)
+        ends = [t for t, _ in steps[1:]] + [float("inf")]
+        for (t, cap), end in zip(steps, ends):
+            assert series.peak(t, end) <= cap + EPS, (policy, options, t, series.peak(t, end), cap)
+
+
+def _ids(text: str) -> list[int]:
+    out = []
+    for part in text.split():
+        a, _, b = part.partition("-")
+        out.extend(range(int(a), int(b or a) + 1))
+    return out
+
