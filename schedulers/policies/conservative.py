@@ -9,6 +9,8 @@
 
 No reservation is ever delayed. ``compression="rebuild"`` drops every reservation and plans
 the queue again from scratch instead (a job can then move later, the classic anomaly).
+A job whose reservation is due but that cannot start now (the job before it ended past its
+reservation) keeps its turn: the reservations behind it are made again after its own.
 
 Decisions: a job without walltime is planned with an endless window (it blocks its
 resources for every later reservation). With estimated requests (``knowledge``) jobs outlive
@@ -27,6 +29,8 @@ Examples
 """
 
 from __future__ import annotations
+
+from itertools import islice
 
 from mrsched.schedulers.profile.availability import Reservation
 from mrsched.schedulers.profile.reinsert import reinsert
@@ -70,10 +74,13 @@ class ConservativeBackfilling(Policy):
             for reservation in self.planned_.values():
                 profile.release(reservation)
             self.planned_.clear()
-        for job in queue:
+        for k, job in enumerate(queue):
             if not compress and job.id in self.planned_:
                 continue
-            slot = reinsert(profile, self.planned_.pop(job.id, None), job.request, ctx.now, job.id)
+            old = self.planned_.pop(job.id, None)
+            slot = reinsert(profile, old, job.request, ctx.now, job.id)
+            if old is not None and old.start <= ctx.now and (slot is None or slot.reservation is not None):
+                slot = self._keep_rank(profile, slot, job, islice(queue, k + 1, None), ctx.now)
             if slot is None:
                 continue          # cannot be planned while some endless job holds resources
             if slot.reservation is None:
@@ -83,3 +90,17 @@ class ConservativeBackfilling(Policy):
         if self.planned_:         # the oldest reservation bounds the release log reinsert reads
             profile.trim_log(min(r.log_pos for r in self.planned_.values()))
         return ctx.decisions
+
+    def _keep_rank(self, profile, slot, job, behind, now: float):
+        """A job whose reservation is due but that cannot start now keeps its place in the
+        queue: the jobs behind it lose their reservations, to be made again after its own.
+        It happens when the job before it ends past its reservation (Batsim reports a kill at
+        the walltime 1e-4 s late, an overrun is held): re-inserted behind the later
+        reservations, it would lose its turn to them (batsched aborts there, schedule.cpp 52)."""
+        if slot is not None and slot.reservation is not None:
+            profile.release(slot.reservation)
+        for other in behind:
+            reservation = self.planned_.pop(other.id, None)
+            if reservation is not None:
+                profile.release(reservation)
+        return reinsert(profile, None, job.request, now, job.id)

@@ -5,7 +5,8 @@ reference of ``conservative-bb``'s decisions.
     on a job's end or a reservation reached (compression):
         for each waiting job in queue order:
             take its reservation out, re-insert it at its earliest start from now
-            (start it if that is now)
+            (start it if that is now); if it was due and cannot start now, first take
+            out the reservations of the jobs behind it (they are re-inserted after it)
 
 Every re-insertion searches the whole profile from now with ``earliest_start``. The policy
 skips the jobs the freed windows cannot move and searches the others with the profile's
@@ -56,11 +57,18 @@ class PlainConservative(Policy):
             for reservation in self.planned_.values():     # rebuilt from scratch, in queue order
                 ctx.profile.release(reservation)
             self.planned_.clear()
-        for job in queue:
+        jobs = list(queue)
+        for k, job in enumerate(jobs):
             old = self.planned_.get(job.id)
             if old is not None and not compress:
                 continue
             if old is not None:
                 ctx.profile.release(self.planned_.pop(job.id))
+                found = ctx.profile.earliest_start(job.request, None, ctx.now)
+                if old.start <= ctx.now and (found is None or found[0] > ctx.now):
+                    # due, yet it cannot start now: the jobs behind it are planned after it
+                    for later in jobs[k + 1:]:
+                        if later.id in self.planned_:
+                            ctx.profile.release(self.planned_.pop(later.id))
             self._insert(ctx, job)
         return ctx.decisions

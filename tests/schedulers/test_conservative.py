@@ -48,3 +48,25 @@ def test_compression_cascades_to_the_last_job(compression):
     res = simulate(make_scheduler("conservative-bb", {"compression": compression}), begins_data(4), jobs)
     assert res["start"]["w0!4"] == 80.0
     assert res["alloc"]["w0!4"] == [0, 1, 2, 3]
+
+
+
+@pytest.mark.parametrize("policy", ["conservative-bb", "plain"])
+def test_a_job_due_after_a_late_kill_keeps_its_turn(policy):
+    """J0 (both nodes of a generated cluster) is killed at its walltime, 1; Batsim reports it
+    at 1.0001. J1 (one node, walltime 31) was planned at [1, 32), J2 (both nodes) at [32,
+    42). At 1.0001, J1 re-inserted from now would end past 32, into J2's reservation: put
+    behind it, it lost its turn to J2 (found by tests/schedulers/test_fuzz_power.py). J1
+    keeps its turn: J2's reservation is made again after it."""
+    from conservative_reference import PlainConservative
+
+    import mrsched
+    from mrsched.platforms.cluster import generate_cluster
+    jobs = [{"id": 0, "subtime": 0, "res": 2, "walltime": 1, "profile": "d1"},
+            {"id": 1, "subtime": 0, "res": 1, "walltime": 31, "profile": "d1"},
+            {"id": 2, "subtime": 0, "res": 2, "walltime": 10, "profile": "d1"}]
+    workload = {"nb_res": 2, "jobs": jobs, "profiles": {"d1": {"type": "delay", "delay": 1}}}
+    run = mrsched.simulate(generate_cluster(nodes=2, pfs=False), workload,
+                           "conservative-bb" if policy == "conservative-bb" else PlainConservative)
+    starts = dict(zip(run.jobs["job_id"].astype(str), run.jobs["starting_time"]))
+    assert starts == {"0": 0.0, "1": 1.0001, "2": 2.0002}
