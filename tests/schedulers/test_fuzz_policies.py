@@ -1,0 +1,85 @@
+"""Fuzz: every registered policy on generated small workloads run by the embedded engine
+(burst-buffer requests, walltime kills, jobs without walltime, equal submission times) on
+generated clusters with burst-buffer storage. Invariant: a clean error naming what is wrong,
+or a run that ends (no job left waiting forever) with every job completed, killed at its
+walltime or rejected with its reason; no node running two jobs at once, no start before
+submission."""
+
+from __future__ import annotations
+
+import csv
+import tempfile
+from pathlib import Path
+
+from hypothesis import event, given, strategies as st
+
+from fuzzing import assert_clean, budget
+from mrsched.api import simulate
+from mrsched.errors import MrschedError
+from mrsched.platforms.cluster import generate_cluster
+from mrsched.schedulers import registry
+
+POLICIES = sorted(registry.POLICIES)
+EPS = 1e-6
+
+
+@st.composite
+def cases(draw):
+    nodes = draw(st.integers(1, 6))
+    storage = draw(st.integers(0, 2))
+    jobs, profiles, t = [], {}, 0.0
+    for i in range(draw(st.integers(1, 10))):
+        t += draw(st.sampled_from([0.0, 0.0, 1.0, 7.5, 60.0]))
+        run = draw(st.sampled_from([1, 5, 30, 100]))
+        loaded = draw(st.booleans())
+        name = f"{'c' if loaded else 'd'}{run}"
+        profiles[name] = ({"type": "parallel_homogeneous", "cpu": run * 1e9, "com": 0} if loaded
+                          else {"type": "delay", "delay": run})
+        job = {"id": i, "subtime": t, "res": draw(st.integers(1, nodes)), "profile": name,
+               "walltime": draw(st.sampled_from([-1, run, run + 20, max(1, run // 3), 1000]))}
+        if storage and draw(st.booleans()):
+            job["burst_buffer"] = draw(st.sampled_from([1, 10**9, 2 * 10**10, 10**11]))
+        jobs.append(job)
+    workload = {"nb_res": nodes, "jobs": jobs, "profiles": profiles}
+    return nodes, storage, workload, draw(st.sampled_from(POLICIES))
+
+
+@budget(40)
+@given(cases())
+def test_fuzz_every_policy(case):
+    nodes, storage, workload, policy = case
+    platform = generate_cluster(nodes=nodes, storage=storage, bb_capacity="20GB", pfs=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "run"
+        try:
+            simulate(platform, workload, policy, out=out)
+        except MrschedError as exc:
+            # a stall ("the simulation cannot progress") is the scheduler's bug, not an input's
+            assert "cannot progress" not in str(exc), (policy, str(exc))
+            assert_clean(exc)
+            event(f"refused: {policy}")
+            return
+        event("ran")
+        rows = list(csv.DictReader(open(out / "out_jobs.csv")))
+        assert len(rows) == len(workload["jobs"])
+        spans: dict[int, list[tuple[float, float]]] = {}
+        for r in rows:
+            if r["final_state"] == "REJECTED":      # with its reason
+                assert r["metadata"].startswith("rejected: ") and len(r["metadata"]) > 20, r
+                continue
+            assert r["final_state"] in ("COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED"), r
+            start, end = float(r["starting_time"]), float(r["finish_time"])
+            assert start >= float(r["submission_time"]) - EPS, r
+            for node in _ids(r["allocated_resources"]):
+                spans.setdefault(node, []).append((start, end))
+        for node, busy in spans.items():          # never two jobs on one node at once
+            busy.sort()
+            assert all(a[1] <= b[0] + EPS for a, b in zip(busy, busy[1:])), (policy, node, busy)
+
+
+def _ids(text: str) -> list[int]:
+    out = []
+    for part in text.split():
+        a, _, b = part.partition("-")
+        out.extend(range(int(a), int(b or a) + 1))
+    return out
