@@ -41,21 +41,33 @@ def cases(draw):
             job["burst_buffer"] = draw(st.sampled_from([1, 10**9, 2 * 10**10, 10**11]))
         jobs.append(job)
     workload = {"nb_res": nodes, "jobs": jobs, "profiles": profiles}
-    return nodes, storage, workload, draw(st.sampled_from(POLICIES))
+    policy = draw(st.sampled_from(POLICIES))
+    declared = registry.scheduler_parameters(policy)
+    options = {}
+    for name, values in OPTIONS.items():
+        if name in declared and draw(st.booleans()):
+            options[name] = draw(st.sampled_from(values))
+    return nodes, storage, workload, policy, options
+
+
+#: runtime services and common knobs, drawn where the policy declares them
+OPTIONS = {"period": ["0", "5", "60"], "decision_cost": ["none", "per_event=0.5", "per_job=3"],
+           "knowledge": ["requested", "perfect", "noisy", "learned"], "order": ["sjf", "largest"],
+           "compression": ["rebuild"], "depth": ["1", "2"], "window": ["2", "10"]}
 
 
 @budget(40)
 @given(cases())
 def test_fuzz_every_policy(case):
-    nodes, storage, workload, policy = case
+    nodes, storage, workload, policy, options = case
     platform = generate_cluster(nodes=nodes, storage=storage, bb_capacity="20GB", pfs=False)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run"
         try:
-            simulate(platform, workload, policy, out=out)
+            simulate(platform, workload, policy, options, out=out)
         except MrschedError as exc:
             # a stall ("the simulation cannot progress") is the scheduler's bug, not an input's
-            assert "cannot progress" not in str(exc), (policy, str(exc))
+            assert "cannot progress" not in str(exc), (policy, options, str(exc))
             assert_clean(exc)
             event(f"refused: {policy}")
             return
@@ -74,7 +86,7 @@ def test_fuzz_every_policy(case):
                 spans.setdefault(node, []).append((start, end))
         for node, busy in spans.items():          # never two jobs on one node at once
             busy.sort()
-            assert all(a[1] <= b[0] + EPS for a, b in zip(busy, busy[1:])), (policy, node, busy)
+            assert all(a[1] <= b[0] + EPS for a, b in zip(busy, busy[1:])), (policy, options, node, busy)
 
 
 def _ids(text: str) -> list[int]:
