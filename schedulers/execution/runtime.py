@@ -283,6 +283,12 @@ class PolicyRuntime:
             parsed.request = with_power(parsed.request, delta)
         # a pure function of the request on a fixed machine: jobs of a trace repeat a few shapes
         req = parsed.request
+        if req.gpus_per_node and not self.policy.shares_gpus and self.machine.nodes is not None:
+            self._reject_now(job_id, f"asks {req.gpus_per_node} GPUs per node: on a per-core "
+                                     f"platform policy '{self.policy.policy_name()}' places cores "
+                                     "without counting the GPUs their node shares among jobs "
+                                     "(slurm-bf, ipsched and aucsched do)")
+            return None
         shape = (req.nodes, req.bb_total, req.bb_per_node, req.gpus_per_node, req.counters)
         reason = self._infeasible.get(shape, False)
         if reason is False:

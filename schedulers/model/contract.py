@@ -215,6 +215,10 @@ class Policy:
     #: whether the policy places the profile's counters now and in reservations, so that
     #: ``power_cap`` (a counter, ``execution/power.py``) holds under it
     power_capped: ClassVar[bool] = True
+    #: whether the policy counts the GPUs a node shares among the jobs on its cores (a
+    #: per-core platform, ``model/machine.py``); a policy that places hosts does not, and the
+    #: runtime rejects GPU jobs there rather than have it over-allocate a node's GPUs
+    shares_gpus: ClassVar[bool] = False
 
     @classmethod
     def param_names(cls) -> list[str]:

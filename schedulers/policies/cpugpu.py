@@ -49,6 +49,7 @@ class CpuGpuPolicy(Policy):
     """Base of ``slurm-bf``, ``ipsched`` and ``aucsched`` (seed 002)."""
 
     power_capped = False      # cores and GPUs are placed by their own model, not the counters
+    shares_gpus = True        # the free GPUs of every node are read from the runtime's view
 
     _parameter_constraints = {
         "priority": Param(str, PRIORITIES, help="job priority: basic (submission order) or multifactor "

@@ -15,7 +15,7 @@ from hypothesis import event, given, strategies as st
 
 from fuzzing import assert_clean, budget
 from mrsched.api import simulate
-from mrsched.errors import MrschedError
+from mrsched.errors import MrschedError, SimulationError
 from mrsched.platforms.cluster import generate_cluster
 from mrsched.schedulers import registry
 
@@ -66,27 +66,37 @@ def test_fuzz_every_policy(case):
         try:
             simulate(platform, workload, policy, options, out=out)
         except MrschedError as exc:
-            # a stall ("the simulation cannot progress") is the scheduler's bug, not an input's
-            assert "cannot progress" not in str(exc), (policy, options, str(exc))
+            assert not _bug(exc), (policy, options, str(exc))
             assert_clean(exc)
             event(f"refused: {policy}")
             return
         event("ran")
-        rows = list(csv.DictReader(open(out / "out_jobs.csv")))
-        assert len(rows) == len(workload["jobs"])
-        spans: dict[int, list[tuple[float, float]]] = {}
-        for r in rows:
-            if r["final_state"] == "REJECTED":      # with its reason
-                assert r["metadata"].startswith("rejected: ") and len(r["metadata"]) > 20, r
-                continue
-            assert r["final_state"] in ("COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED"), r
-            start, end = float(r["starting_time"]), float(r["finish_time"])
-            assert start >= float(r["submission_time"]) - EPS, r
-            for node in _ids(r["allocated_resources"]):
-                spans.setdefault(node, []).append((start, end))
-        for node, busy in spans.items():          # never two jobs on one node at once
-            busy.sort()
-            assert all(a[1] <= b[0] + EPS for a, b in zip(busy, busy[1:])), (policy, options, node, busy)
+        _check(out, workload, policy, options)
+
+
+def _bug(exc: MrschedError) -> bool:
+    """Errors that are the scheduler's bug whatever the input: a stall, or a decision the
+    runtime refuses (its checks name the policy: execution/runtime.py ``_fail``)."""
+    return "cannot progress" in str(exc) or (type(exc) is SimulationError and "policy '" in str(exc))
+
+
+def _check(out: Path, workload: dict, policy: str, options: dict) -> None:
+    """The finished run's invariant (module docstring), read from its out_jobs.csv."""
+    rows = list(csv.DictReader(open(out / "out_jobs.csv")))
+    assert len(rows) == len(workload["jobs"])
+    spans: dict[int, list[tuple[float, float]]] = {}
+    for r in rows:
+        if r["final_state"] == "REJECTED":      # with its reason
+            assert r["metadata"].startswith("rejected: ") and len(r["metadata"]) > 20, r
+            continue
+        assert r["final_state"] in ("COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED"), r
+        start, end = float(r["starting_time"]), float(r["finish_time"])
+        assert start >= float(r["submission_time"]) - EPS, r
+        for node in _ids(r["allocated_resources"]):
+            spans.setdefault(node, []).append((start, end))
+    for node, busy in spans.items():          # never two jobs on one node at once
+        busy.sort()
+        assert all(a[1] <= b[0] + EPS for a, b in zip(busy, busy[1:])), (policy, options, node, busy)
 
 
 def _ids(text: str) -> list[int]:
@@ -95,3 +105,44 @@ def _ids(text: str) -> list[int]:
         a, _, b = part.partition("-")
         out.extend(range(int(a), int(b or a) + 1))
     return out
+
+
+@st.composite
+def core_cases(draw):
+    """A per-core CPU+GPU machine (one host a core: seed 002's platforms) and jobs asking
+    cores, whole nodes' cores or GPUs (the fields of ``workloads/cpugpu.py``)."""
+    nodes, cores, gpus = draw(st.integers(1, 3)), draw(st.integers(1, 4)), draw(st.integers(0, 2))
+    jobs, t = [], 0.0
+    for i in range(draw(st.integers(1, 8))):
+        t += draw(st.sampled_from([0.0, 0.0, 2.0, 30.0]))
+        run = draw(st.sampled_from([1, 10, 50]))
+        n = draw(st.integers(1, nodes * cores))
+        job = {"id": i, "subtime": t, "res": n, "profile": f"d{run}",
+               "walltime": draw(st.sampled_from([-1, run, run + 10, max(1, run // 2)]))}
+        shape = draw(st.sampled_from(["cores", "per_node", "gpus"]))
+        if shape == "per_node" and n <= cores:
+            job.update(nodes=1, cores_per_node=n)
+        elif shape == "gpus" and gpus and n <= cores:
+            job.update(nodes=1, cores_per_node=n, gpus_per_node=draw(st.integers(1, gpus)))
+        jobs.append(job)
+    profiles = {f"d{r}": {"type": "delay", "delay": r} for r in (1, 10, 50)}
+    return (nodes, cores, gpus, {"nb_res": nodes * cores, "jobs": jobs, "profiles": profiles},
+            draw(st.sampled_from(POLICIES)))
+
+
+@budget(30)
+@given(core_cases())
+def test_fuzz_every_policy_per_core(case):
+    nodes, cores, gpus, workload, policy = case
+    platform = generate_cluster(nodes=nodes, cores=cores, gpus=gpus, pfs=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "run"
+        try:
+            simulate(platform, workload, policy, out=out)
+        except MrschedError as exc:
+            assert not _bug(exc), (policy, str(exc))
+            assert_clean(exc)
+            event(f"refused: {policy}")
+            return
+        event("ran")
+        _check(out, workload, policy, {})

@@ -11,7 +11,7 @@ from mrsched.errors import SimulationError
 from mrsched.schedulers.execution.runtime import PolicyRuntime
 from mrsched.schedulers.model.cluster import Cluster, cluster_from_simulation_begins
 from mrsched.schedulers.model.contract import Policy
-from mrsched.schedulers.model.decisions import Allocation, Start
+from mrsched.schedulers.model.decisions import Allocation, Reject, Start
 from mrsched.schedulers.model.job import job_from_batsim
 from mrsched.schedulers.model.machine import MachineState, indices_of
 
@@ -77,6 +77,7 @@ class Scripted(Policy):
     free cores it then reads are kept in ``seen``."""
 
     name = "scripted"
+    shares_gpus = True      # it is given GPU jobs on per-core machines: the ledger checks them
 
     def setup(self, cluster):
         super().setup(cluster)
@@ -130,3 +131,20 @@ def test_a_start_must_be_the_one_ctx_start_took():
     rt.policy.script_ = [Start("w0!1", (5,))]
     with pytest.raises(SimulationError, match="w0!1: .*another allocation than the one ctx.start took"):
         rt.step(0)
+
+
+def test_a_policy_placing_hosts_gets_no_gpu_job_on_a_per_core_machine():
+    """A policy that places hosts does not count the GPUs a node shares among the jobs on its
+    cores: two 1-GPU jobs on a 1-GPU node would both start (found by
+    tests/schedulers/test_fuzz_policies.py: every host policy over-allocated). The runtime
+    rejects GPU jobs there at submission, with the reason; CPU jobs run."""
+    class Hosts(Policy):
+        name = "hosts"
+
+    rt = PolicyRuntime(Hosts())
+    rt.begin(per_core(), 0.0)
+    assert rt.submit(0, "w0!1", {"subtime": 0, "res": 1, "walltime": 10, "gpus_per_node": 1}) is None
+    assert rt.submit(0, "w0!2", {"subtime": 0, "res": 1, "walltime": 10}) is not None
+    (reject,) = rt.pending
+    assert type(reject) is Reject and reject.job_id == "w0!1"
+    assert "places cores without counting the GPUs their node shares" in reject.reason
