@@ -10,7 +10,9 @@
 No reservation is ever delayed. ``compression="rebuild"`` drops every reservation and plans
 the queue again from scratch instead (a job can then move later, the classic anomaly).
 A job whose reservation is due but that cannot start now (the job before it ended past its
-reservation) keeps its turn: the reservations behind it are made again after its own.
+reservation) keeps its turn: the reservations behind it are made again after its own. When a
+reservation leaves the plan, the first one left may start where no running job ends: the
+policy then asks to be called at its start.
 
 Decisions: a job without walltime is planned with an endless window (it blocks its
 resources for every later reservation). With estimated requests (``knowledge``) jobs outlive
@@ -74,6 +76,7 @@ class ConservativeBackfilling(Policy):
             for reservation in self.planned_.values():
                 profile.release(reservation)
             self.planned_.clear()
+        dropped = False           # a reservation gone from the plan (not moved) in this pass
         for k, job in enumerate(queue):
             if not compress and job.id in self.planned_:
                 continue
@@ -81,7 +84,9 @@ class ConservativeBackfilling(Policy):
             slot = reinsert(profile, old, job.request, ctx.now, job.id)
             if old is not None and old.start <= ctx.now and (slot is None or slot.reservation is not None):
                 slot = self._keep_rank(profile, slot, job, islice(queue, k + 1, None), ctx.now)
+                dropped = True
             if slot is None:
+                dropped = dropped or old is not None
                 continue          # cannot be planned while some endless job holds resources
             if slot.reservation is None:
                 ctx.start(job, slot.allocation)
@@ -89,7 +94,17 @@ class ConservativeBackfilling(Policy):
                 self.planned_[job.id] = slot.reservation
         if self.planned_:         # the oldest reservation bounds the release log reinsert reads
             profile.trim_log(min(r.log_pos for r in self.planned_.values()))
+            if dropped:
+                self._wake_at_first_start(ctx)
         return ctx.decisions
+
+    def _wake_at_first_start(self, ctx: SchedulingContext) -> None:
+        """After a reservation left the plan (a job without walltime left it no room, or the
+        jobs behind a late one were planned again), the first reservation may start where
+        no running job is expected to end, and nothing would call the scheduler then."""
+        first = min(r.start for r in self.planned_.values())
+        if first > ctx.now and all(r.reservation.end > first for r in ctx.running.values()):
+            ctx.wake_up(first)
 
     def _keep_rank(self, profile, slot, job, behind, now: float):
         """A job whose reservation is due but that cannot start now keeps its place in the

@@ -7,6 +7,8 @@ reference of ``conservative-bb``'s decisions.
             take its reservation out, re-insert it at its earliest start from now
             (start it if that is now); if it was due and cannot start now, first take
             out the reservations of the jobs behind it (they are re-inserted after it)
+        then, if a reservation left the plan and no running job ends by the first
+        reservation's start: a call then
 
 Every re-insertion searches the whole profile from now with ``earliest_start``. The policy
 skips the jobs the freed windows cannot move and searches the others with the profile's
@@ -37,15 +39,18 @@ class PlainConservative(Policy):
     def kept_reservations(self):
         return self.planned_.values()
 
-    def _insert(self, ctx: SchedulingContext, job) -> None:
+    def _insert(self, ctx: SchedulingContext, job) -> bool:
+        """Start or plan ``job``; False when no start can be planned (an endless job holds
+        what it needs)."""
         found = ctx.profile.earliest_start(job.request, None, ctx.now)
         if found is None:
-            return          # an endless job holds what it needs: no start can be planned
+            return False
         start, alloc = found
         if start <= ctx.now:
             ctx.start(job, alloc)
         else:
             self.planned_[job.id] = ctx.profile.reserve(start, start + job.request.walltime, alloc, tag=job.id)
+        return True
 
     def schedule(self, ctx: SchedulingContext):
         queue = order_queue(ctx.queue, self.order)
@@ -58,6 +63,7 @@ class PlainConservative(Policy):
                 ctx.profile.release(reservation)
             self.planned_.clear()
         jobs = list(queue)
+        dropped = False
         for k, job in enumerate(jobs):
             old = self.planned_.get(job.id)
             if old is not None and not compress:
@@ -70,5 +76,12 @@ class PlainConservative(Policy):
                     for later in jobs[k + 1:]:
                         if later.id in self.planned_:
                             ctx.profile.release(self.planned_.pop(later.id))
-            self._insert(ctx, job)
+                    dropped = True
+            if not self._insert(ctx, job) and old is not None:
+                dropped = True
+        if dropped and self.planned_:
+            # a first reservation no running job's end reaches (the one before it was dropped)
+            first = min(r.start for r in self.planned_.values())
+            if first > ctx.now and not any(r.reservation.end <= first for r in ctx.running.values()):
+                ctx.wake_up(first)
         return ctx.decisions

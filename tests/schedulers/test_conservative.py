@@ -70,3 +70,25 @@ def test_a_job_due_after_a_late_kill_keeps_its_turn(policy):
                            "conservative-bb" if policy == "conservative-bb" else PlainConservative)
     starts = dict(zip(run.jobs["job_id"].astype(str), run.jobs["starting_time"]))
     assert starts == {"0": 0.0, "1": 1.0001, "2": 2.0002}
+
+
+@pytest.mark.parametrize("policy", ["conservative-bb", "plain"])
+def test_a_plan_left_without_a_running_end_calls_for_its_first_start(policy):
+    """Two nodes. J0 (walltime 20) is killed at 20, reported at 20.0001; J1 ends at 2; J2
+    (both nodes, no walltime) is planned at [22, inf) behind J4 (both nodes, [20, 22)). At
+    20.0001 J4 no longer fits before J2 and, J2 having no walltime, nowhere after: it leaves
+    the plan, and no running job ends at 22 to start J2. The policy asks for a call at 22
+    (found by tests/schedulers/test_fuzz_policies.py: the run stalled)."""
+    from conservative_reference import PlainConservative
+
+    import mrsched
+    from mrsched.platforms.cluster import generate_cluster
+    shapes = [(1, 20, 20), (1, -1, 2), (2, -1, 2), (1, 2, 2), (2, 2, 2)]   # nodes, walltime, run
+    jobs = [{"id": k, "subtime": 0, "res": n, "walltime": w, "profile": f"d{r}"}
+            for k, (n, w, r) in enumerate(shapes)]
+    workload = {"nb_res": 2, "jobs": jobs, "profiles": {
+        f"d{r}": {"type": "delay", "delay": r} for r in (2, 20)}}
+    run = mrsched.simulate(generate_cluster(nodes=2, pfs=False), workload,
+                           "conservative-bb" if policy == "conservative-bb" else PlainConservative)
+    starts = dict(zip(run.jobs["job_id"].astype(str), run.jobs["starting_time"]))
+    assert starts == {"0": 0.0, "1": 0.0, "3": 2.0001, "2": 22.0, "4": 24.0001}

@@ -17,6 +17,7 @@ from fuzzing import assert_clean, budget
 from mrsched.api import simulate
 from mrsched.errors import MrschedError, SimulationError
 from mrsched.platforms.cluster import generate_cluster
+from mrsched.platforms.iotree import generate_iotree
 from mrsched.schedulers import registry
 
 POLICIES = sorted(registry.POLICIES)
@@ -77,7 +78,8 @@ def test_fuzz_every_policy(case):
 def _bug(exc: MrschedError) -> bool:
     """Errors that are the scheduler's bug whatever the input: a stall, or a decision the
     runtime refuses (its checks name the policy: execution/runtime.py ``_fail``)."""
-    return "cannot progress" in str(exc) or (type(exc) is SimulationError and "policy '" in str(exc))
+    return "cannot progress" in str(exc) or (type(exc) is SimulationError and bool(exc.job)
+                                              and "policy '" in str(exc))
 
 
 def _check(out: Path, workload: dict, policy: str, options: dict) -> None:
@@ -146,3 +148,50 @@ def test_fuzz_every_policy_per_core(case):
             return
         event("ran")
         _check(out, workload, policy, {})
+
+
+@st.composite
+def io_cases(draw):
+    """A small I/O tree (seed 004's CTS-1 shape) and jobs stating an I/O rate per node, run
+    with the runtime's I/O-awareness, its knowledge sources and the contention model where
+    the policy takes them."""
+    units, per_unit = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    nodes = units * per_unit
+    jobs, t = [], 0.0
+    for i in range(draw(st.integers(1, 8))):
+        t += draw(st.sampled_from([0.0, 0.0, 3.0, 40.0]))
+        run = draw(st.sampled_from([2, 20, 90]))
+        job = {"id": i, "subtime": t, "res": draw(st.integers(1, nodes)), "profile": f"d{run}",
+               "walltime": draw(st.sampled_from([-1, run, run + 30, max(1, run // 2)]))}
+        if draw(st.booleans()):
+            job["io_bandwidth_per_node"] = draw(st.sampled_from([0.0, 1e6, 5e8, 3e9, 5e10]))
+        jobs.append(job)
+    profiles = {f"d{r}": {"type": "delay", "delay": r} for r in (2, 20, 90)}
+    policy = draw(st.sampled_from(POLICIES))
+    declared = registry.scheduler_parameters(policy)
+    options = {}
+    for name, values in {"io_aware": ["true", "false"], "io_model": ["none", "contention"],
+                         "knowledge": ["requested", "perfect", "noisy"]}.items():
+        if name in declared and draw(st.booleans()):
+            options[name] = draw(st.sampled_from(values))
+    return (units, per_unit, {"nb_res": nodes, "jobs": jobs, "profiles": profiles}, policy,
+            options)
+
+
+@budget(30)
+@given(io_cases())
+def test_fuzz_every_policy_on_an_io_tree(case):
+    units, per_unit, workload, policy, options = case
+    platform = generate_iotree(units=units, nodes_per_unit=per_unit, edge_bandwidth="2GBps",
+                               core_bandwidth="3GBps", pfs_bandwidth="4GBps")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "run"
+        try:
+            simulate(platform, workload, policy, options, out=out)
+        except MrschedError as exc:
+            assert not _bug(exc), (policy, options, str(exc))
+            assert_clean(exc)
+            event(f"refused: {policy}")
+            return
+        event("ran")
+        _check(out, workload, policy, options)
