@@ -1,8 +1,10 @@
-"""The fuzz suite's one invariant and its budget (issue 43 item 6, docs/TESTING.md "Fuzzing").
+"""The fuzz suite's invariants and its budget (issue 43 item 6, docs/TESTING.md "Fuzzing").
 
 Every reader fed anything gives a correct result or a clean error: a project exception
 (``mrsched/errors.py``) whose one line names where (file, job, element, field or event) --
-never another exception, never a traceback. In the default suite each fuzz test runs a small,
+never another exception, never a traceback. A generated simulation (``fuzz_run``) ends with
+every job run or rejected with its reason and nothing over-allocated, or with such an error
+that is not the scheduler's own bug. In the default suite each fuzz test runs a small,
 derandomized number of examples (the same inputs on every machine, so CI is reproducible);
 ``MRSCHED_FUZZ=N`` multiplies them by N and draws fresh random inputs (the long run).
 """
@@ -44,3 +46,51 @@ def assert_clean(exc: MrschedError, *, whole: str | None = None) -> None:
     located = any(getattr(exc, k) not in (None, "") for k in ("file", "job", "element", "field", "event"))
     assert located or (whole is not None and whole in text), \
         f"names no file, job, element, field or event: {text}"
+
+
+
+def fuzz_run(platform, workload: dict, policy, options: dict | None = None, *,
+             energy: bool = False, inspect=None) -> bool:
+    """One generated simulation (``mrsched.simulate`` into a temporary run directory) held
+    to the invariant of a run: a clean error that is not the scheduler's own bug (a stall,
+    or a decision the runtime refuses: its checks name the policy), or a run of every job
+    completed, killed at its walltime or rejected with its reason, no resource running two
+    jobs at once, no start before submission. ``inspect(run_dir)`` then checks more while
+    the files exist. Returns whether the run finished (for ``hypothesis.event``)."""
+    import csv
+    import tempfile
+    from pathlib import Path
+
+    from mrsched.api import simulate
+    from mrsched.errors import SimulationError
+    from mrsched.schedulers.batsim.intervals import parse_ids
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "run"
+        try:
+            simulate(platform, workload, policy, options or {}, out=out, energy=energy)
+        except MrschedError as exc:
+            text = str(exc)
+            bug = "cannot progress" in text or (type(exc) is SimulationError and bool(exc.job)
+                                                and "policy '" in text)
+            assert not bug, (policy, options, text)
+            assert_clean(exc)
+            return False
+        rows = list(csv.DictReader(open(out / "out_jobs.csv")))
+        assert len(rows) == len(workload["jobs"])
+        spans: dict[int, list[tuple[float, float]]] = {}
+        for r in rows:
+            if r["final_state"] == "REJECTED":      # with its reason
+                assert r["metadata"].startswith("rejected: ") and len(r["metadata"]) > 20, r
+                continue
+            assert r["final_state"] in ("COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED"), r
+            start, end = float(r["starting_time"]), float(r["finish_time"])
+            assert start >= float(r["submission_time"]) - 1e-6, r
+            for rid in parse_ids(r["allocated_resources"], job=r["job_id"]):
+                spans.setdefault(rid, []).append((start, end))
+        for rid, busy in spans.items():          # never two jobs on one resource at once
+            busy.sort()
+            assert all(a[1] <= b[0] + 1e-6 for a, b in zip(busy, busy[1:])), (policy, options, rid, busy)
+        if inspect is not None:
+            inspect(out)
+        return True

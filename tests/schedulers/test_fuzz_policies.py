@@ -1,27 +1,20 @@
 """Fuzz: every registered policy on generated small workloads run by the embedded engine
-(burst-buffer requests, walltime kills, jobs without walltime, equal submission times) on
-generated clusters with burst-buffer storage. Invariant: a clean error naming what is wrong,
-or a run that ends (no job left waiting forever) with every job completed, killed at its
-walltime or rejected with its reason; no node running two jobs at once, no start before
-submission."""
+(walltime kills, jobs without walltime, equal submission times) on three kinds of generated
+machine: clusters with burst-buffer storage, per-core CPU+GPU machines and I/O trees.
+Invariant (tests/fuzzing.py ``fuzz_run``): a clean error that is not the scheduler's own bug,
+or a run that ends with every job completed, killed at its walltime or rejected with its
+reason; no resource running two jobs at once, no start before submission."""
 
 from __future__ import annotations
 
-import csv
-import tempfile
-from pathlib import Path
-
 from hypothesis import event, given, strategies as st
 
-from fuzzing import assert_clean, budget
-from mrsched.api import simulate
-from mrsched.errors import MrschedError, SimulationError
+from fuzzing import budget, fuzz_run
 from mrsched.platforms.cluster import generate_cluster
 from mrsched.platforms.iotree import generate_iotree
 from mrsched.schedulers import registry
 
 POLICIES = sorted(registry.POLICIES)
-EPS = 1e-6
 
 
 @st.composite
@@ -62,51 +55,8 @@ OPTIONS = {"period": ["0", "5", "60"], "decision_cost": ["none", "per_event=0.5"
 def test_fuzz_every_policy(case):
     nodes, storage, workload, policy, options = case
     platform = generate_cluster(nodes=nodes, storage=storage, bb_capacity="20GB", pfs=False)
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "run"
-        try:
-            simulate(platform, workload, policy, options, out=out)
-        except MrschedError as exc:
-            assert not _bug(exc), (policy, options, str(exc))
-            assert_clean(exc)
-            event(f"refused: {policy}")
-            return
-        event("ran")
-        _check(out, workload, policy, options)
-
-
-def _bug(exc: MrschedError) -> bool:
-    """Errors that are the scheduler's bug whatever the input: a stall, or a decision the
-    runtime refuses (its checks name the policy: execution/runtime.py ``_fail``)."""
-    return "cannot progress" in str(exc) or (type(exc) is SimulationError and bool(exc.job)
-                                              and "policy '" in str(exc))
-
-
-def _check(out: Path, workload: dict, policy: str, options: dict) -> None:
-    """The finished run's invariant (module docstring), read from its out_jobs.csv."""
-    rows = list(csv.DictReader(open(out / "out_jobs.csv")))
-    assert len(rows) == len(workload["jobs"])
-    spans: dict[int, list[tuple[float, float]]] = {}
-    for r in rows:
-        if r["final_state"] == "REJECTED":      # with its reason
-            assert r["metadata"].startswith("rejected: ") and len(r["metadata"]) > 20, r
-            continue
-        assert r["final_state"] in ("COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED"), r
-        start, end = float(r["starting_time"]), float(r["finish_time"])
-        assert start >= float(r["submission_time"]) - EPS, r
-        for node in _ids(r["allocated_resources"]):
-            spans.setdefault(node, []).append((start, end))
-    for node, busy in spans.items():          # never two jobs on one node at once
-        busy.sort()
-        assert all(a[1] <= b[0] + EPS for a, b in zip(busy, busy[1:])), (policy, options, node, busy)
-
-
-def _ids(text: str) -> list[int]:
-    out = []
-    for part in text.split():
-        a, _, b = part.partition("-")
-        out.extend(range(int(a), int(b or a) + 1))
-    return out
+    finished = fuzz_run(platform, workload, policy, options)
+    event("ran" if finished else f"refused: {policy}")
 
 
 @st.composite
@@ -137,17 +87,8 @@ def core_cases(draw):
 def test_fuzz_every_policy_per_core(case):
     nodes, cores, gpus, workload, policy = case
     platform = generate_cluster(nodes=nodes, cores=cores, gpus=gpus, pfs=False)
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "run"
-        try:
-            simulate(platform, workload, policy, out=out)
-        except MrschedError as exc:
-            assert not _bug(exc), (policy, str(exc))
-            assert_clean(exc)
-            event(f"refused: {policy}")
-            return
-        event("ran")
-        _check(out, workload, policy, {})
+    finished = fuzz_run(platform, workload, policy, {})
+    event("ran" if finished else f"refused: {policy}")
 
 
 @st.composite
@@ -184,14 +125,5 @@ def test_fuzz_every_policy_on_an_io_tree(case):
     units, per_unit, workload, policy, options = case
     platform = generate_iotree(units=units, nodes_per_unit=per_unit, edge_bandwidth="2GBps",
                                core_bandwidth="3GBps", pfs_bandwidth="4GBps")
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "run"
-        try:
-            simulate(platform, workload, policy, options, out=out)
-        except MrschedError as exc:
-            assert not _bug(exc), (policy, options, str(exc))
-            assert_clean(exc)
-            event(f"refused: {policy}")
-            return
-        event("ran")
-        _check(out, workload, policy, options)
+    finished = fuzz_run(platform, workload, policy, options)
+    event("ran" if finished else f"refused: {policy}")

@@ -1,22 +1,18 @@
 """Fuzz: power caps and sleeping nodes (execution/power.py, the runtime's ``IdleNodes``) over
 generated machines, workloads and options, every run measured by the engine's energy model
-(-E). Invariant: a clean error naming the option, or a run that ends with every job completed,
-killed by its walltime or rejected with a reason; no node running two jobs, no start before
-submission, and the measured power never over the cap, asleep, switching or busy."""
+(-E). Invariant: that of every fuzzed run (tests/fuzzing.py ``fuzz_run``), and the measured
+power never over the cap while the run lasts, asleep, switching or busy."""
 
 from __future__ import annotations
 
-import csv
 import tempfile
 from pathlib import Path
 
 from hypothesis import event, given, strategies as st
 
-from fuzzing import assert_clean, budget
+from fuzzing import budget, fuzz_run
 from mrsched.analysis import load_run
 from mrsched.analysis.power import run_power
-from mrsched.api import simulate
-from mrsched.errors import MrschedError
 from mrsched.platforms.cluster import generate_cluster
 from mrsched.platforms.cli import with_wattage
 
@@ -89,33 +85,8 @@ def _caps(options: dict) -> list[tuple[float, float]]:
 @given(cases())
 def test_fuzz_power_cap_and_sleep(case):
     xml, workload, policy, options = case
-    with tempfile.TemporaryDirectory() as tmp:
-        platform, out = Path(tmp) / "platform.xml", Path(tmp) / "run"
-        platform.write_text(xml)
-        try:
-            simulate(platform, workload, policy, options, out=out, energy=True)
-        except MrschedError as exc:
-            # a stall ("the simulation cannot progress") is the scheduler's bug, not an input's
-            assert "cannot progress" not in str(exc), exc
-            assert_clean(exc)
-            event("refused")
-            return
-        event(f"ran, idle_sleep {'idle_sleep' in options}")
-        rows = list(csv.DictReader(open(out / "out_jobs.csv")))
-        assert len(rows) == len(workload["jobs"])
-        spans: dict[int, list[tuple[float, float]]] = {}
-        for r in rows:
-            if r["final_state"] == "REJECTED":      # with its reason
-                assert r["metadata"].startswith("rejected: ") and len(r["metadata"]) > 20, r
-                continue
-            assert r["final_state"] in ("COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED"), r
-            start, end = float(r["starting_time"]), float(r["finish_time"])
-            assert start >= float(r["submission_time"]) - EPS, r
-            for node in _ids(r["allocated_resources"]):
-                spans.setdefault(node, []).append((start, end))
-        for node, busy in spans.items():          # never two jobs on one node at once
-            busy.sort()
-            assert all(a[1] <= b[0] + EPS for a, b in zip(busy, busy[1:])), (node, busy)
+
+    def under_the_cap(out: Path) -> None:
         series = run_power(load_run(out))
         assert series.measured
         steps = _caps(options)
@@ -124,11 +95,8 @@ def test_fuzz_power_cap_and_sleep(case):
             if t < series.time[-1]:     # the run ends at its last row: no power drawn after
                 assert series.peak(t, end) <= cap + EPS, (policy, options, t, series.peak(t, end), cap)
 
-
-def _ids(text: str) -> list[int]:
-    out = []
-    for part in text.split():
-        a, _, b = part.partition("-")
-        out.extend(range(int(a), int(b or a) + 1))
-    return out
-
+    with tempfile.TemporaryDirectory() as tmp:
+        platform = Path(tmp) / "platform.xml"
+        platform.write_text(xml)
+        finished = fuzz_run(platform, workload, policy, options, energy=True, inspect=under_the_cap)
+    event(f"ran, idle_sleep {'idle_sleep' in options}" if finished else "refused")
