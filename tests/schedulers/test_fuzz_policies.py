@@ -47,7 +47,8 @@ def cases(draw):
 #: runtime services and common knobs, drawn where the policy declares them
 OPTIONS = {"period": ["0", "5", "60"], "decision_cost": ["none", "per_event=0.5", "per_job=3"],
            "knowledge": ["requested", "perfect", "noisy", "learned"], "order": ["sjf", "largest"],
-           "compression": ["rebuild"], "depth": ["1", "2"], "window": ["2", "10"]}
+           "compression": ["rebuild"], "depth": ["1", "2"], "window": ["2", "10"],
+           "leaf_policy": ["fcfs-easy", "conservative-bb", "sjf-bb"]}
 
 
 @budget(40)
