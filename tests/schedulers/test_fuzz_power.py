@@ -70,6 +70,8 @@ def cases(draw):
         options["power_cap_steps"] = ",".join(f"{t}:{c}" for t, c in zip([0, *times], caps))
     if sleep is not None and draw(st.booleans()):
         options["idle_sleep"] = str(draw(st.sampled_from([0, 5, 60])))
+    if draw(st.integers(0, 3)) == 0:     # rounds on a period: a cap's rise may fall between
+        options["period"] = draw(st.sampled_from(["7", "60"]))
     xml = with_wattage(generate_cluster(nodes=nodes, pfs=False).xml, f"{idle}:{busy}", sleep)
     return xml, workload, policy, options
 
