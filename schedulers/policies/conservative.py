@@ -32,6 +32,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from itertools import islice
 
 from mrsched.schedulers.profile.availability import Reservation
@@ -104,7 +105,9 @@ class ConservativeBackfilling(Policy):
         no running job is expected to end, and nothing would call the scheduler then."""
         first = min(r.start for r in self.planned_.values())
         if first > ctx.now and all(r.reservation.end > first for r in ctx.running.values()):
-            ctx.wake_up(first)
+            # Batsim's clock has microseconds: a call at ``first`` rounded down would come
+            # before the reservation is due
+            ctx.wake_up(math.ceil(first * 1e6) / 1e6)
 
     def _keep_rank(self, profile, slot, job, behind, now: float):
         """A job whose reservation is due but that cannot start now keeps its place in the

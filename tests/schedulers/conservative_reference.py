@@ -18,6 +18,8 @@ placement. Written apart from the policy: no shortcut of it is used here.
 
 from __future__ import annotations
 
+import math
+
 from mrsched.schedulers.model.contract import Policy, SchedulingContext, order_queue
 from mrsched.schedulers.model.params import IO_SERVICES
 
@@ -83,5 +85,5 @@ class PlainConservative(Policy):
             # a first reservation no running job's end reaches (the one before it was dropped)
             first = min(r.start for r in self.planned_.values())
             if first > ctx.now and not any(r.reservation.end <= first for r in ctx.running.values()):
-                ctx.wake_up(first)
+                ctx.wake_up(math.ceil(first * 1e6) / 1e6)    # not before it, at Batsim's microseconds
         return ctx.decisions
