@@ -102,9 +102,15 @@ class MachineStateTracker:
             self.rows.clear()
 
     def text(self) -> str:
+        """The rows as out_machine_states.csv: (time, idle, computing), or with -E Batsim's
+        five counts (``EnergyStateTracker``'s rows, which ``mrsched.simulate`` keeps too)."""
         out = [",".join(MACHINE_STATES_COLUMNS)]
-        for t, idle, comp in self.rows:
-            out.append(f"{g6(t)},0,0,0,{idle},{comp}")
+        for row in self.rows:
+            if len(row) == 3:
+                t, idle, comp = row
+                out.append(f"{g6(t)},0,0,0,{idle},{comp}")
+            else:
+                out.append(",".join([g6(row[0]), *map(str, row[1:])]))
         return "\n".join(out) + "\n"
 
 
