@@ -353,7 +353,9 @@ class PolicyRuntime:
         return min(c[k] for c in self.profile.cnt)
 
     def _power_short(self, now: float) -> float:
-        """Watts the waiting jobs ask beyond the cap's free power now (0 with none asleep)."""
+        """Watts the waiting jobs ask beyond the cap's free power now, less what a lower
+        step of the cap later takes (a job crossing it needs its power then too; 0 with none
+        asleep)."""
         if not self.queue or not self.sleeper.asleep:
             return 0.0
         k = self.profile.counter_names.index(POWER)
@@ -363,7 +365,9 @@ class PolicyRuntime:
             low = m & -m
             waking += self.sleeper.hold[low.bit_length() - 1]
             m ^= low
-        return asked - self.profile.free_at(now)[2][k] - waking
+        later = [w for t, w in self.power.steps if t > now]
+        drop = max(self.power.cap_at(now) - min(later), 0.0) if later else 0.0
+        return asked - (self.profile.free_at(now)[2][k] - drop) - waking
 
     def _hold_sleep_power(self, now: float) -> None:
         """The profile's reservation of the cap held by sleeping and switching nodes, from now
