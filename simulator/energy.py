@@ -468,11 +468,6 @@ class EnergyStateTracker(MachineStateTracker):
                                      for t, a, b, c, d, e in self.rows]))
             self.rows.clear()
 
-    def text(self) -> str:
-        out = ["time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing"]
-        out.extend(f"{g6(t)},{a},{b},{c},{d},{e}" for t, a, b, c, d, e in self.rows)
-        return "\n".join(out) + "\n"
-
 
 class EnergyMachines(Machines):
     """The machines of a ``-E`` run: each one's state (Batsim's ``MachineState``: sleeping,

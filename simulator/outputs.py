@@ -83,7 +83,7 @@ class MachineStateTracker:
 
     nb_machines: int
     computing: int = 0
-    rows: list[tuple[float, int, int]] = field(default_factory=list)
+    rows: list[tuple] = field(default_factory=list)   # (time, idle, computing) or -E's five counts
     sink: IO[str] | None = None
     chunk: int = 8192
 
