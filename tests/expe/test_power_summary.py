@@ -12,24 +12,30 @@ from mrsched.expe.launch import run_campaign
 from test_bbsched_summary import swf_trace
 
 
-def test_power_summary_table(tmp_path):
-    trace = swf_trace(tmp_path / "trace.swf")
-    path = tmp_path / "power.yaml"
+def _campaign(path, name: str, parallelism: int, policies: str):
+    """A campaign file of the study's shape at ``path``: a generated 8-node cluster with
+    wattage, a burst-buffer workload from a small SWF trace beside it, then ``policies``."""
+    trace = swf_trace(path.parent / "trace.swf")
     path.write_text(f"""
-name: power-small
+name: {name}
 engine: embedded
 timeout: 120
-parallelism: 2
+parallelism: {parallelism}
 seeds: 1
 platforms:
   - {{generate: cluster, nodes: 8, storage: 2, bb_capacity: 10GB, name: c8w, wattage: "100:200"}}
 workloads:
   - {{generate: bbsched, name: kth-S2, trace: {trace}, part: 1/2, scenario: S2}}
-policies:
-  - {{policy: fcfs-bb, options: {{power_cap_share: [1.0, 0.6]}}}}
-  - {{policy: conservative-bb, options: {{power_cap_share: [1.0, 0.6]}}}}
-  - {{policy: hierarchical, name: hier2, options: {{depth: 2, leaf_policy: fcfs-bb, power_cap: [1600, 1280]}}}}
+policies:{policies}
 """)
+    return path
+
+
+def test_power_summary_table(tmp_path):
+    path = _campaign(tmp_path / "power.yaml", "power-small", 2, """
+  - {policy: fcfs-bb, options: {power_cap_share: [1.0, 0.6]}}
+  - {policy: conservative-bb, options: {power_cap_share: [1.0, 0.6]}}
+  - {policy: hierarchical, name: hier2, options: {depth: 2, leaf_policy: fcfs-bb, power_cap: [1600, 1280]}}""")
     summary = run_campaign(path, output=tmp_path / "out", progress=False, report=False,
                            log=lambda *a: None)
     assert summary.all_ok and summary.total == 6
@@ -52,20 +58,8 @@ policies:
 def test_run_runs_the_campaign_files_then_prints_the_table(tmp_path, monkeypatch, capsys):
     from mrsched.studies import power_summary
 
-    trace = swf_trace(tmp_path / "trace.swf")
-    path = tmp_path / "p.yaml"
-    path.write_text(f"""
-name: p
-engine: embedded
-parallelism: 1
-seeds: 1
-platforms:
-  - {{generate: cluster, nodes: 8, storage: 2, bb_capacity: 10GB, name: c8w, wattage: "100:200"}}
-workloads:
-  - {{generate: bbsched, name: kth-S2, trace: {trace}, part: 1/2, scenario: S2}}
-policies:
-  - {{policy: fcfs-bb, options: {{power_cap_share: 0.6}}}}
-""")
+    path = _campaign(tmp_path / "p.yaml", "p", 1, """
+  - {policy: fcfs-bb, options: {power_cap_share: 0.6}}""")
     monkeypatch.setattr(power_summary, "CAMPAIGNS", (path,))
     monkeypatch.setattr(power_summary, "ROOTS", (tmp_path / "results" / "p",))
     assert power_summary.main(["--run"]) == 0
