@@ -105,3 +105,20 @@ def _fast(significand: float, exp: int) -> float:
     if exp >= 0:
         return significand * _POW10[exp]
     return significand / _POW10[-exp]
+
+
+def written(value, read=float):
+    """``value`` as it is after Batsim's protocol writer and a JSON reader ``read``: the writer
+    prints every double with ``"%6f"`` (six decimals; ``src/protocol.hpp`` 39-56, ``Writer::
+    Double``) and integers as they are. Batsim's messages reach a scheduler so (``read``:
+    ``float``, Python's reader); a job, profile or I/O profile the scheduler registers is
+    written so and read back by rapidjson before Batsim simulates it (``src/protocol.cpp``
+    1070, 1413, 1510; ``read``: ``rapidjson_float``). Containers are copied."""
+    t = type(value)
+    if t is float:
+        return read(f"{value:.6f}")
+    if t is dict:
+        return {k: written(v, read) for k, v in value.items()}
+    if t is list:
+        return [written(v, read) for v in value]
+    return value

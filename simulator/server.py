@@ -26,6 +26,7 @@ from typing import Any, Callable
 from mrsched.errors import MrschedError, ProtocolError, SimulationError, suggest
 from mrsched.schedulers.batsim.intervals import parse_ids, read_alloc
 from mrsched.simulator.jobs import DONE, ENDED, REJECTED, RUNNING, SUBMITTED, JobState, state_text
+from mrsched.simulator.jsonnum import rapidjson_float, written
 from mrsched.simulator.outputs import JobRecord
 from mrsched.simulator.profiles import check_profile, ptask_of
 from mrsched.simulator.submitter import StaticSubmitter
@@ -313,7 +314,7 @@ class Server:
             self.nb_submitted += 1
             data = {"job_id": job.id, "job": job.json}
             if fwd:
-                data["profile"] = self.jobs.profiles_of(job)[job.profile]
+                data["profile"] = written(self.jobs.profiles_of(job)[job.profile])
             self.buffer.append({"timestamp": stamp, "type": "JOB_SUBMITTED", "data": data})
 
     def _on_completed(self, js: JobState) -> None:
@@ -569,7 +570,7 @@ class Server:
                 raise ProtocolError("'additional_io_job' needs alloc and profile", event=etype,
                                     job=jid, field="additional_io_job")
             io_alloc = parse_ids(io["alloc"], job=jid, field="additional_io_job.alloc")
-            io_prof = io["profile"]
+            io_prof = written(io["profile"], rapidjson_float)   # as REGISTER_PROFILE's
             check_profile(io.get("profile_name", "additional_io_job"), io_prof, profiles)
             if io_prof["type"] in ("delay", "composed"):
                 raise SimulationError("additional_io_job must be a parallel profile",
@@ -604,6 +605,7 @@ class Server:
         static = self.jobs.workloads.get(wl)
         if name in store or (static is not None and name in static.profiles):
             raise SimulationError(f"profile '{wl}!{name}' already exists", event=etype)
+        prof = written(prof, rapidjson_float)   # loaded from Batsim's own writing of it
         known = dict(static.profiles) if static is not None else {}
         known.update(store)
         known[name] = prof
@@ -623,6 +625,7 @@ class Server:
                                 event=etype, job=str(jid))
         if jid in self.states:
             raise SimulationError("job id already exists", event=etype, job=jid)
+        obj = written(obj, rapidjson_float)   # Batsim loads the job from its own writing of it
         wl = jid.partition("!")[0]
         workloads = self.jobs.workloads
         if wl not in workloads and wl not in self.jobs.dyn_profiles:
@@ -665,7 +668,7 @@ class Server:
             # server_on_register_job (src/server.cpp 687-716): JOB_SUBMITTED as for a static job
             data = {"job_id": jid, "job": job.json}
             if self.forward_profiles:
-                data["profile"] = self.jobs.profiles_of(job)[job.profile]
+                data["profile"] = written(self.jobs.profiles_of(job)[job.profile])
             self._append("JOB_SUBMITTED", data)
 
     # -- SIMULATION_BEGINS -----------------------------------------------------------------
@@ -699,7 +702,7 @@ class Server:
             "compute_resources": [res_obj(r) for r in m.compute],
             "storage_resources": [res_obj(r) for r in m.storage],
             "workloads": {w.name: os.path.abspath(w.path) for w in self.workloads},
-            "profiles": {w.name: _referenced_profiles(w) for w in self.workloads},
+            "profiles": {w.name: written(_referenced_profiles(w)) for w in self.workloads},
         }
 
 

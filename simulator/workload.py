@@ -2,9 +2,9 @@
 
 Workloads are named ``w0, w1, ...`` in command-line order; a job's full id is
 ``"{workload}!{id}"``. The job's JSON object is kept (key order, int vs float as in the file)
-because Batsim forwards it verbatim on JOB_SUBMITTED, only with ``id`` made absolute and
-``subtime`` written with 6 decimals as Batsim 4.2.1's JSON writer does (the simulation itself
-uses the full-precision submission time).
+because Batsim forwards it on JOB_SUBMITTED, only with ``id`` made absolute and every double
+written with 6 decimals as Batsim 4.2.1's JSON writer does (the simulation itself uses the
+values read: the full-precision submission time and walltime).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mrsched.errors import WorkloadError
-from mrsched.simulator.jsonnum import rapidjson_float
+from mrsched.simulator.jsonnum import rapidjson_float, written
 from mrsched.simulator.profiles import check_profile
 
 INF = math.inf
@@ -49,13 +49,6 @@ class Workload:
     nb_res: int | None = None
     #: the rank phases of its usage_trace profiles, read from their files at load time
     traces: dict[str, list] = field(default_factory=dict)
-
-
-def round_subtime(value: float) -> float | int:
-    """Batsim's JSON writer prints doubles with 6 decimals."""
-    if isinstance(value, int):
-        return value
-    return float(f"{value:.6f}")
 
 
 def _number(value: Any, *, file: str, job: str | None, fld: str, allow_negative_one: bool = False,
@@ -136,12 +129,18 @@ def parse_job(obj: Any, workload: str, profiles: dict[str, dict], *, file: str,
 
 def _job(obj: dict, workload: str, full_id: str, local: str, subtime: float, walltime: float,
          res: int, profile: str, dynamic: bool, owned: bool = False) -> Job:
-    """A checked job object -> Job; forwarded as Batsim does: the full id, the subtime with 6
-    decimals, every other field as given (same key order: replacing a key's value keeps its
-    place, so an owned object is changed in place)."""
+    """A checked job object -> Job; forwarded as Batsim does: the full id, every double with 6
+    decimals (``jsonnum.written``: the subtime, a walltime, any other field), the rest as given
+    (same key order: replacing a key's value keeps its place, so an owned object is changed
+    in place). The Job keeps the values read, which the simulation uses."""
     forwarded = obj if owned else dict(obj)
     forwarded["id"] = full_id
-    forwarded["subtime"] = round_subtime(obj["subtime"])
+    for key, value in forwarded.items():   # every double as Batsim's writer prints it
+        t = type(value)
+        if t is float:
+            forwarded[key] = float(f"{value:.6f}")
+        elif t is dict or t is list:
+            forwarded[key] = written(value)
     return Job(id=full_id, workload=workload, local_id=local, subtime=float(subtime),
                walltime=float(walltime), res=res, profile=profile, json=forwarded, dynamic=dynamic)
 
