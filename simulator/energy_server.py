@@ -390,8 +390,17 @@ class EnergyJobExecutor(JobExecutor):
             self.x.energy.sleep_over(self.js.alloc[0], self.timer)
         super().on_step_done()
 
+    def on_delay_done(self) -> None:
+        """A delay's sleep ended: the host is updated now, before the next task of a composed
+        profile loads it (SimGrid's maestro update when the sleep action ends)."""
+        self.x.energy.sleep_over(self.js.alloc[0], self.timer)
+        super().on_delay_done()
+
     def on_walltime(self) -> None:
-        self.x.energy.sleep_over(self.js.alloc[0], self.wall_timer)
+        e = self.x.energy
+        if self.timer is not None:   # a delay cut by the walltime
+            e.sleep_over(self.js.alloc[0], self.timer)
+        e.sleep_over(self.js.alloc[0], self.wall_timer)
         super().on_walltime()
 
     def stop(self) -> None:
@@ -433,8 +442,8 @@ class EnergyJobExecutor(JobExecutor):
             if zombie is None:
                 k.put(x.m.names[js.alloc[0]], "JOB_COMPLETED", js)
             else:
-                def cancelled():
-                    k.stop_ptask(zombie)
+                def cancelled():   # its hosts are updated with it still running, then it stops
                     e.task_stopped(zombie)
+                    k.stop_ptask(zombie)
                 k.put(x.m.names[js.alloc[0]], "JOB_COMPLETED", js, cancelled)
         e.read(js.alloc, after)
