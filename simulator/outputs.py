@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+import numpy as np
+
 from mrsched.errors import SimulationError
 
 BATSIM_VERSION = "4.2.1"
@@ -67,12 +69,43 @@ def job_row(r: JobRecord) -> str:
     if r.starting_time is None or r.finish_time is None:
         return f"{head},,,,,,,,,{meta}"   # consumed_energy empty too, as Batsim
     start, finish, sub = r.starting_time, r.finish_time, r.submission_time
-    execution = finish - start if r.runtime is None else r.runtime
-    waiting = start - sub
-    turnaround = finish - sub
-    stretch = turnaround / execution if execution > 0 else 0.0
+    if r.runtime is None:
+        execution = finish - start
+        waiting = start - sub
+        turnaround = finish - sub
+        stretch = turnaround / execution if execution > 0 else 0.0
+        if _fragile(stretch) or _fragile(turnaround):   # (the others: at most one rounding)
+            execution, finish, waiting, turnaround, stretch = batsim_times(start, finish, sub)
+    else:   # a job that took no time: Batsim's runtime is the long double 1e-5
+        execution, finish, waiting, turnaround, stretch = batsim_times(start, start, sub)
     return (f"{head},{start:.6f},{execution:.6f},{finish:.6f},{waiting:.6f},{turnaround:.6f},"
             f"{stretch:.6f},{r.alloc},{'-1.000000' if r.energy is None else r.energy},{meta}")
+
+
+#: Batsim's runtime of a job that took no time (``1e-5l``, ``src/jobs_execution.cpp`` 559)
+LD_ZERO_RUNTIME = np.longdouble("1e-5")
+
+
+def batsim_times(start: float, end: float, sub: float) -> tuple[float, ...]:
+    """A job's execution, finish, waiting and turnaround times and stretch as Batsim computes
+    them: in long double from its start, submission and runtime (the clock at its end minus
+    its start, or ``1e-5l`` when that is 0; ``src/export.cpp`` 1188-1198), then cast to
+    double. The doubles computed directly print the same six decimals except within a few
+    ulps of a rounding tie (``_fragile``) and for a job that took no time."""
+    ld = np.longdouble
+    s = ld(start)
+    runtime = ld(end) - s if end != start else LD_ZERO_RUNTIME
+    finish = s + runtime
+    turnaround = finish - ld(sub)
+    return (float(runtime), float(finish), float(s - ld(sub)), float(turnaround),
+            float(turnaround / runtime))
+
+
+def _fragile(x: float) -> bool:
+    """Whether a few ulps of ``x`` could change its six decimals (it is that near a tie)."""
+    y = abs(x) * 1e6
+    frac = y - int(y) if y < 9e15 else 0.5
+    return abs(frac - 0.5) <= y * 3.6e-15 + 1e-9
 
 
 @dataclass
@@ -116,12 +149,14 @@ class MachineStateTracker:
 
 class ScheduleStats:
     """The ``_schedule.csv`` aggregates, fed one record at a time as jobs end. Keeps three
-    floats per started job (compact arrays, not the records): the means are sums in record
-    order, so they come out bit for bit as a pass over the whole record list."""
+    doubles per started job (compact arrays, not the records: its submission, its start and
+    the clock at its end, the start again for a job that took no time); the sums and maxima
+    are Batsim's, in long double over the jobs in record order (``src/export.cpp`` 1138-1170:
+    waiting, turnaround and slowdown as ``batsim_times`` computes them)."""
 
     def __init__(self) -> None:
         self.nb_jobs = self.success = self.killed = self.rejected = 0
-        self.stretches, self.turnarounds, self.waits = array("d"), array("d"), array("d")
+        self.subs, self.starts, self.ends = array("d"), array("d"), array("d")
         self.makespan = 0.0   # latest finish time (0 without any)
 
     def add(self, r: JobRecord) -> None:
@@ -136,11 +171,19 @@ class ScheduleStats:
         if r.finish_time is not None and r.finish_time > self.makespan:
             self.makespan = r.finish_time
         if r.starting_time is not None:
-            execution = r.finish_time - r.starting_time if r.runtime is None else r.runtime
-            turnaround = r.finish_time - r.submission_time
-            self.stretches.append(turnaround / execution if execution > 0 else 0.0)
-            self.turnarounds.append(turnaround)
-            self.waits.append(r.starting_time - r.submission_time)
+            self.subs.append(r.submission_time)
+            self.starts.append(r.starting_time)
+            self.ends.append(r.finish_time if r.runtime is None else r.starting_time)
+
+    def _long_doubles(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every started job's waiting time, turnaround time and slowdown (long doubles)."""
+        ld = np.longdouble
+        sub = np.frombuffer(self.subs, dtype=np.float64).astype(ld)
+        start = np.frombuffer(self.starts, dtype=np.float64).astype(ld)
+        end = np.frombuffer(self.ends, dtype=np.float64).astype(ld)
+        runtime = np.where(end != start, end - start, LD_ZERO_RUNTIME)
+        turnaround = (start + runtime) - sub
+        return start - sub, turnaround, turnaround / runtime
 
     def row(self, *, nb_machines: int, makespan: float, time_computing: float, time_idle: float,
             scheduling_time: float, simulation_time: float,
@@ -148,24 +191,29 @@ class ScheduleStats:
         """Batsim's `_schedule.csv` values (its mean_* divide by all jobs, rejected included);
         ``energy``: the values a ``-E`` run sets (consumed energy, switches, time per state)."""
         nb_jobs = self.nb_jobs
+        waits, turnarounds, slowdowns = self._long_doubles()
 
-        def mean(values):
-            return sum(values) / nb_jobs if nb_jobs else 0.0
+        def mean(values):   # the long double sum in order, cast to double, over all jobs
+            total = float(np.add.accumulate(values)[-1]) if len(values) else 0.0
+            return total / nb_jobs if nb_jobs else 0.0
+
+        def largest(values):
+            return float(max(values.max(), 0.0)) if len(values) else 0.0
 
         row = {
             "batsim_version": BATSIM_VERSION,
             "consumed_joules": f6(0.0),
             "makespan": f6(makespan),
-            "max_slowdown": f6(max(self.stretches, default=0.0)),
-            "max_turnaround_time": f6(max(self.turnarounds, default=0.0)),
-            "max_waiting_time": f6(max(self.waits, default=0.0)),
-            "mean_slowdown": f6(mean(self.stretches)),
-            "mean_turnaround_time": f6(mean(self.turnarounds)),
-            "mean_waiting_time": f6(mean(self.waits)),
+            "max_slowdown": f6(largest(slowdowns)),
+            "max_turnaround_time": f6(largest(turnarounds)),
+            "max_waiting_time": f6(largest(waits)),
+            "mean_slowdown": f6(mean(slowdowns)),
+            "mean_turnaround_time": f6(mean(turnarounds)),
+            "mean_waiting_time": f6(mean(waits)),
             "nb_computing_machines": str(nb_machines),
             "nb_grouped_switches": "0",
             "nb_jobs": str(nb_jobs),
-            "nb_jobs_finished": str(len(self.waits)),
+            "nb_jobs_finished": str(len(self.starts)),
             "nb_jobs_killed": str(self.killed),
             "nb_jobs_rejected": str(self.rejected),
             "nb_jobs_success": str(self.success),

@@ -76,6 +76,20 @@ def test_recorded_case_replayed(case, tmp_path):
     result = run_case(case_dir, ReplayScheduler(transcript), tmp_path / "out")
     compare_all_messages(transcript, result.transcript)
     compare_jobs_rows(case_dir / "out_jobs.csv", tmp_path / "out_jobs.csv")
+    # and byte for byte: every time, stretch and mean as Batsim prints it (long doubles
+    # included: case ld_times)
+    assert (tmp_path / "out_jobs.csv").read_text() == (case_dir / "out_jobs.csv").read_text()
+    mine, ref = (_schedule(d / "out_schedule.csv") for d in (tmp_path, case_dir))
+    assert mine == ref
+
+
+def _schedule(path: Path) -> dict[str, str]:
+    """``_schedule.csv``'s values but the run's own CPU and wall times."""
+    head, values = path.read_text().splitlines()[:2]
+    row = dict(zip(head.split(","), values.split(",")))
+    for key in ("scheduling_time", "simulation_time"):
+        row.pop(key, None)
+    return row
 
 
 def batsched_command(case_dir: Path) -> tuple[str, dict] | None:

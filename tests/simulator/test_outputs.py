@@ -126,3 +126,58 @@ def test_streamed_outputs_unwritable_folder_is_one_error(tmp_path):
     (tmp_path / "file").write_text("")
     with pytest.raises(SimulationError, match="cannot write outputs"):
         StreamedOutputs(tmp_path / "file" / "out", MachineStateTracker(2))
+
+
+# -- Batsim's long-double times (export.cpp 1188-1198) -----------------------------------------
+from fractions import Fraction  # noqa: E402
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+from fuzzing import budget  # noqa: E402
+from mrsched.simulator.outputs import batsim_times  # noqa: E402
+
+
+def _ld(x: Fraction) -> Fraction:
+    """x rounded to a 64-bit significand, half to even (an x87 long double), exactly."""
+    if x == 0:
+        return x
+    sign = -1 if x < 0 else 1
+    x = abs(x)
+    e = x.numerator.bit_length() - x.denominator.bit_length()
+    while Fraction(2) ** e > x:
+        e -= 1
+    while Fraction(2) ** (e + 1) <= x:
+        e += 1
+    scale = Fraction(2) ** (63 - e)
+    return sign * Fraction(round(x * scale)) / scale
+
+
+def test_batsim_times_as_long_doubles_written_plainly():
+    """The formula of export.cpp in exact rational arithmetic rounded to 64 bits at each step
+    (a plain reference for numpy's long doubles), on a job that took no time (runtime 1e-5l)
+    and one of 0.000123 s, both late in a run."""
+    for start, end, sub in ((100000.0, 100000.0, 99999.123456789),
+                            (101234.567891, 101234.568014, 101234.567891)):
+        s, c, u = Fraction(start), Fraction(end), Fraction(sub)
+        runtime = _ld(c - s) if end != start else _ld(Fraction(1, 100000))
+        finish = _ld(s + runtime)
+        turnaround = _ld(finish - u)
+        want = (float(runtime), float(finish), float(_ld(s - u)), float(turnaround),
+                float(_ld(turnaround / runtime)))
+        assert batsim_times(start, end, sub) == want
+
+
+@budget(300)
+@given(st.floats(1.0, 1e7), st.floats(1e-6, 1e3), st.integers(1_000_000, 10**12))
+def test_direct_doubles_print_as_long_doubles_near_ties(start, length, tie):
+    """job_row prints the times computed in doubles unless a few ulps could change their six
+    decimals (``_fragile``); drawn so that the stretch lies within ulps of a six-decimal tie
+    (``tie`` + 0.5 millionths), the row still prints Batsim's long-double values."""
+    end = start + length
+    runtime = end - start
+    sub = end - (tie + 0.5) * 1e-6 * runtime
+    if not 0 <= sub <= start:
+        return
+    r = JobRecord("1", "w0", "p", sub, 1, -1.0, "COMPLETED_SUCCESSFULLY", start, end, "0")
+    row = job_row(r).split(",")
+    assert row[9:14] == [f"{x:.6f}" for x in batsim_times(start, end, sub)]
