@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""Differential runs against real Batsim 4.2.1 (a developer tool: it needs the Batsim binary;
+the tests only read the cases it finds, once recorded with ``record_case.py``).
+
+    python tests/simulator/cases/diff_batsim.py [--cases 50] [--seed 0] [--keep DIR]
+
+Each case is drawn from its seed: a small cluster (speeds, link bandwidths and latencies,
+optionally ``-E`` wattages), a workload of delay, parallel, parallel-homogeneous (per host or
+in total) and composed profiles with tied and fractional submission times and walltimes that
+cut some jobs, and a registered policy with drawn options (period, queue order). Real Batsim
+runs it against ``mrsched serve`` through ``record_case.py`` (every message recorded); the
+engine then replays the recorded replies. A case differs when a message (events, order,
+data, times within 1e-5 s) or an ``out_jobs.csv`` value differs; byte-level differences of
+``out_jobs.csv`` and ``out_schedule.csv`` (times of the run excepted) are counted apart.
+Differing cases are kept under ``--keep`` with the engine's outputs (``engine/``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))     # tests/simulator: the comparisons and the case runner
+
+POLICIES = [("fcfs", {}), ("fcfs-easy", {}), ("conservative-bb", {}), ("filler", {}),
+            ("sjf-bb", {}), ("fcfs", {"period": 30}), ("fcfs-easy", {"order": "sjf"})]
+
+
+def platform_xml(rng: random.Random, energy: bool) -> tuple[str, int]:
+    """A one-switch cluster of 2 to 12 hosts (Batsim's ``cluster`` tag) and a master host."""
+    n = rng.randint(2, 12)
+    speed = rng.choice(["1Gf", "2Gf", "1.5Gf"])
+    bw = rng.choice(["125MBps", "1GBps", "10GBps"])
+    lat = rng.choice(["50us", "1us", "0us", "500us"])
+    props = ""
+    if energy:
+        speed = rng.choice(["100Mf, 50Mf, 1e-9f, 0.1f", "1Gf, 500Mf, 1e-9f, 0.1f"])
+        props = ('<prop id="wattage_per_state" value="95:100:200, 90:95:150, 9.75:9.75:9.75, '
+                 '100:100:100"/><prop id="wattage_off" value="9.75"/>'
+                 '<prop id="sleep_pstates" value="2:2:3"/>')
+    cluster = (f'<cluster id="c" prefix="node_" suffix="" radical="0-{n - 1}" speed="{speed}" '
+               f'bw="{bw}" lat="{lat}" bb_bw="{bw}" bb_lat="{lat}">{props}</cluster>')
+    master = ('<cluster id="m" prefix="master_host" suffix="" radical="0-0" speed="1Gf" '
+              f'bw="{bw}" lat="{lat}" bb_bw="{bw}" bb_lat="{lat}">'
+              '<prop id="role" value="master"/>'
+              + ('<prop id="wattage_per_state" value="100:100:200"/><prop id="wattage_off" '
+                 'value="100"/>' if energy else "") + '</cluster>')
+    route = ('<link id="backbone" bandwidth="1.25GBps" latency="500us"/>'
+             '<zoneRoute src="c" dst="m" gw_src="node_c_router" gw_dst="master_hostm_router">'
+             '<link_ctn id="backbone"/></zoneRoute>')
+    text = ("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+            f'<platform version="4.1"><zone id="AS0" routing="Full">{cluster}{master}{route}'
+            "</zone></platform>\n")
+    return text, n
+
+
+def num(x: float) -> float:
+    """Ten significant digits: numbers of 16 or more digits may show one ulp apart in Batsim's
+    messages (its shortest-digits writer and its reader, read again: a known gap, docs/DESIGN.md
+    "JSON numbers")."""
+    return float(f"{x:.10g}")
+
+
+def profile(rng: random.Random, n: int, depth: int = 0) -> dict:
+    kind = rng.choice(["delay", "delay", "parallel_homogeneous", "parallel_homogeneous_total",
+                       "parallel", "composed"] if depth == 0 else ["delay", "parallel_homogeneous"])
+    if kind == "delay":
+        return {"type": "delay", "delay": rng.choice([rng.randint(1, 300),
+                                                      round(rng.uniform(0.001, 50), 6)])}
+    if kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
+        return {"type": kind, "cpu": rng.choice([0, 1e9, num(rng.uniform(1e8, 5e10))]),
+                "com": rng.choice([0, 0, 1e6, num(rng.uniform(1e5, 1e9))])}
+    if kind == "parallel":
+        k = rng.randint(1, 3)
+        return {"type": "parallel", "cpu": [num(rng.uniform(1e8, 1e10)) for _ in range(k)],
+                "com": [rng.choice([0, num(rng.uniform(1e5, 1e8))]) for _ in range(k * k)]}
+    return {"type": "composed", "repeat": rng.randint(1, 3), "seq": ["p0", "p1"]}
+
+
+def workload(rng: random.Random, n: int) -> dict:
+    profiles = {f"p{i}": profile(rng, n, depth=1) for i in range(2)}
+    jobs = []
+    t = 0.0
+    for j in range(rng.randint(3, 30)):
+        t += rng.choice([0, 0, rng.randint(1, 60), round(rng.uniform(0, 20), 6)])
+        name = f"q{j}"
+        profiles[name] = profile(rng, n)
+        res = rng.randint(1, n)
+        if profiles[name]["type"] == "parallel":
+            res = len(profiles[name]["cpu"]) if len(profiles[name]["cpu"]) <= n else 1
+            if res == 1:
+                profiles[name] = {"type": "delay", "delay": 10}
+        job = {"id": str(j), "subtime": t, "res": res, "profile": name}
+        wall = rng.choice([None, -1, rng.randint(1, 400), round(rng.uniform(0.5, 100), 3)])
+        if wall is not None:
+            job["walltime"] = wall
+        jobs.append(job)
+    return {"nb_res": n, "jobs": jobs, "profiles": profiles}
+
+
+def draw(seed: int) -> dict:
+    rng = random.Random(seed)
+    energy = rng.random() < 0.25
+    xml, n = platform_xml(rng, energy)
+    policy, options = rng.choice(POLICIES)
+    return {"platform": xml, "workload": workload(rng, n), "policy": policy,
+            "options": options, "energy": energy}
+
+
+def record(case: dict, name: str, root: Path) -> Path | None:
+    tmp = root / f"{name}.in"
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "platform.xml").write_text(case["platform"])
+    (tmp / "workload.json").write_text(json.dumps(case["workload"]))
+    serve = [sys.executable, "-m", "mrsched.cli", "serve", case["policy"], "-s", "{socket}"]
+    for k, v in case["options"].items():
+        serve += ["-O", f"{k}={v}"]
+    flags = "-E" if case["energy"] else ""
+    done = subprocess.run([sys.executable, str(HERE / "record_case.py"), name, "-p",
+                           str(tmp / "platform.xml"), "-w", str(tmp / "workload.json"),
+                           f"--batsim-flags={flags}", "--timeout", "120", "--", *serve],
+                          env={**os.environ, "CASES_DIR": str(root)}, capture_output=True,
+                          text=True)
+    shutil.rmtree(tmp)
+    case_dir = root / name
+    if done.returncode != 0 or not (case_dir / "transcript.jsonl").is_file():
+        return None
+    return case_dir
+
+
+def _rows(path: Path) -> list[dict]:
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def compare(case_dir: Path) -> tuple[str | None, list[str]]:
+    """(the first tolerated-level difference or None, byte-level differences)."""
+    from test_batsim_cases import run_case
+    from test_fidelity import compare_all_messages, compare_jobs_rows
+
+    from mrsched.simulator.replay import ReplayScheduler, load_transcript
+
+    transcript = load_transcript(case_dir / "transcript.jsonl")
+    out = case_dir / "engine"
+    out.mkdir(exist_ok=True)
+    try:
+        result = run_case(case_dir, ReplayScheduler(transcript), out / "out")
+    except Exception as exc:   # the engine refused what Batsim ran: a difference too
+        return f"engine failed: {type(exc).__name__}: {exc}", []
+    first = None
+    try:
+        compare_all_messages(transcript, result.transcript)
+        compare_jobs_rows(case_dir / "out_jobs.csv", out / "out_jobs.csv")
+    except AssertionError as exc:
+        first = str(exc)[:400] or "assertion"
+    exact = []
+    for ref, mine in zip(_rows(case_dir / "out_jobs.csv"), _rows(out / "out_jobs.csv")):
+        for col, value in ref.items():
+            if mine.get(col) != value:
+                exact.append(f"job {ref['job_id']} {col}: {mine.get(col)} vs Batsim {value}")
+    skip = {"scheduling_time", "simulation_time"}
+    for ref, mine in zip(_rows(case_dir / "out_schedule.csv"), _rows(out / "out_schedule.csv")):
+        for col, value in ref.items():
+            if col not in skip and mine.get(col) != value:
+                exact.append(f"schedule {col}: {mine.get(col)} vs Batsim {value}")
+    return first, exact
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", type=int, default=50)
+    ap.add_argument("--seed", type=int, default=0, help="first case's seed")
+    ap.add_argument("--keep", type=Path, help="folder for the differing cases")
+    args = ap.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="diff_batsim_"))
+    counts = {"same": 0, "bytes": 0, "differ": 0, "batsim failed": 0}
+    try:
+        for seed in range(args.seed, args.seed + args.cases):
+            case = draw(seed)
+            name = f"s{seed}"
+            case_dir = record(case, name, root)
+            if case_dir is None:
+                counts["batsim failed"] += 1
+                print(f"{name}: Batsim or the scheduler failed ({case['policy']})")
+                continue
+            first, exact = compare(case_dir)
+            label = f"{name} {case['policy']} {case['options']}{' -E' if case['energy'] else ''}"
+            if first is None and not exact:
+                counts["same"] += 1
+                shutil.rmtree(case_dir)
+                continue
+            counts["differ" if first else "bytes"] += 1
+            print(f"{label}: {first or 'bytes'}")
+            for line in exact[:6]:
+                print(f"    {line}")
+            if args.keep:
+                args.keep.mkdir(parents=True, exist_ok=True)
+                shutil.rmtree(args.keep / name, ignore_errors=True)
+                shutil.move(str(case_dir), args.keep / name)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print(", ".join(f"{k} {v}" for k, v in counts.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,29 @@
+"""``cases/diff_batsim.py`` draws cases that Batsim can run (the tool itself needs the Batsim
+binary): every drawn platform and workload loads in the engine and runs to its end with the
+drawn policy, and a seed always draws the same case."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "cases"))
+import diff_batsim  # noqa: E402
+
+from mrsched.schedulers.registry import make_scheduler  # noqa: E402
+from mrsched.simulator.engine import simulate  # noqa: E402
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_drawn_case_runs(seed, tmp_path):
+    case = diff_batsim.draw(seed)
+    assert case == diff_batsim.draw(seed)
+    (tmp_path / "platform.xml").write_text(case["platform"])
+    (tmp_path / "workload.json").write_text(json.dumps(case["workload"]))
+    policy = make_scheduler(case["policy"], dict(case["options"]))
+    result = simulate(tmp_path / "platform.xml", [tmp_path / "workload.json"], policy,
+                      export_prefix=tmp_path / "out", energy=case["energy"])
+    assert result.nb_jobs == len(case["workload"]["jobs"])
