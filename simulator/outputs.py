@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-import numpy as np
-
 from mrsched.errors import SimulationError
 
 BATSIM_VERSION = "4.2.1"
@@ -68,22 +66,29 @@ def job_row(r: JobRecord) -> str:
     meta = '"' + r.metadata + '"'
     if r.starting_time is None or r.finish_time is None:
         return f"{head},,,,,,,,,{meta}"   # consumed_energy empty too, as Batsim
+    execution, finish, waiting, turnaround, stretch = times_of(r)
+    return (f"{head},{r.starting_time:.6f},{execution:.6f},{finish:.6f},{waiting:.6f},"
+            f"{turnaround:.6f},{stretch:.6f},{r.alloc},"
+            f"{'-1.000000' if r.energy is None else r.energy},{meta}")
+
+
+def times_of(r: JobRecord) -> tuple[float, float, float, float, float]:
+    """A started job's execution, finish, waiting and turnaround times and stretch as Batsim
+    prints them: the doubles computed directly, or Batsim's long doubles (``batsim_times``)
+    for a job that took no time and where a few ulps could change the six decimals."""
     start, finish, sub = r.starting_time, r.finish_time, r.submission_time
-    if r.runtime is None:
-        execution = finish - start
-        waiting = start - sub
-        turnaround = finish - sub
-        stretch = turnaround / execution if execution > 0 else 0.0
-        if _fragile(stretch) or _fragile(turnaround):   # (the others: at most one rounding)
-            execution, finish, waiting, turnaround, stretch = batsim_times(start, finish, sub)
-    else:   # a job that took no time: Batsim's runtime is the long double 1e-5
-        execution, finish, waiting, turnaround, stretch = batsim_times(start, start, sub)
-    return (f"{head},{start:.6f},{execution:.6f},{finish:.6f},{waiting:.6f},{turnaround:.6f},"
-            f"{stretch:.6f},{r.alloc},{'-1.000000' if r.energy is None else r.energy},{meta}")
+    if r.runtime is not None:   # a job that took no time: Batsim's runtime is ``1e-5l``
+        return batsim_times(start, start, sub)
+    execution = finish - start
+    turnaround = finish - sub
+    stretch = turnaround / execution if execution > 0 else 0.0
+    if _fragile(stretch) or _fragile(turnaround):   # (the others: at most one rounding)
+        return batsim_times(start, finish, sub)
+    return execution, finish, start - sub, turnaround, stretch
 
 
 #: Batsim's runtime of a job that took no time (``1e-5l``, ``src/jobs_execution.cpp`` 559)
-LD_ZERO_RUNTIME = np.longdouble("1e-5")
+ZERO_RUNTIME_TEXT = "1e-5"
 
 
 def batsim_times(start: float, end: float, sub: float) -> tuple[float, ...]:
@@ -92,9 +97,11 @@ def batsim_times(start: float, end: float, sub: float) -> tuple[float, ...]:
     its start, or ``1e-5l`` when that is 0; ``src/export.cpp`` 1188-1198), then cast to
     double. The doubles computed directly print the same six decimals except within a few
     ulps of a rounding tie (``_fragile``) and for a job that took no time."""
+    import numpy as np   # here: a run's parent process (mrsched run) does not load numpy
+
     ld = np.longdouble
     s = ld(start)
-    runtime = ld(end) - s if end != start else LD_ZERO_RUNTIME
+    runtime = ld(end) - s if end != start else ld(ZERO_RUNTIME_TEXT)
     finish = s + runtime
     turnaround = finish - ld(sub)
     return (float(runtime), float(finish), float(s - ld(sub)), float(turnaround),
@@ -149,14 +156,14 @@ class MachineStateTracker:
 
 class ScheduleStats:
     """The ``_schedule.csv`` aggregates, fed one record at a time as jobs end. Keeps three
-    doubles per started job (compact arrays, not the records: its submission, its start and
-    the clock at its end, the start again for a job that took no time); the sums and maxima
-    are Batsim's, in long double over the jobs in record order (``src/export.cpp`` 1138-1170:
-    waiting, turnaround and slowdown as ``batsim_times`` computes them)."""
+    floats per started job (compact arrays, not the records), each as ``times_of`` gives it;
+    the means are sums in record order, so they come out bit for bit as a pass over the whole
+    record list. (Batsim sums in long double, ``src/export.cpp`` 1138-1170: a mean may differ
+    in its last printed digit; not seen on the recorded cases.)"""
 
     def __init__(self) -> None:
         self.nb_jobs = self.success = self.killed = self.rejected = 0
-        self.subs, self.starts, self.ends = array("d"), array("d"), array("d")
+        self.stretches, self.turnarounds, self.waits = array("d"), array("d"), array("d")
         self.makespan = 0.0   # latest finish time (0 without any)
 
     def add(self, r: JobRecord) -> None:
@@ -171,19 +178,10 @@ class ScheduleStats:
         if r.finish_time is not None and r.finish_time > self.makespan:
             self.makespan = r.finish_time
         if r.starting_time is not None:
-            self.subs.append(r.submission_time)
-            self.starts.append(r.starting_time)
-            self.ends.append(r.finish_time if r.runtime is None else r.starting_time)
-
-    def _long_doubles(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every started job's waiting time, turnaround time and slowdown (long doubles)."""
-        ld = np.longdouble
-        sub = np.frombuffer(self.subs, dtype=np.float64).astype(ld)
-        start = np.frombuffer(self.starts, dtype=np.float64).astype(ld)
-        end = np.frombuffer(self.ends, dtype=np.float64).astype(ld)
-        runtime = np.where(end != start, end - start, LD_ZERO_RUNTIME)
-        turnaround = (start + runtime) - sub
-        return start - sub, turnaround, turnaround / runtime
+            _, _, waiting, turnaround, stretch = times_of(r)
+            self.stretches.append(stretch)
+            self.turnarounds.append(turnaround)
+            self.waits.append(waiting)
 
     def row(self, *, nb_machines: int, makespan: float, time_computing: float, time_idle: float,
             scheduling_time: float, simulation_time: float,
@@ -191,29 +189,24 @@ class ScheduleStats:
         """Batsim's `_schedule.csv` values (its mean_* divide by all jobs, rejected included);
         ``energy``: the values a ``-E`` run sets (consumed energy, switches, time per state)."""
         nb_jobs = self.nb_jobs
-        waits, turnarounds, slowdowns = self._long_doubles()
 
-        def mean(values):   # the long double sum in order, cast to double, over all jobs
-            total = float(np.add.accumulate(values)[-1]) if len(values) else 0.0
-            return total / nb_jobs if nb_jobs else 0.0
-
-        def largest(values):
-            return float(max(values.max(), 0.0)) if len(values) else 0.0
+        def mean(values):
+            return sum(values) / nb_jobs if nb_jobs else 0.0
 
         row = {
             "batsim_version": BATSIM_VERSION,
             "consumed_joules": f6(0.0),
             "makespan": f6(makespan),
-            "max_slowdown": f6(largest(slowdowns)),
-            "max_turnaround_time": f6(largest(turnarounds)),
-            "max_waiting_time": f6(largest(waits)),
-            "mean_slowdown": f6(mean(slowdowns)),
-            "mean_turnaround_time": f6(mean(turnarounds)),
-            "mean_waiting_time": f6(mean(waits)),
+            "max_slowdown": f6(max(self.stretches, default=0.0)),
+            "max_turnaround_time": f6(max(self.turnarounds, default=0.0)),
+            "max_waiting_time": f6(max(self.waits, default=0.0)),
+            "mean_slowdown": f6(mean(self.stretches)),
+            "mean_turnaround_time": f6(mean(self.turnarounds)),
+            "mean_waiting_time": f6(mean(self.waits)),
             "nb_computing_machines": str(nb_machines),
             "nb_grouped_switches": "0",
             "nb_jobs": str(nb_jobs),
-            "nb_jobs_finished": str(len(self.starts)),
+            "nb_jobs_finished": str(len(self.waits)),
             "nb_jobs_killed": str(self.killed),
             "nb_jobs_rejected": str(self.rejected),
             "nb_jobs_success": str(self.success),
