@@ -43,6 +43,7 @@ CASES = Path(__file__).parent / "cases"
 #: every -E case of ``cases/`` (they hold Batsim's energy outputs)
 RECORDED = sorted(d.name for d in CASES.iterdir() if (d / "out_consumed_energy.csv").is_file())
 SHARED = ["energysleep", "energydvfs"]
+from test_batsim_cases import KNOWN_GAPS  # noqa: E402  (what the engine does not reproduce yet)
 WALL_CLOCK = ("scheduling_time", "simulation_time")
 
 
@@ -99,7 +100,9 @@ def _in_mode(compiled: bool, run):
 
 
 @pytest.mark.parametrize("compiled", [False, True], ids=["python", "compiled"])
-@pytest.mark.parametrize("case_dir", RECORDED + SHARED, indirect=True)
+@pytest.mark.parametrize("case_dir", [
+    pytest.param(c, marks=[pytest.mark.xfail(reason=KNOWN_GAPS[c], strict=True)])
+    if c in KNOWN_GAPS else c for c in RECORDED + SHARED], indirect=True)
 def test_recorded_energy_runs_replayed(case_dir, compiled, tmp_path, require):
     """The recorded decisions replayed: Batsim's messages (ANSWERs and RESOURCE_STATE_CHANGED
     included) and every output file, in either step loop."""

@@ -7,7 +7,8 @@ the tests only read the cases it finds, once recorded with ``record_case.py``).
 Each case is drawn from its seed: a small cluster (speeds, link bandwidths and latencies,
 optionally ``-E`` wattages), a workload of delay, parallel, parallel-homogeneous (per host or
 in total) and composed profiles with tied and fractional submission times and walltimes that
-cut some jobs, and a registered policy with drawn options (period, queue order). Real Batsim
+cut some jobs, and a registered policy with drawn options (period, queue order; with ``-E``
+sleeping idle nodes and a power cap). Real Batsim
 runs it against ``mrsched serve`` through ``record_case.py`` (every message recorded); the
 engine then replays the recorded replies. A case differs when a message (events, order,
 data, times within 1e-5 s) or an ``out_jobs.csv`` value differs; byte-level differences of
@@ -43,10 +44,11 @@ def platform_xml(rng: random.Random, energy: bool) -> tuple[str, int]:
     lat = rng.choice(["50us", "1us", "0us", "500us"])
     props = ""
     if energy:
-        speed = rng.choice(["100Mf, 50Mf, 1e-9f, 0.1f", "1Gf, 500Mf, 1e-9f, 0.1f"])
+        # pstates: two computing, sleep, switching off, switching on (Batsim's test platforms)
+        speed = rng.choice(["100Mf, 50Mf, 1e-9f, 0.1f, 0.1f", "1Gf, 500Mf, 1e-9f, 0.2f, 0.05f"])
         props = ('<prop id="wattage_per_state" value="95:100:200, 90:95:150, 9.75:9.75:9.75, '
-                 '100:100:100"/><prop id="wattage_off" value="9.75"/>'
-                 '<prop id="sleep_pstates" value="2:2:3"/>')
+                 '100:100:100, 125:125:125"/><prop id="wattage_off" value="9.75"/>'
+                 '<prop id="sleep_pstates" value="2:3:4"/>')
     cluster = (f'<cluster id="c" prefix="node_" suffix="" radical="0-{n - 1}" speed="{speed}" '
                f'bw="{bw}" lat="{lat}" bb_bw="{bw}" bb_lat="{lat}">{props}</cluster>')
     master = ('<cluster id="m" prefix="master_host" suffix="" radical="0-0" speed="1Gf" '
@@ -83,11 +85,13 @@ def profile(rng: random.Random, n: int, depth: int = 0) -> dict:
         k = rng.randint(1, 3)
         return {"type": "parallel", "cpu": [num(rng.uniform(1e8, 1e10)) for _ in range(k)],
                 "com": [rng.choice([0, num(rng.uniform(1e5, 1e8))]) for _ in range(k * k)]}
-    return {"type": "composed", "repeat": rng.randint(1, 3), "seq": ["p0", "p1"]}
+    seq = rng.choice([["p0", "p1"], ["p1", "p0", "p1"], ["p0", "c0"], ["c0", "c0"]])
+    return {"type": "composed", "repeat": rng.randint(1, 3), "seq": seq}
 
 
 def workload(rng: random.Random, n: int) -> dict:
     profiles = {f"p{i}": profile(rng, n, depth=1) for i in range(2)}
+    profiles["c0"] = {"type": "composed", "repeat": rng.randint(1, 2), "seq": ["p1", "p0"]}
     jobs = []
     t = 0.0
     for j in range(rng.randint(3, 30)):
@@ -104,14 +108,28 @@ def workload(rng: random.Random, n: int) -> dict:
         if wall is not None:
             job["walltime"] = wall
         jobs.append(job)
+    if not any("c0" in p.get("seq", ()) for p in profiles.values() if p is not profiles["c0"]):
+        # an unused composed profile: Batsim drops the profiles it names or not depending on
+        # its hash map's order (a known gap, docs/DESIGN.md "JSON numbers: written ...")
+        del profiles["c0"]
     return {"nb_res": n, "jobs": jobs, "profiles": profiles}
 
 
-def draw(seed: int) -> dict:
+def draw(seed: int, energy: bool | None = None) -> dict:
+    """The case of ``seed`` (``energy``: force ``-E`` on or off; None: a quarter of them)."""
     rng = random.Random(seed)
-    energy = rng.random() < 0.25
+    drawn = rng.random() < 0.25
+    energy = drawn if energy is None else energy
     xml, n = platform_xml(rng, energy)
     policy, options = rng.choice(POLICIES)
+    options = dict(options)
+    if energy:   # the runtime's energy services: sleeping idle nodes, a power cap
+        sleep = rng.choice([0, 0, 5, 60])
+        cap = rng.choice([0, 0, 0.8])
+        if sleep:
+            options["idle_sleep"] = sleep
+        if cap and policy != "filler":
+            options["power_cap_share"] = cap
     return {"platform": xml, "workload": workload(rng, n), "policy": policy,
             "options": options, "energy": energy}
 
@@ -180,12 +198,13 @@ def main() -> int:
     ap.add_argument("--cases", type=int, default=50)
     ap.add_argument("--seed", type=int, default=0, help="first case's seed")
     ap.add_argument("--keep", type=Path, help="folder for the differing cases")
+    ap.add_argument("--energy", action="store_true", help="every case with -E")
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="diff_batsim_"))
     counts = {"same": 0, "bytes": 0, "differ": 0, "batsim failed": 0}
     try:
         for seed in range(args.seed, args.seed + args.cases):
-            case = draw(seed)
+            case = draw(seed, True if args.energy else None)
             name = f"s{seed}"
             case_dir = record(case, name, root)
             if case_dir is None:
