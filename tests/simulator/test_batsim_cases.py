@@ -61,9 +61,9 @@ def compare_replies(recorded: list[dict], mine: list[dict]) -> None:
 KNOWN_GAPS = {
     "contention_io": "message contention is not modelled: a drain and a stage-out ending "
                      "together to ~1e-12 s are reported in the other order (docs/DESIGN.md)",
-    "energy_switch_gap": "while other machines switch off, job 12 (communicating tasks) is "
-                         "counted 18.3 J more per switch than in Batsim; cause not found "
-                         "(docs/TESTING.md)",
+    "energy_switch_gap": "message contention again: a message crossing the backbone halves "
+                         "job 12's rate while in flight (fair bottleneck), and the energy "
+                         "read then charges 5 s at that load: 18.3 J (docs/DESIGN.md)",
 }
 
 
