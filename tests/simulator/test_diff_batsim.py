@@ -27,3 +27,15 @@ def test_drawn_case_runs(seed, tmp_path):
     result = simulate(tmp_path / "platform.xml", [tmp_path / "workload.json"], policy,
                       export_prefix=tmp_path / "out", energy=case["energy"])
     assert result.nb_jobs == len(case["workload"]["jobs"])
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_generated_case_runs(seed, tmp_path):
+    """``--generated``: mrsched's own platform and workload generators, a burst-buffer policy."""
+    case = diff_batsim.draw_generated(seed)
+    (tmp_path / "platform.xml").write_text(case["platform"])
+    (tmp_path / "workload.json").write_text(json.dumps(case["workload"]))
+    result = simulate(tmp_path / "platform.xml", [tmp_path / "workload.json"],
+                      make_scheduler(case["policy"], dict(case["options"])),
+                      export_prefix=tmp_path / "out")
+    assert result.nb_jobs == len(case["workload"]["jobs"])

@@ -8,7 +8,8 @@ Each case is drawn from its seed: a small cluster (speeds, link bandwidths and l
 optionally ``-E`` wattages), a workload of delay, parallel, parallel-homogeneous (per host or
 in total) and composed profiles with tied and fractional submission times and walltimes that
 cut some jobs, and a registered policy with drawn options (period, queue order; with ``-E``
-sleeping idle nodes and a power cap). Real Batsim
+sleeping idle nodes and a power cap; with ``--generated``, mrsched's own platform and workload
+generators and burst-buffer policies). Real Batsim
 runs it against ``mrsched serve`` through ``record_case.py`` (every message recorded); the
 engine then replays the recorded replies. A case differs when a message (events, order,
 data, times within 1e-5 s) or an ``out_jobs.csv`` value differs; byte-level differences of
@@ -134,6 +135,38 @@ def draw(seed: int, energy: bool | None = None) -> dict:
             "options": options, "energy": energy}
 
 
+GENERATED_POLICIES = [("fcfs-bb", {}), ("sjf-bb", {}), ("conservative-bb", {}), ("filler", {}),
+                      ("naive", {}), ("bbsched", {}), ("bin-packing", {}), ("multisched", {}),
+                      ("easy-bf", {"reserve": "all", "depth": 2}), ("fcfs-easy", {"period": 60})]
+
+
+def draw_generated(seed: int) -> dict:
+    """A case of mrsched's own generators: a small Dragonfly or flat cluster with burst-buffer
+    storage nodes and a PFS, an overloaded synthetic burst-buffer workload (alloc-only) and a
+    burst-buffer policy."""
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        plat, wl = Path(tmp) / "p.xml", Path(tmp) / "w.json"
+        if rng.random() < 0.5:
+            gen = ["dragonfly", "--groups", str(rng.randint(1, 2)), "--chassis",
+                   str(rng.randint(1, 2)), "--routers", "2", "--nodes-per-router",
+                   str(rng.randint(2, 3))]
+        else:
+            gen = ["cluster", "--nodes", str(rng.randint(4, 16)), "--storage",
+                   str(rng.randint(1, 3))]
+        cli = [sys.executable, "-m", "mrsched.cli"]
+        subprocess.run([*cli, "platform", *gen, "--bb-capacity", rng.choice(["1GB", "40GB"]),
+                        "-o", str(plat)], check=True, capture_output=True)
+        subprocess.run([*cli, "workload", "synthetic", "--platform", str(plat), "--jobs",
+                        str(rng.randint(10, 40)), "--mean-interarrival",
+                        str(rng.choice([5, 30, 120])), "--min-runtime", "5", "--max-runtime",
+                        "600", "--model", rng.choice(["burst-buffer", "compute"]),
+                        "--seed", str(seed), "-o", str(wl)], check=True, capture_output=True)
+        policy, options = rng.choice(GENERATED_POLICIES)
+        return {"platform": plat.read_text(), "workload": json.loads(wl.read_text()),
+                "policy": policy, "options": dict(options), "energy": False}
+
+
 def record(case: dict, name: str, root: Path) -> Path | None:
     tmp = root / f"{name}.in"
     tmp.mkdir(parents=True, exist_ok=True)
@@ -199,12 +232,16 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0, help="first case's seed")
     ap.add_argument("--keep", type=Path, help="folder for the differing cases")
     ap.add_argument("--energy", action="store_true", help="every case with -E")
+    ap.add_argument("--generated", action="store_true",
+                    help="cases of mrsched's generators: Dragonfly or cluster with burst buffers, "
+                         "synthetic burst-buffer workloads, burst-buffer policies")
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="diff_batsim_"))
     counts = {"same": 0, "bytes": 0, "differ": 0, "batsim failed": 0}
     try:
         for seed in range(args.seed, args.seed + args.cases):
-            case = draw(seed, True if args.energy else None)
+            case = (draw_generated(seed) if args.generated
+                    else draw(seed, True if args.energy else None))
             name = f"s{seed}"
             case_dir = record(case, name, root)
             if case_dir is None:
