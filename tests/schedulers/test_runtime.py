@@ -166,12 +166,16 @@ def test_early_completion_frees_the_rest_of_the_window():
     assert sched.runtime.profile.times == [7, 17]
 
 
-def test_periodic_policy_asks_wakeups_only_while_jobs_wait():
+@pytest.mark.parametrize("called", [60, 60.0015])
+def test_periodic_policy_asks_wakeups_only_while_jobs_wait(called):
+    """The tick's round runs at the REQUESTED_CALL, also one that comes 1.5 ms late
+    (Batsim's messages over 500 us links): before, that round was skipped and the scheduler
+    asked for the next tick, then the next, for ever."""
     sched = make_scheduler("fcfs", {"period": "60"})
     sched.handle_message(msg(0, ("SIMULATION_BEGINS", begins_data(1))))
     r = sched.handle_message(msg(30, submitted("w0!1", res=1, walltime=10, subtime=30)))
     assert [(e["type"], e["data"]) for e in r["events"]] == [("CALL_ME_LATER", {"timestamp": 60.0})]
-    r = sched.handle_message(msg(60, ("REQUESTED_CALL", {})))
+    r = sched.handle_message(msg(called, ("REQUESTED_CALL", {})))
     assert [e["type"] for e in r["events"]] == ["EXECUTE_JOB"]
 
 
@@ -265,15 +269,3 @@ def test_feasibility_memo_is_bounded_and_still_rejects(monkeypatch):
         assert len(rt._infeasible) <= 8
     assert rt.submit(0, "w0!big", {"subtime": 0, "res": 4, "walltime": 10, "burst_buffer": 24}) is None
     assert "such shares" in rt.pending[-1].reason
-
-
-def test_periodic_round_runs_when_the_call_comes_late():
-    """A REQUESTED_CALL for the tick at 60 that reaches the scheduler 1.5 ms late (Batsim's
-    messages over 500 us links) gets the round; before, the round was skipped and the
-    scheduler asked for the next tick, then the next, for ever."""
-    sched = make_scheduler("fcfs", {"period": "60"})
-    sched.handle_message(msg(0, ("SIMULATION_BEGINS", begins_data(1))))
-    r = sched.handle_message(msg(30, submitted("w0!1", res=1, walltime=10, subtime=30)))
-    assert [(e["type"], e["data"]) for e in r["events"]] == [("CALL_ME_LATER", {"timestamp": 60.0})]
-    r = sched.handle_message(msg(60.0015, ("REQUESTED_CALL", {})))
-    assert [e["type"] for e in r["events"]] == ["EXECUTE_JOB"]
