@@ -30,6 +30,7 @@ from mrsched.simulator.jsonnum import rapidjson_float, written
 from mrsched.simulator.outputs import JobRecord
 from mrsched.simulator.profiles import check_profile, ptask_of
 from mrsched.simulator.submitter import StaticSubmitter
+from mrsched.simulator.unordered import kept_profiles
 from mrsched.simulator.workload import Workload, parse_job
 
 INF = math.inf
@@ -707,11 +708,8 @@ class Server:
 
 
 def _referenced_profiles(w: Workload) -> dict[str, dict]:
-    """The profiles Batsim keeps after loading a workload (``remove_unreferenced_profiles``):
-    those a job or a composed profile's ``seq`` names; the others are dropped from memory and
-    from SIMULATION_BEGINS."""
-    used = {j.profile for j in w.jobs}
-    for prof in w.profiles.values():
-        if isinstance(prof, dict) and prof.get("type") == "composed":
-            used.update(prof.get("seq", ()))
-    return {name: prof for name, prof in w.profiles.items() if name in used}
+    """The profiles Batsim keeps after loading a workload (``unordered.kept_profiles``: those a
+    job or a kept composed profile names; the others are dropped from memory and from
+    SIMULATION_BEGINS), in the file's order."""
+    kept = kept_profiles(w.profiles, [j.profile for j in w.jobs])
+    return {name: prof for name, prof in w.profiles.items() if name in kept}
