@@ -109,10 +109,6 @@ def workload(rng: random.Random, n: int) -> dict:
         if wall is not None:
             job["walltime"] = wall
         jobs.append(job)
-    if not any("c0" in p.get("seq", ()) for p in profiles.values() if p is not profiles["c0"]):
-        # an unused composed profile: Batsim drops the profiles it names or not depending on
-        # its hash map's order (a known gap, docs/DESIGN.md "JSON numbers: written ...")
-        del profiles["c0"]
     return {"nb_res": n, "jobs": jobs, "profiles": profiles}
 
 
