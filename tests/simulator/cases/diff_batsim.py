@@ -3,18 +3,20 @@
 the tests only read the cases it finds, once recorded with ``record_case.py``).
 
     python tests/simulator/cases/diff_batsim.py [--cases 50] [--seed 0] [--keep DIR]
+        [--energy | --generated]
 
 Each case is drawn from its seed: a small cluster (speeds, link bandwidths and latencies,
-optionally ``-E`` wattages), a workload of delay, parallel, parallel-homogeneous (per host or
-in total) and composed profiles with tied and fractional submission times and walltimes that
-cut some jobs, and a registered policy with drawn options (period, queue order; with ``-E``
-sleeping idle nodes and a power cap; with ``--generated``, mrsched's own platform and workload
-generators and burst-buffer policies). Real Batsim
-runs it against ``mrsched serve`` through ``record_case.py`` (every message recorded); the
-engine then replays the recorded replies. A case differs when a message (events, order,
-data, times within 1e-5 s) or an ``out_jobs.csv`` value differs; byte-level differences of
-``out_jobs.csv`` and ``out_schedule.csv`` (times of the run excepted) are counted apart.
-Differing cases are kept under ``--keep`` with the engine's outputs (``engine/``).
+with ``-E`` pstates and wattages for a quarter of them, all with ``--energy``), a workload of
+delay, parallel, parallel-homogeneous (per host or in total) and nested composed profiles with
+tied and fractional submission times and walltimes that cut some jobs, and a registered policy
+with drawn options (period, queue order; with ``-E`` sleeping idle nodes and a power cap).
+``--generated`` draws from mrsched's own platform and workload generators instead, with
+burst-buffer policies. Real Batsim runs the case against ``mrsched serve`` through
+``record_case.py`` (every message recorded); the engine then replays the recorded replies. A
+case differs when a message (events, order, data, times within 1e-5 s) or an ``out_jobs.csv``
+value differs; byte-level differences of ``out_jobs.csv`` and ``out_schedule.csv`` (times of
+the run excepted) are counted apart. Differing cases are kept under ``--keep`` with the
+engine's outputs (``engine/``).
 """
 
 from __future__ import annotations
