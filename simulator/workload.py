@@ -127,6 +127,9 @@ def parse_job(obj: Any, workload: str, profiles: dict[str, dict], *, file: str,
                 owned)
 
 
+_WRITTEN = (float, dict, list)   # the values Batsim's writer changes (``jsonnum.written``)
+
+
 def _job(obj: dict, workload: str, full_id: str, local: str, subtime: float, walltime: float,
          res: int, profile: str, dynamic: bool, owned: bool = False) -> Job:
     """A checked job object -> Job; forwarded as Batsim does: the full id, every double with 6
@@ -136,10 +139,7 @@ def _job(obj: dict, workload: str, full_id: str, local: str, subtime: float, wal
     forwarded = obj if owned else dict(obj)
     forwarded["id"] = full_id
     for key, value in forwarded.items():   # every double as Batsim's writer prints it
-        t = type(value)
-        if t is float:
-            forwarded[key] = float(f"{value:.6f}")
-        elif t is dict or t is list:
+        if type(value) in _WRITTEN:
             forwarded[key] = written(value)
     return Job(id=full_id, workload=workload, local_id=local, subtime=float(subtime),
                walltime=float(walltime), res=res, profile=profile, json=forwarded, dynamic=dynamic)

@@ -17,10 +17,7 @@ from mrsched.schedulers.registry import make_scheduler  # noqa: E402
 from mrsched.simulator.engine import simulate  # noqa: E402
 
 
-@pytest.mark.parametrize("seed", range(8))
-def test_drawn_case_runs(seed, tmp_path):
-    case = diff_batsim.draw(seed)
-    assert case == diff_batsim.draw(seed)
+def _runs_to_its_end(case: dict, tmp_path: Path) -> None:
     (tmp_path / "platform.xml").write_text(case["platform"])
     (tmp_path / "workload.json").write_text(json.dumps(case["workload"]))
     policy = make_scheduler(case["policy"], dict(case["options"]))
@@ -29,13 +26,14 @@ def test_drawn_case_runs(seed, tmp_path):
     assert result.nb_jobs == len(case["workload"]["jobs"])
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_drawn_case_runs(seed, tmp_path):
+    case = diff_batsim.draw(seed)
+    assert case == diff_batsim.draw(seed)
+    _runs_to_its_end(case, tmp_path)
+
+
 @pytest.mark.parametrize("seed", range(2))
 def test_generated_case_runs(seed, tmp_path):
     """``--generated``: mrsched's own platform and workload generators, a burst-buffer policy."""
-    case = diff_batsim.draw_generated(seed)
-    (tmp_path / "platform.xml").write_text(case["platform"])
-    (tmp_path / "workload.json").write_text(json.dumps(case["workload"]))
-    result = simulate(tmp_path / "platform.xml", [tmp_path / "workload.json"],
-                      make_scheduler(case["policy"], dict(case["options"])),
-                      export_prefix=tmp_path / "out")
-    assert result.nb_jobs == len(case["workload"]["jobs"])
+    _runs_to_its_end(diff_batsim.draw_generated(seed), tmp_path)
