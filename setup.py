@@ -34,5 +34,5 @@ setup(cmdclass={"build_ext": BuildExt}, ext_modules=[
     Extension("mrsched.schedulers.profile._profile", ["schedulers/profile/_profile.c"], optional=True,
               extra_compile_args=["-O2"]),
     Extension("mrsched.simulator._steps", ["simulator/_steps.c", "simulator/_idle.c"], optional=True,
-              extra_compile_args=["-O2"]),
+              depends=["simulator/_timer.h"], extra_compile_args=["-O2"]),
 ])

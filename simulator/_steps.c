@@ -20,58 +20,7 @@
 #include <math.h>
 #include <string.h>
 
-/* ---------------------------------------------------------------------------------------- */
-/* Timer: one sleep action (Python's ``_Timer``): ``alive`` False cancels it. */
-
-typedef struct {
-    PyObject_HEAD
-    double md;          /* 0 once ended (its time left lives in the kernel's array) */
-    PyObject *cb;
-    char alive;
-    long long seq;      /* creation rank */
-} TimerObject;
-
-static int
-Timer_traverse(TimerObject *t, visitproc visit, void *arg)
-{
-    Py_VISIT(t->cb);
-    return 0;
-}
-
-static int
-Timer_clear(TimerObject *t)
-{
-    Py_CLEAR(t->cb);
-    return 0;
-}
-
-static void
-Timer_dealloc(TimerObject *t)
-{
-    PyObject_GC_UnTrack(t);
-    Timer_clear(t);
-    Py_TYPE(t)->tp_free((PyObject *)t);
-}
-
-static PyMemberDef Timer_members[] = {
-    {"md", T_DOUBLE, offsetof(TimerObject, md), 0, "0 once ended"},
-    {"cb", T_OBJECT_EX, offsetof(TimerObject, cb), READONLY, "resumes the actor"},
-    {"alive", T_BOOL, offsetof(TimerObject, alive), 0, "False: cancelled"},
-    {"seq", T_LONGLONG, offsetof(TimerObject, seq), READONLY, "creation rank"},
-    {NULL}
-};
-
-static PyTypeObject TimerType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "mrsched.simulator._steps.Timer",
-    .tp_doc = "A SimGrid sleep action of the compiled step loop.",
-    .tp_basicsize = sizeof(TimerObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_traverse = (traverseproc)Timer_traverse,
-    .tp_clear = (inquiry)Timer_clear,
-    .tp_dealloc = (destructor)Timer_dealloc,
-    .tp_members = Timer_members,
-};
+#include "_timer.h"   /* Timer: one sleep action (kernel.Timer) */
 
 /* ---------------------------------------------------------------------------------------- */
 /* Kernel: the clock, the sleeps, the mailbox and the message in flight of one run. */
@@ -98,6 +47,7 @@ typedef struct {
     PyObject *transfer;
     double tr_lat, tr_rate, tr_rem;
     long long tr_seq;
+    char tr_checked;        /* _contend has seen it since its latency was paid */
     int server_waiting;     /* the server is blocked in its mailbox get() */
     PyObject **q;           /* mailbox: a ring of posted messages */
     Py_ssize_t qhead, qlen, qcap;
@@ -107,7 +57,7 @@ typedef struct {
 } KernelObject;
 
 static PyObject *s_ptasks, *s_ending, *s_ptask_model, *s_time_left, *s_ptask_ends, *s_fold,
-    *s_batch, *s_master, *s_loopback, *s_comm_spec;
+    *s_batch, *s_master, *s_loopback, *s_comm_spec, *s_contend;
 
 static int
 grow_sleeps(KernelObject *k)
@@ -222,9 +172,9 @@ start_transfer(KernelObject *k, PyObject *msg)
 {
     if (!PyTuple_CheckExact(msg) || PyTuple_GET_SIZE(msg) != 4
             || !PyTuple_CheckExact(PyTuple_GET_ITEM(msg, 0))
-            || PyTuple_GET_SIZE(PyTuple_GET_ITEM(msg, 0)) != 3) {
+            || PyTuple_GET_SIZE(PyTuple_GET_ITEM(msg, 0)) < 3) {
         PyErr_SetString(PyExc_TypeError, "a message is (spec, handler, payload, on_sent), its "
-                        "spec (latency, rate, bytes)");
+                        "spec (latency, rate, bytes[, source host])");
         return -1;
     }
     PyObject *spec = PyTuple_GET_ITEM(msg, 0);
@@ -239,6 +189,7 @@ start_transfer(KernelObject *k, PyObject *msg)
     k->tr_lat = lat;
     k->tr_rate = rate;
     k->tr_rem = rem;
+    k->tr_checked = 0;
     k->tr_seq = ++k->seq;
     return 0;
 }
@@ -599,14 +550,21 @@ Kernel_run(KernelObject *k, PyObject *const *args, Py_ssize_t nargs)
         }
         int have_sleeps = k->n > 0;
         int transfer = k->transfer != NULL;
+        int has_ptasks = PyDict_GET_SIZE(ptasks) > 0;
         if (transfer) {
             double left = k->tr_lat;
-            if (left <= 0)
+            if (left <= 0) {
+                if (has_ptasks && !k->tr_checked) {   /* it may share a link: Kernel._contend */
+                    PyObject *r = PyObject_CallMethodNoArgs((PyObject *)k, s_contend);
+                    if (r == NULL)
+                        goto error;
+                    Py_DECREF(r);
+                }
                 left = k->tr_rem > 0 ? k->tr_rem / k->tr_rate : 0.0;
+            }
             if (left < delta)
                 delta = left;
         }
-        int has_ptasks = PyDict_GET_SIZE(ptasks) > 0;
         if (has_ptasks) {
             PyObject *model = PyObject_GetAttr((PyObject *)k, s_ptask_model);
             if (model == NULL)
@@ -936,6 +894,13 @@ static PyMemberDef Kernel_members[] = {
     {"_spawned", T_OBJECT_EX, offsetof(KernelObject, spawned), READONLY,
      "actors created, not started yet: (start, args) pairs (KernelBase.spawn appends)"},
     {"_transfer", T_OBJECT, offsetof(KernelObject, transfer), READONLY, "the message in flight"},
+    {"_tr_lat", T_DOUBLE, offsetof(KernelObject, tr_lat), READONLY, "its latency left"},
+    {"_tr_rem", T_DOUBLE, offsetof(KernelObject, tr_rem), 0,
+     "its work left (inf while the ptask model carries it, 0 when that ends it)"},
+    {"_transfer_seq", T_LONGLONG, offsetof(KernelObject, tr_seq), READONLY,
+     "the creation rank of its comm action"},
+    {"_tr_checked", T_BOOL, offsetof(KernelObject, tr_checked), 0,
+     "Kernel._contend has seen it since its latency was paid"},
     {NULL}
 };
 
@@ -979,6 +944,7 @@ PyInit__steps(void)
     INTERN(s_ptask_model, "_ptask_model");
     INTERN(s_time_left, "time_left");
     INTERN(s_ptask_ends, "_ptask_ends");
+    INTERN(s_contend, "_contend");
     INTERN(s_fold, "_fold_latency");
     INTERN(s_batch, "_batch_sleeps");
     INTERN(s_master, "master");

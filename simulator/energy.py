@@ -497,7 +497,7 @@ class EnergyMachines(Machines):
     def write_states(self) -> None:
         self.tracker.write(self.now())
 
-    def job_starts(self, now: float, comp, comp_runs) -> None:
+    def job_starts(self, now: float, comp, comp_runs, storage=()) -> None:
         if not self.compute_sharing:
             busy = self.busy
             for lo, hi in comp_runs:
@@ -511,19 +511,18 @@ class EnergyMachines(Machines):
             self.set_state(r, COMPUTING)
         self.write_states()
 
-    def job_ends(self, now: float, start: float, ncomp: int, comp_runs) -> None:
+    def job_ends(self, now: float, start: float, ncomp: int, comp_runs, storage=()) -> None:
         """``update_machines_on_job_end`` (machines.cpp 511-552): idle once no job is left."""
         if not self.compute_sharing:
             busy = self.busy
             for lo, hi in comp_runs:
                 busy &= ~((1 << (hi + 1)) - (1 << lo))
             self.busy = busy
-        for lo, hi in comp_runs:
-            for r in range(lo, hi + 1):
-                self.users[r] -= 1
-                if not self.users[r]:
-                    self.set_state(r, IDLE)
-        if ncomp:
+        for r in [r for lo, hi in comp_runs for r in range(lo, hi + 1)] + list(storage):
+            self.users[r] -= 1
+            if not self.users[r]:
+                self.set_state(r, IDLE)
+        if ncomp or storage:
             self.write_states()
 
     def totals(self) -> dict[str, float]:

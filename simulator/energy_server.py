@@ -352,7 +352,7 @@ class EnergyExecutors(Executors):
             e.entry("s", running)
 
         def running(_total):
-            self.m.job_runs([r for lo, hi in js.comp_runs for r in range(lo, hi + 1)])
+            self.m.job_runs([r for lo, hi in js.comp_runs for r in range(lo, hi + 1)] + list(js.storage))
             simcalls = 0 if steps[0][1]["type"] == "delay" else PTASK_INIT_SIMCALLS
             self._after(simcalls, js, host_ids, steps, storage_mapping, extra)
         e.read(js.alloc, started)

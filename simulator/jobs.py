@@ -30,6 +30,7 @@ class JobState:
     alloc_text: str = ""
     ncomp: int = 0               # how many of alloc's ids are compute resources
     comp_runs: list = ()         # type: ignore[assignment]  those ids as (first, last) ranges
+    storage: list = ()           # type: ignore[assignment]  alloc's storage ids (Batsim's machines too)
     start: float = -1.0
     finish: float = -1.0
     final_state: str = ""

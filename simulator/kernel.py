@@ -2,9 +2,9 @@
 flight and the ptask_L07 executions, under actors written as plain callbacks.
 
 Batsim is a set of SimGrid actors talking through one ``server`` mailbox on the master host; each
-internal message (1 byte) takes the route latency (+ 1 byte / bottleneck bandwidth) from its
-sender's host to the master, and the server receives them one at a time, in the order they
-were posted. That queue is what produces Batsim's time offsets (JOB_SUBMITTED at 4.5e-05 on
+internal message (1 byte) takes the route latency (+ 1 byte / bottleneck bandwidth, shared
+with the ptasks on its links: ``_contend``) from its sender's host to the master, and the
+server receives them one at a time, in the order they were posted. That queue is what produces Batsim's time offsets (JOB_SUBMITTED at 4.5e-05 on
 ``small_platform``, +0.0006 s per hop on ``cluster512``), so the kernel models it explicitly.
 
 Time advances in SimGrid's steps (``EngineImpl::solve``): the actors whose actions end in a step
@@ -78,6 +78,10 @@ _wake_order = itemgetter(0)
 _alive = attrgetter("alive")
 
 
+def _arrives() -> None:
+    """The marker of the message in flight among the model's ptasks (``_contend``)."""
+
+
 def _nothing() -> None:
     pass
 
@@ -118,6 +122,8 @@ class KernelBase:
     def _init_ptasks(self, net: Any) -> None:
         self._platform = net.platform
         self._hosts = net.names
+        self._message_bytes = getattr(net, "message_size", 1.0)
+        self._message_dst = net.master
         self._ptasks: dict[int, tuple[Any, Callable[[], None], int]] = {}
         self._ptask_model = None
         self._ending: dict[int, Any] = {}   # ptasks ending in the current step, not yet handled
@@ -176,19 +182,50 @@ class KernelBase:
         else:
             p = self._ptask_model.add(spec.flops, spec.bytes, self.now, copies=copies)
         self._ptasks[id(p)] = (p, on_done, self.next_seq())
+        if self._transfer is not None and self._tr_lat <= 0 and self._tr_rem < INF:
+            self._contend()    # it may share a link with the new task from now on
         return p
 
     def _ptask_ends(self, now: float, delta: float) -> list[tuple[int, _PtaskEnd]]:
-        """The ptasks that end in this step, as wake-ups (creation rank, actor)."""
+        """The ptasks that end in this step, as wake-ups (creation rank, actor). The message
+        in flight, when the model carries it (``_contend``), arrives instead: its work left
+        is 0 for the step's transfer check, which wakes the server at its rank."""
         ends = []
         ptasks = self._ptasks
         for p in self._ptask_model.step(now, delta):
             entry = ptasks.pop(id(p), None)
             if entry is not None:
+                if entry[1] is _arrives:
+                    self._tr_rem = 0.0
+                    continue
                 # a ptask ending now may still be stopped now (a walltime, a kill)
                 self._ending[id(p)] = p
                 ends.append((entry[2], _PtaskEnd(self, p, entry[1])))
         return ends
+
+    def _contend(self) -> None:
+        """The message in flight, its latency paid, shares a link with a running ptask: it
+        joins the ptask model with the work it has left. In SimGrid a message is an L07 action
+        like a job's ptask (``NetworkL07Model::communicate``, ``ptask_L07.cpp`` 231-242) that
+        enters the fair-bottleneck solve once its latency is paid (``update_actions_state``
+        118-131); the solver splits a link's capacity equally among the variables crossing it
+        (``fair_bottleneck.cpp`` 55-140), so for the instant a 1-byte message crosses a task's
+        link, the task runs at a fraction of its rate and the message more slowly than alone
+        (docs/DESIGN.md, "Message contention"). A message sharing nothing stays the kernel's
+        own transfer (same rate, same steps: no variable links them). The model then carries
+        it; ``_ptask_ends`` reports its arrival. Called once a message's latency is paid (by
+        the step loop, while ptasks run) and when a ptask starts during a transfer."""
+        self._tr_checked = True
+        model = self._ptask_model
+        transfer = self._transfer
+        rem = self._tr_rem
+        if (model is None or transfer is None or self._tr_lat > 0 or not 0 < rem < INF
+                or len(transfer[0]) < 4):
+            return
+        p = model.add_message(transfer[0][3], self._message_dst, self._message_bytes, rem, self.now)
+        if p is not None:
+            self._ptasks[id(p)] = (p, _arrives, self._transfer_seq)
+            self._tr_rem = INF     # the model decides when it arrives
 
     def orphan_ptask(self, p) -> None:
         """A ptask nobody waits for any more: it runs on, its end wakes no actor."""
@@ -225,6 +262,7 @@ class Kernel(KernelBase):
         # its SimGrid comm action (an L07 ptask of 1 byte): latency left, work left, rate
         self._tr_lat = self._tr_rem = self._tr_rate = 0.0
         self._transfer_seq = 0           # creation rank of its SimGrid comm action
+        self._tr_checked = False         # _contend has seen it since its latency was paid
         self._server_waiting = True      # the server is blocked in its mailbox get()
         # Simcalls of the actors woken in one SimGrid sub-round (puts, the server's next get),
         # applied in the order those actors ran once all of them ran; None outside a step.
@@ -314,7 +352,8 @@ class Kernel(KernelBase):
         action, ranked among the actions by creation."""
         self._server_waiting = False
         self._transfer = message
-        self._tr_lat, self._tr_rate, self._tr_rem = message[0]
+        self._tr_lat, self._tr_rate, self._tr_rem = message[0][:3]
+        self._tr_checked = False
         self._seq += 1
         self._transfer_seq = self._seq
 
@@ -394,6 +433,8 @@ class Kernel(KernelBase):
             if transfer is not None:
                 left = self._tr_lat
                 if left <= 0:
+                    if ptasks and not self._tr_checked:
+                        self._contend()
                     left = self._tr_rem / self._tr_rate if self._tr_rem > 0 else 0.0
                 if left < delta:
                     delta = left

@@ -130,7 +130,8 @@ class Machines:
         self.names = [r.name for r in self.resources]   # by resource id (hot: one per host run)
         self.storage_names = {r.id: r.name for r in self.storage}
         self._comm_cache: dict[tuple[str, str], float] = {}
-        self._spec_cache: dict[str, tuple[float, float, float]] = {}
+        self._spec_cache: dict[str, tuple[float, float, float, str]] = {}
+        self.message_size = MESSAGE_SIZE
         self.loopback = self.comm_spec(self.master)
 
         # the compute machines' states
@@ -142,9 +143,9 @@ class Machines:
         self.tracker = MachineStateTracker(self.nb_compute)
         self.time_computing = 0.0
         self.time_idle = 0.0
-        #: per compute machine, the time of its last state change (float64s: a start sums its
-        #: machines' idle times in one C loop, ``_steps.idle_stamp``, or in the twin)
-        self._last_change = array("d", bytes(8 * self.nb_compute))
+        #: per machine (compute, then storage), the time of its last state change (float64s: a
+        #: start sums its machines' idle times in one C loop, ``_steps.idle_stamp``, or in the twin)
+        self._last_change = array("d", bytes(8 * len(self.resources)))
         self._idle_stamp = _compiled_idle_stamp if compiled and _compiled_idle_stamp else \
             _idle_stamp
 
@@ -174,12 +175,14 @@ class Machines:
             self._comm_cache[key] = t
         return t
 
-    def comm_spec(self, src: str) -> tuple[float, float, float]:
+    def comm_spec(self, src: str) -> tuple[float, float, float, str]:
         """SimGrid's comm action for one Batsim message from ``src`` to the master (an L07 ptask
-        of ``MESSAGE_SIZE`` bytes, ``NetworkL07Model::communicate``): (latency, rate, work).
-        The rate is the fair-bottleneck share of a lone variable, ``bandwidth / bytes`` on its
-        tightest link, bounded by TCP-gamma over twice latency x bytes (``L07Action::
-        update_bound``); work is 1 (the action's cost), 0 for a route of no link (done at once)."""
+        of ``MESSAGE_SIZE`` bytes, ``NetworkL07Model::communicate``): (latency, rate, work,
+        src). The rate is the fair-bottleneck share of a lone variable, ``bandwidth / bytes``
+        on its tightest link, bounded by TCP-gamma over twice latency x bytes (``L07Action::
+        update_bound``); work is 1 (the action's cost), 0 for a route of no link (done at once).
+        The kernel hands a message sharing a link with a running ptask to the ptask model
+        (``KernelBase._contend``), which routes it from ``src``."""
         spec = self._spec_cache.get(src)
         if spec is None:
             route_fn = getattr(self.platform, "route", None)
@@ -191,24 +194,28 @@ class Machines:
                     route = None
             links = tuple(getattr(route, "links", ())) if route is not None else ()
             if not links:
-                spec = (0.0, 1.0, 0.0)
+                spec = (0.0, 1.0, 0.0, src)
             else:
                 lat = float(getattr(route, "latency", 0.0))
                 rate = min(getattr(link, "bandwidth", INF) / MESSAGE_SIZE for link in links)
                 if lat * MESSAGE_SIZE > 0:
                     gamma = float(getattr(self.platform, "tcp_gamma", 4194304.0))
                     rate = min(rate, gamma / (2.0 * (lat * MESSAGE_SIZE)))
-                spec = (lat, rate, 1.0) if rate < INF else (lat, 1.0, 0.0)
+                spec = (lat, rate, 1.0, src) if rate < INF else (lat, 1.0, 0.0, src)
             self._spec_cache[src] = spec
         return spec
 
     # -- states ------------------------------------------------------------------------------
-    def job_starts(self, now: float, comp, comp_runs: list[tuple[int, int]]) -> None:
+    def job_starts(self, now: float, comp, comp_runs: list[tuple[int, int]], storage=()) -> None:
         """A job starts on the compute machines ``comp`` (their ids; ``comp_runs`` as ranges):
-        each one's idle time since its last change is added, then it computes."""
+        each one's idle time since its last change is added, then it computes; then one
+        machine-states row. ``storage``: the storage ids of its allocation, which Batsim's
+        machines count too (``update_machines_on_job_run``, ``src/machines.cpp`` 476-509):
+        computing while a job uses them, their idle and computing times in the totals, and in
+        the rows' counts, taken from the compute machines' idle count (``machines.cpp`` 311:
+        ``nb_idle`` starts at the number of compute machines), a row at every such job's start."""
         if self.compute_sharing:
-            if comp:
-                self.tracker.change(now, self._share_machines(now, comp, +1))
+            changed = self._share_machines(now, comp, +1) if comp else 0
         else:
             busy = self.busy
             last = self._last_change
@@ -220,17 +227,22 @@ class Machines:
                 busy |= (1 << hi) - (1 << lo)
             self.busy = busy
             self.time_idle += idle
-            if comp:
-                self.tracker.change(now, len(comp))
+            changed = len(comp)
+        if storage:
+            changed += self._share_machines(now, storage, +1)
+        if comp or storage:
+            self.tracker.change(now, changed)
 
     def job_ends(self, now: float, start: float, ncomp: int,
-                 comp_runs: list[tuple[int, int]]) -> None:
-        """A job that started at ``start`` on ``ncomp`` compute machines (``comp_runs``) ends:
-        they are idle again (each one's computing time is added)."""
+                 comp_runs: list[tuple[int, int]], storage=()) -> None:
+        """A job that started at ``start`` on ``ncomp`` compute machines (``comp_runs``) and the
+        storage machines ``storage`` ends: they are idle again once no job uses them (each
+        one's computing time is added); then one machine-states row."""
+        changed = 0
         if self.compute_sharing:
             if ncomp:
                 comp = [r for lo, hi in comp_runs for r in range(lo, hi + 1)]
-                self.tracker.change(now, -self._share_machines(now, comp, -1))
+                changed = self._share_machines(now, comp, -1)
         else:
             busy = self.busy
             last = self._last_change
@@ -242,7 +254,11 @@ class Machines:
             self.busy = busy
             if ncomp:
                 self.time_computing += (now - start) * ncomp
-                self.tracker.change(now, -ncomp)
+                changed = ncomp
+        if storage:
+            changed += self._share_machines(now, storage, -1)
+        if ncomp or storage:
+            self.tracker.change(now, -changed)
 
     def _share_machines(self, now: float, comp: list[int], delta: int) -> int:
         """Compute sharing: a job starts (+1) or ends (-1) on machines that may run others.

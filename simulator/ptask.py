@@ -372,6 +372,21 @@ class PtaskModel:
             flops.update(dict.fromkeys(self._hosts[lo:hi + 1], amount))
         return self.add(flops, {}, now, tag)
 
+    def add_message(self, src: str, dst: str, size: float, remaining: float, now: float) -> Ptask | None:
+        """A message of ``size`` bytes from ``src`` to ``dst`` whose latency is paid, with
+        ``remaining`` of its work left, when its route crosses a resource a running task uses:
+        it joins the solver at once (SimGrid's comm action, its penalty set to 1 once its
+        latency is paid); None when it shares nothing (the kernel's own transfer then runs
+        it alone at the same rate)."""
+        index, busy = self._cnst_index, self._busy
+        if not any(busy[c] for link in self.platform.route(src, dst).links
+                   if (c := index.get(("link", link.name))) is not None):
+            return None
+        task = self.add({}, {(src, dst): size}, now)
+        self._lat[-1] = 0.0            # (added last: shared, so in the solver)
+        self._rem[-1] = remaining
+        return task
+
     def _isolated(self, task: Ptask, rate: float) -> None:
         """A new task alone on its resources (their owner): constant ``rate``, out of the
         solver (class doc)."""

@@ -533,12 +533,14 @@ class Server:
                                       field="alloc")
         nc = machines.nb_compute
         # hot path: compute ids are below nc, and alloc is sorted
+        storage = ()
         if top < nc:
             comp, comp_runs, ncomp = alloc, runs, count
         else:
             comp = [r for r in alloc if r < nc]
             comp_runs = [(lo, hi if hi < nc else nc - 1) for lo, hi in runs if lo < nc]
             ncomp = len(comp)
+            storage = alloc[ncomp:]
         if not self.compute_sharing:
             busy = machines.busy
             for lo, hi in comp_runs:
@@ -587,7 +589,8 @@ class Server:
         self.nb_running += 1
         js.ncomp = ncomp
         js.comp_runs = comp_runs
-        machines.job_starts(now, comp, comp_runs)
+        js.storage = storage
+        machines.job_starts(now, comp, comp_runs, storage)
         steps = self.jobs.steps(js.job, profiles, prof)
         self.executors.launch(js, hosts_ids, steps, storage_mapping, extra)
 

@@ -59,11 +59,8 @@ def compare_replies(recorded: list[dict], mine: list[dict]) -> None:
 
 #: what the engine does not reproduce yet (strict: the test fails once it does)
 KNOWN_GAPS = {
-    "contention_io": "message contention is not modelled: a drain and a stage-out ending "
-                     "together to ~1e-12 s are reported in the other order (docs/DESIGN.md)",
-    "energy_switch_gap": "message contention again: a message crossing the backbone halves "
-                         "job 12's rate while in flight (fair bottleneck), and the energy "
-                         "read then charges 5 s at that load: 18.3 J (docs/DESIGN.md)",
+    "energy_switch_gap": "one pstate request reaches the server a message early: 5e-6 J on "
+                         "the platform's energy (docs/TESTING.md)",
 }
 
 

@@ -58,3 +58,35 @@ def test_work_below_precision_is_done(tmp_path):
     e = 10.0 - 5e-13                   # 5e-14 left: not done, one more (tiny) step
     assert model.step(d + e, e) == []
     assert 0 < model.time_left() < 1e-12
+
+
+LINKED = """<?xml version='1.0'?>
+<platform version="4.1"><zone id="z" routing="Full">
+  <host id="master_host" speed="1Gf"/><host id="a" speed="1Gf"/><host id="b" speed="1Gf"/>
+  <link id="ab" bandwidth="125MBps" latency="0"/><link id="bm" bandwidth="125MBps" latency="0"/>
+  <route src="a" dst="master_host"><link_ctn id="ab"/><link_ctn id="bm"/></route>
+  <route src="a" dst="b"><link_ctn id="ab"/></route>
+  <route src="b" dst="master_host"><link_ctn id="bm"/></route>
+</zone></platform>
+"""
+
+
+def test_a_message_shares_a_task_link_equally(tmp_path):
+    """SimGrid's fair bottleneck splits a link's capacity equally per variable, whatever its
+    weight: a 1-byte message crossing a link a 1.25e9-byte transfer uses takes half of it,
+    and the transfer runs at half its rate until the message arrived (docs/DESIGN.md,
+    "Message contention"). A message crossing no busy link stays out of the model."""
+    path = tmp_path / "p.xml"
+    path.write_text(LINKED)
+    model = PtaskModel(load_platform(str(path)), stepped=True)
+    bw = 125e6
+    task = model.add({}, {("a", "b"): 1.25e9}, 0.0)           # 10 s alone on link ab
+    assert model.time_left() == 10.0
+    assert model.add_message("b", "master_host", 1.0, 1.0, 0.0) is None   # bm is free
+    msg = model.add_message("a", "master_host", 1.0, 1.0, 0.0)   # crosses ab
+    assert msg is not None and msg.latency_left == 0.0
+    left = model.time_left()
+    assert left == 1.0 / (bw / 2)                  # the message at half of ab
+    assert model.step(left, left) == [msg]
+    assert task.remaining == 1.0 - (bw / 2 / 1.25e9) * left   # the task at half its rate
+    assert model.time_left() == task.remaining / (bw / 1.25e9)  # alone again: full rate
