@@ -25,6 +25,13 @@ class RecordedReply:
     batsim_now: float
     reply_now: float
     events: list[dict]
+    #: the (type, job id) events of the Batsim message it answered
+    batsim_jobs: frozenset = frozenset()
+
+
+def _job_events(events: list) -> set[tuple[str, str]]:
+    return {(ev.get("type"), ev["data"]["job_id"]) for ev in events
+            if isinstance(ev, dict) and isinstance(ev.get("data"), dict) and "job_id" in ev["data"]}
 
 
 def load_transcript(path: str | Path) -> list[dict]:
@@ -54,12 +61,15 @@ def load_transcript(path: str | Path) -> list[dict]:
 def recorded_replies(transcript: list[dict]) -> list[RecordedReply]:
     replies = []
     last_now = 0.0
+    last_jobs: frozenset = frozenset()
     for entry in transcript:
         msg = entry["msg"]
         if entry["from"] == "batsim":
             last_now = float(msg["now"])
+            last_jobs = frozenset(_job_events(msg["events"]))
         else:
-            replies.append(RecordedReply(last_now, float(msg["now"]), list(msg["events"])))
+            replies.append(RecordedReply(last_now, float(msg["now"]), list(msg["events"]),
+                                         last_jobs))
     return replies
 
 
@@ -83,6 +93,7 @@ class ReplayScheduler:
         self.busy: dict[int, str] = {}
         self.nb_compute: int | None = None
         self.sharing = False   # --enable-compute-sharing: several jobs per machine
+        self.seen: set[tuple[str, str]] = set()   # the (type, job id) events received so far
 
     def _ready(self, rec: RecordedReply) -> bool:
         busy = dict(self.busy)
@@ -109,6 +120,7 @@ class ReplayScheduler:
 
     def handle_message(self, msg: dict) -> dict:
         now = float(msg["now"])
+        self.seen |= _job_events(msg["events"])
         for ev in msg["events"]:
             etype, data = ev["type"], ev["data"]
             if etype == "SIMULATION_BEGINS":
@@ -130,9 +142,14 @@ class ReplayScheduler:
             rec = self.pending[0]
             # the first reply may be due up to `tolerance` early (engine clock noise); further
             # ones only when their message time has really passed (the engine batched them)
+            # and the jobs their message named have reached this scheduler (two messages at
+            # one printed time are answered one at a time, as Batsim's request-reply actor
+            # sends a reply's events, then READY, before the next message);
             # far in the future (Batsim's long workload, 1e13 s) a few ulps exceed `tolerance`
             tol = max(self.tolerance, abs(now) * 1e-15)
             if rec.batsim_now > now + (tol if taken == 0 else 1e-9):
+                break
+            if taken and not rec.batsim_jobs <= self.seen:
                 break
             taken += 1
             if not self._ready(rec):

@@ -58,10 +58,7 @@ def compare_replies(recorded: list[dict], mine: list[dict]) -> None:
 
 
 #: what the engine does not reproduce yet (strict: the test fails once it does)
-KNOWN_GAPS = {
-    "energy_switch_gap": "one pstate request reaches the server a message early: 5e-6 J on "
-                         "the platform's energy (docs/TESTING.md)",
-}
+KNOWN_GAPS: dict[str, str] = {}    # case name -> why (none since messages share links)
 
 
 def _replay_params():
