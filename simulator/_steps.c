@@ -12,7 +12,8 @@
    first sleep of least time left, wakes sorted stably by creation rank), the same simcall
    order. ``kernel.py`` uses this module when it was built (an optional extension) and
    ``MRSCHED_PURE_PYTHON`` is not set; the tests run both on every reference. The module also
-   holds ``idle_stamp`` (``_idle.c``, the twin of ``machines._idle_stamp``). */
+   holds ``ld_stamp`` and ``ld_totals`` (``_idle.c``, twins of ``machines._ld_stamp`` and
+   ``_ld_totals``). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -920,18 +921,24 @@ static PyTypeObject KernelType = {
     .tp_members = Kernel_members,
 };
 
-PyObject *idle_stamp(PyObject *module, PyObject *const *args, Py_ssize_t nargs);   /* _idle.c */
+/* _idle.c: the machines' times in each state */
+PyObject *ld_stamp(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+PyObject *ld_totals(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+extern const Py_ssize_t machine_times_size;
 
 static PyMethodDef steps_functions[] = {
-    {"idle_stamp", (PyCFunction)(void (*)(void))idle_stamp, METH_FASTCALL,
-     "idle_stamp(idle, now, last, lo, hi): idle plus the machines' idle times, then their stamp."},
+    {"ld_stamp", (PyCFunction)(void (*)(void))ld_stamp, METH_FASTCALL,
+     "ld_stamp(times, now, lo, hi, computing): machines lo..hi-1 add their time since their "
+     "last change to their idle or computing time (long double), then change now."},
+    {"ld_totals", (PyCFunction)(void (*)(void))ld_totals, METH_FASTCALL,
+     "ld_totals(times) -> (idle, computing): the machines' sums, in order, as doubles."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef steps_module = {
     PyModuleDef_HEAD_INIT, "_steps",
     "The engine's kernel, compiled (see kernel.Kernel, its Python twin), and the "
-    "machines' idle-time stamps (machines._idle_stamp).", -1, steps_functions,
+    "machines' times in each state (machines._ld_stamp, _ld_totals).", -1, steps_functions,
 };
 
 #define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
@@ -958,7 +965,8 @@ PyInit__steps(void)
     Py_INCREF(&TimerType);
     Py_INCREF(&KernelType);
     if (PyModule_AddObject(m, "Timer", (PyObject *)&TimerType) < 0
-            || PyModule_AddObject(m, "Kernel", (PyObject *)&KernelType) < 0) {
+            || PyModule_AddObject(m, "Kernel", (PyObject *)&KernelType) < 0
+            || PyModule_AddIntConstant(m, "MACHINE_TIMES_SIZE", (long)machine_times_size) < 0) {
         Py_DECREF(m);
         return NULL;
     }

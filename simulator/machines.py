@@ -4,15 +4,14 @@ master host, and each compute machine's state over time.
 Batsim 4.2.1 (``machines.cpp``) numbers the compute hosts first, then the storage hosts, in
 platform order (``--mmax`` keeps the first compute hosts); the master host runs the server
 and is no resource. A machine is idle or computing: Batsim accumulates its time in each state
-at its state changes (a job starting or ending on it, no tail after the last), which gives
-``_schedule.csv``'s ``time_idle`` and ``time_computing``, and writes a ``_machine_states.csv``
-row per job start and end.
+at its state changes (a job starting or ending on it, no tail after the last), per machine in
+long double, then sums the machines, which gives ``_schedule.csv``'s ``time_idle`` and
+``time_computing``, and writes a ``_machine_states.csv`` row per job start and end.
 """
 
 from __future__ import annotations
 
 import math
-from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,40 +19,42 @@ from typing import Any
 from mrsched.errors import MrschedError, PlatformError
 from mrsched.simulator.outputs import MachineStateTracker
 
-try:   # a start's idle-time sum in C (optional: without it, _idle_stamp)
-    from mrsched.simulator._steps import idle_stamp as _compiled_idle_stamp
+try:   # the machines' times in long double, in C (optional: without it, the twins below)
+    from mrsched.simulator._steps import MACHINE_TIMES_SIZE, ld_stamp as _c_ld_stamp, \
+        ld_totals as _c_ld_totals
 except ImportError:   # pragma: no cover - an install without a C compiler
-    _compiled_idle_stamp = None
+    MACHINE_TIMES_SIZE = _c_ld_stamp = _c_ld_totals = None
 
 INF = math.inf
 MESSAGE_SIZE = 1.0  # bytes of one Batsim inter-actor message (ipp.cpp)
-_NUMPY_RUN = 64  # machines in a run from which a start sums their idle times in numpy
 
 
-def _idle_sum(idle: float, now: float, last) -> float:
-    """``idle`` plus ``now - t`` for each ``t`` of ``last`` (float64s: an ``array('d')`` or a
-    numpy array), added one by one in order (so time_idle in _schedule.csv is bit for bit the
-    node-by-node sum): a Python loop for a few machines; for many, numpy's accumulate, which
-    adds in sequence (``idle + d[0]`` is ``d[0] + idle``)."""
-    if len(last) < _NUMPY_RUN:
-        for t in last.tolist():
-            idle += now - t
-        return idle
-    import numpy as np   # only here: a small run's start-up does without it
+def _ld_times(n: int):
+    """The twins' per-machine times: (idle, computing, last change) rows of long doubles."""
+    import numpy as np   # only for the twins: a compiled run's start-up does without it
 
-    d = now - np.asarray(last)
-    d[0] += idle
-    return np.add.accumulate(d, out=d)[-1].item()
+    return np.zeros((n, 3), dtype=np.longdouble)
 
 
-def _idle_stamp(idle: float | None, now: float, last, lo: int, hi: int) -> float | None:
-    """A job's start on machines ``lo..hi-1``: ``idle`` plus their idle times since their last
-    change (``_idle_sum``), then their change stamped at ``now``; ``idle`` None (a job's end):
-    the stamp only. ``_steps.idle_stamp`` is its compiled twin (the same additions)."""
-    if idle is not None:
-        idle = _idle_sum(idle, now, last[lo:hi])
-    last[lo:hi] = array("d", [now]) * (hi - lo)
-    return idle
+def _ld_stamp(times, now: float, lo: int, hi: int, computing: bool) -> None:
+    """Machines ``lo..hi-1`` add ``now`` minus their last change to their idle or computing
+    time, in long double, then change at ``now`` (``Machine::update_machine_state``,
+    ``src/machines.cpp`` 694-705). ``_steps.ld_stamp`` is its compiled twin."""
+    import numpy as np
+
+    block = times[lo:hi]
+    block[:, 1 if computing else 0] += np.longdouble(now) - block[:, 2]
+    block[:, 2] = now
+
+
+def _ld_totals(times) -> tuple[float, float]:
+    """(idle, computing): each summed over the machines in their order in long double
+    (``src/export.cpp`` 1078-1099; accumulate adds one by one), then cast to double."""
+    import numpy as np
+
+    if not len(times):
+        return 0.0, 0.0
+    return tuple(float(np.add.accumulate(times[:, c])[-1]) for c in (0, 1))
 
 
 @dataclass
@@ -95,8 +96,8 @@ def _host_role(host: Any) -> str:
 class Machines:
     """The resources of one run and the compute machines' states.
 
-    ``platform`` is a path or a loaded Platform. ``compiled``: a start's idle times are summed
-    by ``_steps.idle_stamp`` (else by its twin ``_idle_stamp``, the same additions)."""
+    ``platform`` is a path or a loaded Platform. ``compiled``: the machines' times are kept by
+    ``_steps.ld_stamp`` (else by its twin ``_ld_stamp``, the same long-double operations)."""
 
     def __init__(self, platform: Any, *, roles=(), mmax: int | None = None,
                  compute_sharing: bool = False, compiled: bool = False):
@@ -141,13 +142,15 @@ class Machines:
         self.storage_users: dict[int, str] = {}
         self._nusers = [0] * len(self.resources)   # jobs per machine (compute sharing)
         self.tracker = MachineStateTracker(self.nb_compute)
-        self.time_computing = 0.0
-        self.time_idle = 0.0
-        #: per machine (compute, then storage), the time of its last state change (float64s: a
-        #: start sums its machines' idle times in one C loop, ``_steps.idle_stamp``, or in the twin)
-        self._last_change = array("d", bytes(8 * len(self.resources)))
-        self._idle_stamp = _compiled_idle_stamp if compiled and _compiled_idle_stamp else \
-            _idle_stamp
+        #: per machine (compute, then storage): its idle and computing times and its last
+        #: change, in long double (a buffer for ``_steps.ld_stamp``, else the twins' array)
+        n = len(self.resources)
+        if compiled and _c_ld_stamp is not None:
+            self._times = bytearray(n * MACHINE_TIMES_SIZE)
+            self._stamp, self._totals = _c_ld_stamp, _c_ld_totals
+        else:
+            self._times = _ld_times(n)
+            self._stamp, self._totals = _ld_stamp, _ld_totals
 
     # -- messages ----------------------------------------------------------------------------
     def comm_time(self, src: str, dst: str, size: float = MESSAGE_SIZE) -> float:
@@ -218,15 +221,12 @@ class Machines:
             changed = self._share_machines(now, comp, +1) if comp else 0
         else:
             busy = self.busy
-            last = self._last_change
-            idle = 0.0
-            stamp = self._idle_stamp
-            for lo, hi in comp_runs:   # ascending ids: the same sum as node by node
+            stamp, times = self._stamp, self._times
+            for lo, hi in comp_runs:
                 hi += 1
-                idle = stamp(idle, now, last, lo, hi)
+                stamp(times, now, lo, hi, False)
                 busy |= (1 << hi) - (1 << lo)
             self.busy = busy
-            self.time_idle += idle
             changed = len(comp)
         if storage:
             changed += self._share_machines(now, storage, +1)
@@ -245,34 +245,43 @@ class Machines:
                 changed = self._share_machines(now, comp, -1)
         else:
             busy = self.busy
-            last = self._last_change
-            stamp = self._idle_stamp
+            stamp, times = self._stamp, self._times
             for lo, hi in comp_runs:
                 hi += 1
                 busy &= ~((1 << hi) - (1 << lo))
-                stamp(None, now, last, lo, hi)
+                stamp(times, now, lo, hi, True)
             self.busy = busy
-            if ncomp:
-                self.time_computing += (now - start) * ncomp
-                changed = ncomp
+            changed = ncomp
         if storage:
             changed += self._share_machines(now, storage, -1)
         if ncomp or storage:
             self.tracker.change(now, -changed)
 
-    def _share_machines(self, now: float, comp: list[int], delta: int) -> int:
-        """Compute sharing: a job starts (+1) or ends (-1) on machines that may run others.
-        As Batsim's machines, each accumulates its time in its current state (computing while
-        it runs a job) at every job start and end on it; returns how many changed state."""
-        users, last = self._nusers, self._last_change
+    def _share_machines(self, now: float, comp, delta: int) -> int:
+        """Machines that may run several jobs (compute sharing, storage): a job starts (+1) or
+        ends (-1) on them; returns how many changed state. As Batsim's
+        (``update_machines_on_job_run`` / ``_end``, ``src/machines.cpp`` 476-552), a start adds
+        each machine's time in its current state, an end only when it leaves it idle."""
+        users, stamp, times = self._nusers, self._stamp, self._times
         changed = 0
         for r in comp:
-            if users[r]:
-                self.time_computing += now - last[r]
+            if delta > 0:
+                stamp(times, now, r, r + 1, users[r] > 0)
+                users[r] += 1
+                changed += users[r] == 1
             else:
-                self.time_idle += now - last[r]
-            last[r] = now
-            users[r] += delta
-            if users[r] == (1 if delta > 0 else 0):
-                changed += 1
+                users[r] -= 1
+                if not users[r]:
+                    stamp(times, now, r, r + 1, True)
+                    changed += 1
         return changed
+
+    @property
+    def time_idle(self) -> float:
+        """The machines' idle times summed (Batsim's long doubles, then a double)."""
+        return self._totals(self._times)[0]
+
+    @property
+    def time_computing(self) -> float:
+        """The machines' computing times summed (Batsim's long doubles, then a double)."""
+        return self._totals(self._times)[1]

@@ -690,31 +690,6 @@ def test_a_failed_run_leaves_the_old_outputs(platform_file, make_workload, fcfs,
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
-def test_wide_run_idle_sum_is_the_node_by_node_sum():
-    """A start's idle time, summed in numpy for many machines, is the node-by-node loop's sum
-    bit for bit (time_idle in _schedule.csv stays byte-identical), on both sides of the size
-    where numpy takes over."""
-    import random
-
-    import numpy as np
-
-    from mrsched.simulator.machines import _NUMPY_RUN, _idle_sum
-
-    rng = random.Random(3)
-    wide = 0
-    for _ in range(800):
-        now = rng.uniform(0, 1e7)
-        last = [rng.choice([rng.uniform(0, now), now, 0.0, rng.uniform(0, 1e-3)])
-                for _ in range(rng.randint(1, 300))]
-        idle = expected = rng.choice([0.0, rng.uniform(0, 1e9)])
-        for t in last:
-            expected += now - t
-        got = _idle_sum(idle, now, np.array(last))
-        assert type(got) is float and got == expected, (idle, now, last)
-        wide += len(last) >= _NUMPY_RUN
-    assert 200 < wide < 700
-
-
 def test_an_allocation_of_several_ranges_reads_as_its_list_of_ids():
     """The ids of an allocation kept as its ranges (no list of every id) answer length, any
     index (negative too), iteration and membership as the list would, and an index beyond
@@ -737,3 +712,42 @@ def test_an_allocation_of_several_ranges_reads_as_its_list_of_ids():
         for k in (len(ids), -len(ids) - 1):
             with pytest.raises(IndexError, match=f"of an allocation of {len(ids)} resources"):
                 got[k]
+
+
+def test_machine_times_are_batsims_long_double_sums(platform_file, make_workload, fcfs):
+    """``time_idle`` and ``time_computing``: each machine's times in long double, one state
+    change after the other, then the machines summed in order (``Machine::
+    update_machine_state``, ``src/export.cpp`` 1078-1099), written out here from the jobs'
+    exact start and end times; fractional delays make double sums differ in their last bits."""
+    import random
+
+    import numpy as np
+
+    from mrsched.simulator.engine import Engine
+    from mrsched.simulator.workload import load_workloads
+
+    rng = random.Random(7)
+    delays = {f"d{i}": {"type": "delay", "delay": round(rng.uniform(0.1, 900), 6)}
+              for i in range(40)}
+    jobs = [{"id": i, "subtime": round(i * 37.1234567, 6), "res": rng.randint(1, 4),
+             "profile": f"d{rng.randrange(40)}"} for i in range(300)]
+    engine = Engine(platform_file, load_workloads([make_workload(jobs, delays)]), fcfs(),
+                    export_prefix=None)
+    result = engine.run()
+    ld = np.longdouble
+    changes = sorted((t, kind, r) for rec in result.jobs
+                     for r in parse_ids(rec.alloc, job=rec.local_id)
+                     for t, kind in ((rec.starting_time, 1), (rec.finish_time, 0)))
+    idle, comp, last = [ld(0)] * 4, [ld(0)] * 4, [ld(0)] * 4
+    for t, starts, r in changes:            # a machine ends one job before it starts the next
+        if starts:
+            idle[r] += ld(t) - last[r]
+        else:
+            comp[r] += ld(t) - last[r]
+        last[r] = ld(t)
+    want_idle, want_comp = ld(0), ld(0)
+    for r in range(4):
+        want_idle += idle[r]
+        want_comp += comp[r]
+    m = engine.machines
+    assert (m.time_idle, m.time_computing) == (float(want_idle), float(want_comp))

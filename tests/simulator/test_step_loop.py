@@ -191,39 +191,40 @@ def test_the_environment_selects_the_python_step_loop(compiled, value, compiled_
                                   "CompiledKernel" if compiled_used else "Kernel"]
 
 
-def test_idle_stamp_adds_as_its_twin(compiled):
-    """A start's idle times summed and stamped in C (``_steps.idle_stamp``): the same float, bit
-    for bit, and the same stamps as ``machines._idle_stamp``, on runs of a few machines (the
-    twin's Python loop) and of thousands (its numpy accumulate); an end stamps only."""
+def test_machine_times_keep_as_their_twin(compiled):
+    """The machines' times in C (``_steps.ld_stamp``, ``ld_totals``): the same long doubles,
+    bit for bit, as ``machines._ld_stamp`` and ``_ld_totals`` (numpy's longdouble), over random
+    state changes of runs of machines; the sums are Batsim's, machine by machine in order."""
     import numpy as np
 
+    steps = kernel_mod._steps
+    if np.dtype(np.longdouble).itemsize * 3 != steps.MACHINE_TIMES_SIZE:
+        pytest.skip("numpy's longdouble is not C's long double here")
     rng = np.random.default_rng(5)
-    widths = set()
-    for _ in range(300):
-        n = int(rng.choice([8, 100, 5000]))
-        last = np.round(rng.random(n) * 1e6, int(rng.integers(0, 7)))
-        now = float(last.max() + rng.random() * 1e5)
-        lo = int(rng.integers(0, n))
-        hi = int(rng.integers(lo, n + 1))
-        idle = float(rng.random() * 1e9) if rng.random() < 0.8 else 0.0
-        c_last, py_last = last.copy(), last.copy()
-        got = kernel_mod._steps.idle_stamp(idle, now, c_last, lo, hi)
-        want = machines_mod._idle_stamp(idle, now, py_last, lo, hi)
-        assert got.hex() == want.hex(), (n, lo, hi)
-        assert np.array_equal(c_last, py_last) and (c_last[lo:hi] == now).all()
-        assert kernel_mod._steps.idle_stamp(None, now + 1, c_last, lo, hi) is None
-        machines_mod._idle_stamp(None, now + 1, py_last, lo, hi)
-        assert np.array_equal(c_last, py_last)
-        widths.add(hi - lo >= machines_mod._NUMPY_RUN)
-    assert widths == {True, False}
-    stamp = kernel_mod._steps.idle_stamp
+    for _ in range(40):
+        n = int(rng.choice([3, 50, 2000]))
+        c_times = bytearray(n * steps.MACHINE_TIMES_SIZE)
+        py_times = machines_mod._ld_times(n)
+        now = 0.0
+        for _ in range(30):
+            now += float(np.round(rng.random() * 1e5, int(rng.integers(0, 7))))
+            lo = int(rng.integers(0, n))
+            hi = int(rng.integers(lo, n + 1))
+            computing = bool(rng.random() < 0.5)
+            steps.ld_stamp(c_times, now, lo, hi, computing)
+            machines_mod._ld_stamp(py_times, now, lo, hi, computing)
+        got = np.frombuffer(c_times, dtype=np.longdouble).reshape(n, 3)
+        assert np.array_equal(got, py_times)     # (values: a long double's padding is not)
+        c_sum, py_sum = steps.ld_totals(c_times), machines_mod._ld_totals(py_times)
+        assert [x.hex() for x in c_sum] == [x.hex() for x in py_sum]
+        plain = [np.longdouble(0), np.longdouble(0)]
+        for row in py_times:                    # Batsim's export loop, written out
+            plain[0] += row[0]
+            plain[1] += row[1]
+        assert py_sum == (float(plain[0]), float(plain[1]))
     with pytest.raises(IndexError, match="outside"):
-        stamp(0.0, 1.0, np.zeros(4), 2, 5)
-    with pytest.raises(IndexError, match="outside"):
-        stamp(0.0, 1.0, np.zeros(4), -1, 2)
-    with pytest.raises(TypeError, match="float64"):
-        stamp(0.0, 1.0, np.zeros(4, dtype=np.int64), 0, 2)
-    with pytest.raises(TypeError):
-        stamp(0.0, 1.0, [0.0, 0.0], 0, 2)
-    with pytest.raises(TypeError):
-        stamp(0.0, 1.0, np.zeros(4))
+        steps.ld_stamp(bytearray(4 * steps.MACHINE_TIMES_SIZE), 1.0, 2, 5, False)
+    with pytest.raises(TypeError, match="whole records"):
+        steps.ld_totals(bytearray(steps.MACHINE_TIMES_SIZE + 1))
+    with pytest.raises(BufferError):
+        steps.ld_stamp(bytes(steps.MACHINE_TIMES_SIZE), 1.0, 0, 1, False)   # read-only
