@@ -540,7 +540,7 @@ class Server:
             comp = [r for r in alloc if r < nc]
             comp_runs = [(lo, hi if hi < nc else nc - 1) for lo, hi in runs if lo < nc]
             ncomp = len(comp)
-            storage = alloc[ncomp:]
+            storage = [r for lo, hi in runs if hi >= nc for r in range(max(lo, nc), hi + 1)]
         if not self.compute_sharing:
             busy = machines.busy
             for lo, hi in comp_runs:

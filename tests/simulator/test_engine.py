@@ -751,3 +751,22 @@ def test_machine_times_are_batsims_long_double_sums(platform_file, make_workload
         want_comp += comp[r]
     m = engine.machines
     assert (m.time_idle, m.time_computing) == (float(want_idle), float(want_comp))
+
+
+def test_storage_machines_of_an_allocation_count_as_batsims(make_workload, scripted, tmp_path):
+    """A job given compute and storage machines (a text of several ranges, read as ``RunIds``):
+    the storage ones compute while it runs, in the machine-state rows (counted from the
+    compute machines' idle count, as Batsim's) and in ``time_computing``."""
+    from pathlib import Path
+
+    platform = Path(__file__).parent / "cases" / "contention_io" / "platform.xml"   # 8 + 4 storage
+    wl = make_workload([{"id": 0, "subtime": 0, "res": 4, "profile": "d10"}], nb_res=8)
+
+    def react(msg, sched):
+        return [("EXECUTE_JOB", {"job_id": e["data"]["job_id"], "alloc": "0-1 8-9"})
+                for e in msg["events"] if e["type"] == "JOB_SUBMITTED"]
+
+    res = simulate(platform, [wl], scripted(react), export_prefix=tmp_path / "out")
+    states = (tmp_path / "out_machine_states.csv").read_text().splitlines()[1:]
+    assert [s.split(",")[4:] for s in states] == [["4", "4"], ["8", "0"]]   # idle, computing
+    assert float(res.schedule["time_computing"]) == 40.0    # 4 machines x 10 s
