@@ -11,7 +11,8 @@ delay, parallel, parallel-homogeneous (per host or in total) and nested composed
 tied and fractional submission times and walltimes that cut some jobs, and a registered policy
 with drawn options (period, queue order; with ``-E`` sleeping idle nodes and a power cap).
 ``--generated`` draws from mrsched's own platform and workload generators instead, with
-burst-buffer policies. Real Batsim runs the case against ``mrsched serve`` through
+burst-buffer policies (a third of the burst-buffer workloads I/O-phased, with
+``--enable-dynamic-jobs``). Real Batsim runs the case against ``mrsched serve`` through
 ``record_case.py`` (every message recorded); the engine then replays the recorded replies. A
 case differs when a message (events, order, data, times within 1e-5 s) or an ``out_jobs.csv``
 value differs; byte-level differences of ``out_jobs.csv`` and ``out_schedule.csv`` (times of
@@ -138,11 +139,19 @@ GENERATED_POLICIES = [("fcfs-bb", {}), ("sjf-bb", {}), ("conservative-bb", {}), 
                       ("easy-bf", {"reserve": "all", "depth": 2}), ("fcfs-easy", {"period": 60})]
 
 
+#: the policies of seed 001's I/O-phased runs (Euro-Par 2021), drawn for ``io-phased`` cases
+IO_PHASED_POLICIES = ["fcfs-bb", "sjf-bb", "fcfs-easy", "filler"]
+
+
 def draw_generated(seed: int) -> dict:
     """A case of mrsched's own generators: a small Dragonfly or flat cluster with burst-buffer
-    storage nodes and a PFS, an overloaded synthetic burst-buffer workload (alloc-only) and a
-    burst-buffer policy."""
+    storage nodes and a PFS, an overloaded synthetic burst-buffer workload and a burst-buffer
+    policy. A third of the burst-buffer workloads are I/O-phased (``--variant io-phased``,
+    ``job_model=io-phased``, ``--enable-dynamic-jobs``: sub-jobs whose transfers share the
+    platform's links with Batsim's messages), drawn from a stream of their own so that the
+    other cases of a seed stay what they were."""
     rng = random.Random(seed)
+    io_phased = random.Random(seed * 7919 + 1).random() < 1 / 3
     with tempfile.TemporaryDirectory() as tmp:
         plat, wl = Path(tmp) / "p.xml", Path(tmp) / "w.json"
         if rng.random() < 0.5:
@@ -155,14 +164,21 @@ def draw_generated(seed: int) -> dict:
         cli = [sys.executable, "-m", "mrsched.cli"]
         subprocess.run([*cli, "platform", *gen, "--bb-capacity", rng.choice(["1GB", "40GB"]),
                         "-o", str(plat)], check=True, capture_output=True)
+        njobs, gap = str(rng.randint(10, 40)), str(rng.choice([5, 30, 120]))
+        model = rng.choice(["burst-buffer", "compute"])
+        io_phased = io_phased and model == "burst-buffer"
         subprocess.run([*cli, "workload", "synthetic", "--platform", str(plat), "--jobs",
-                        str(rng.randint(10, 40)), "--mean-interarrival",
-                        str(rng.choice([5, 30, 120])), "--min-runtime", "5", "--max-runtime",
-                        "600", "--model", rng.choice(["burst-buffer", "compute"]),
+                        njobs, "--mean-interarrival", gap, "--min-runtime", "5",
+                        "--max-runtime", "600", "--model", model,
+                        *(["--variant", "io-phased"] if io_phased else []),
                         "--seed", str(seed), "-o", str(wl)], check=True, capture_output=True)
         policy, options = rng.choice(GENERATED_POLICIES)
+        flags = ""
+        if io_phased:
+            policy = IO_PHASED_POLICIES[seed % len(IO_PHASED_POLICIES)]
+            options, flags = {"job_model": "io-phased"}, "--enable-dynamic-jobs"
         return {"platform": plat.read_text(), "workload": json.loads(wl.read_text()),
-                "policy": policy, "options": dict(options), "energy": False}
+                "policy": policy, "options": dict(options), "energy": False, "flags": flags}
 
 
 def record(case: dict, name: str, root: Path) -> Path | None:
@@ -173,7 +189,7 @@ def record(case: dict, name: str, root: Path) -> Path | None:
     serve = [sys.executable, "-m", "mrsched.cli", "serve", case["policy"], "-s", "{socket}"]
     for k, v in case["options"].items():
         serve += ["-O", f"{k}={v}"]
-    flags = "-E" if case["energy"] else ""
+    flags = " ".join(f for f in ("-E" if case["energy"] else "", case.get("flags", "")) if f)
     done = subprocess.run([sys.executable, str(HERE / "record_case.py"), name, "-p",
                            str(tmp / "platform.xml"), "-w", str(tmp / "workload.json"),
                            f"--batsim-flags={flags}", "--timeout", "120", "--", *serve],
