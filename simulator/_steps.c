@@ -49,6 +49,8 @@ typedef struct {
     double tr_lat, tr_rate, tr_rem;
     long long tr_seq;
     char tr_checked;        /* _contend has seen it since its latency was paid */
+    double tr_enabled;      /* when it joined SimGrid's solve: its latency paid in a step, */
+    char tr_created;        /* or (1) created without latency by the actors */
     int server_waiting;     /* the server is blocked in its mailbox get() */
     PyObject **q;           /* mailbox: a ring of posted messages */
     Py_ssize_t qhead, qlen, qcap;
@@ -191,6 +193,8 @@ start_transfer(KernelObject *k, PyObject *msg)
     k->tr_rate = rate;
     k->tr_rem = rem;
     k->tr_checked = 0;
+    k->tr_enabled = k->now;
+    k->tr_created = 1;
     k->tr_seq = ++k->seq;
     return 0;
 }
@@ -594,6 +598,8 @@ Kernel_run(KernelObject *k, PyObject *const *args, Py_ssize_t nargs)
             pre = delta;
             k->now = k->now + delta;
             k->tr_lat = 0.0;
+            k->tr_enabled = k->now;
+            k->tr_created = 0;
             delta = k->tr_rem > 0 ? k->tr_rem / k->tr_rate : 0.0;
             double least = k->least - pre;
             if (least < delta)
@@ -714,6 +720,10 @@ Kernel_run(KernelObject *k, PyObject *const *args, Py_ssize_t nargs)
                     lat = 0.0;
                 }
                 k->tr_lat = lat;
+                if (lat == 0.0) {
+                    k->tr_enabled = now;
+                    k->tr_created = 0;
+                }
             } else {
                 double rem = k->tr_rem;
                 if (rem > 0) {
@@ -902,6 +912,10 @@ static PyMemberDef Kernel_members[] = {
      "the creation rank of its comm action"},
     {"_tr_checked", T_BOOL, offsetof(KernelObject, tr_checked), 0,
      "Kernel._contend has seen it since its latency was paid"},
+    {"_tr_enabled", T_DOUBLE, offsetof(KernelObject, tr_enabled), READONLY,
+     "when it joined SimGrid's solve (its latency paid, or its start)"},
+    {"_tr_created", T_BOOL, offsetof(KernelObject, tr_created), READONLY,
+     "it joined at its start (no latency), not in a step"},
     {NULL}
 };
 

@@ -177,11 +177,12 @@ class KernelBase:
 
                 for name, speed in self._speeds.items():
                     set_speed(self._ptask_model, name, speed, self.now)
+        seq = self.next_seq()
         if uniform is not None:
-            p = self._ptask_model.add_uniform(uniform[0], uniform[1], self.now)
+            p = self._ptask_model.add_uniform(uniform[0], uniform[1], self.now, seq=seq)
         else:
-            p = self._ptask_model.add(spec.flops, spec.bytes, self.now, copies=copies)
-        self._ptasks[id(p)] = (p, on_done, self.next_seq())
+            p = self._ptask_model.add(spec.flops, spec.bytes, self.now, copies=copies, seq=seq)
+        self._ptasks[id(p)] = (p, on_done, seq)
         if self._transfer is not None and self._tr_lat <= 0 and self._tr_rem < INF:
             self._contend()    # it may share a link with the new task from now on
         return p
@@ -222,7 +223,11 @@ class KernelBase:
         if (model is None or transfer is None or self._tr_lat > 0 or not 0 < rem < INF
                 or len(transfer[0]) < 4):
             return
-        p = model.add_message(transfer[0][3], self._message_dst, self._message_bytes, rem, self.now)
+        from mrsched.simulator.ptask_steps import enable_key
+
+        enabled = enable_key(self._tr_enabled, self._tr_created, self._transfer_seq)
+        p = model.add_message(transfer[0][3], self._message_dst, self._message_bytes, rem, self.now,
+                              enabled)
         if p is not None:
             self._ptasks[id(p)] = (p, _arrives, self._transfer_seq)
             self._tr_rem = INF     # the model decides when it arrives
@@ -263,6 +268,9 @@ class Kernel(KernelBase):
         self._tr_lat = self._tr_rem = self._tr_rate = 0.0
         self._transfer_seq = 0           # creation rank of its SimGrid comm action
         self._tr_checked = False         # _contend has seen it since its latency was paid
+        # when its variable joined SimGrid's solve (ptask_steps.enable_key): its latency paid
+        # in a step, or created without latency by the actors
+        self._tr_enabled, self._tr_created = 0.0, False
         self._server_waiting = True      # the server is blocked in its mailbox get()
         # Simcalls of the actors woken in one SimGrid sub-round (puts, the server's next get),
         # applied in the order those actors ran once all of them ran; None outside a step.
@@ -354,6 +362,7 @@ class Kernel(KernelBase):
         self._transfer = message
         self._tr_lat, self._tr_rate, self._tr_rem = message[0][:3]
         self._tr_checked = False
+        self._tr_enabled, self._tr_created = self.now, True
         self._seq += 1
         self._transfer_seq = self._seq
 
@@ -453,6 +462,7 @@ class Kernel(KernelBase):
                 pre = delta
                 self.now = self.now + delta
                 self._tr_lat = 0.0
+                self._tr_enabled, self._tr_created = self.now, False
                 delta = self._tr_rem / self._tr_rate if self._tr_rem > 0 else 0.0
                 least = self._sleep_least - pre
                 if least < delta:
@@ -518,6 +528,8 @@ class Kernel(KernelBase):
                     else:
                         lat = 0.0
                     self._tr_lat = lat
+                    if lat == 0.0:
+                        self._tr_enabled, self._tr_created = now, False
                 else:
                     rem = self._tr_rem
                     if rem > 0:

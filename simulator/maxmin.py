@@ -10,7 +10,6 @@ floats from the same operations in the same order as ``fair_bottleneck``, the re
 
 from __future__ import annotations
 
-import math
 import operator
 
 import numpy as np
@@ -77,9 +76,10 @@ def solo_rate(capacities: list[float], weights: list[float], bound: float) -> fl
 
 
 def fair_bottleneck_small(ev: list[int], ec_all: list[int], ew: list[float], starts: list[int],
-                           cap: list[float], fat: list[bool], bound: list[float]) -> list[float]:
+                           cap: list[float], fat: list[bool], bound: list[float],
+                           rank: list[int] | None = None) -> list[float]:
     """``fair_bottleneck`` in plain floats for small systems (numpy's per-call cost dominates
-    there): the same operations in the same order (sums in element order), so the same rates."""
+    there): the same operations in the same order, so the same rates."""
     n_var = len(bound)
     n_el = len(ev)
     # local numbering of the constraints used
@@ -96,7 +96,6 @@ def fair_bottleneck_small(ev: list[int], ec_all: list[int], ew: list[float], sta
     fat_l = fat
     remaining = [cap_l[c] for c in local]
     is_fat = [fat_l[c] for c in local]
-    any_fat = any(is_fat)
     usage = [0.0] * n_c
     cnst_live = [True] * n_c
     value = [0.0] * n_var
@@ -105,6 +104,11 @@ def fair_bottleneck_small(ev: list[int], ec_all: list[int], ew: list[float], sta
     n_live = n_var
     el_range = range(n_el)
     var_els = list(zip(starts, starts[1:] + [n_el]))
+    # each resource's elements in SimGrid's order: its newest variable first (``rank``)
+    rank = list(range(n_var)) if rank is None else rank
+    cel: list[list[int]] = [[] for _ in range(n_c)]
+    for e in sorted(el_range, key=lambda e: -rank[ev[e]]):
+        cel[ec[e]].append(e)
     rounds = 0
     while n_live:
         rounds += 1
@@ -136,26 +140,21 @@ def fair_bottleneck_small(ev: list[int], ec_all: list[int], ew: list[float], sta
                 if value[v] == bound[v]:
                     var_live[v] = False
                     n_live -= 1
-        dec = [0.0] * n_c
-        if any_fat:
-            fat_min = [math.inf] * n_c
-            for e in el_range:
-                c = ec[e]
-                x = ew[e] * mu[ev[e]]
-                dec[c] += x
-                if x < fat_min[c]:
-                    fat_min[c] = x
-            for c in range(n_c):
-                if is_fat[c]:
-                    dec[c] = usage[c] if usage[c] <= fat_min[c] else fat_min[c]
-        else:
-            for e in el_range:
-                dec[ec[e]] += ew[e] * mu[ev[e]]
         saturated = []
         for c in range(n_c):
             if cnst_live[c]:
-                r = remaining[c] - dec[c]
-                if r < MAXMIN_PRECISION:
+                r = remaining[c]
+                if is_fat[c]:   # one update by the least of usage and its elements' consumption
+                    u = usage[c]
+                    for e in cel[c]:
+                        x = ew[e] * mu[ev[e]]
+                        if x < u:
+                            u = x
+                    r -= u
+                else:           # one update per element, in the resource's order
+                    for e in cel[c]:
+                        r -= ew[e] * mu[ev[e]]
+                if r < MAXMIN_PRECISION:   # (each update's clamp: the same, updates only subtract)
                     r = 0.0
                 remaining[c] = r
                 if r <= 0:
@@ -173,7 +172,8 @@ def fair_bottleneck_small(ev: list[int], ec_all: list[int], ew: list[float], sta
 
 
 def fair_bottleneck(ev: np.ndarray, ec: np.ndarray, ew: np.ndarray, starts: np.ndarray,
-                     cap: np.ndarray, fat: np.ndarray, bound: np.ndarray) -> np.ndarray:
+                     cap: np.ndarray, fat: np.ndarray, bound: np.ndarray,
+                     rank: np.ndarray | None = None) -> np.ndarray:
     """Rates by SimGrid's fair-bottleneck solver (``lmm/fair_bottleneck.cpp``).
 
     ``ev``/``ec``/``ew``: variable, constraint and weight of every element (grouped by
@@ -182,7 +182,9 @@ def fair_bottleneck(ev: np.ndarray, ec: np.ndarray, ew: np.ndarray, starts: np.n
     offers all of it to each); a task grows by the smallest share/weight among its resources
     (or up to its bound); resources left with no capacity freeze their tasks. Quirk kept on
     purpose for fidelity: frozen tasks keep subtracting their last increment from the
-    resources they cross.
+    resources they cross. A resource's remaining capacity loses its elements' consumptions one
+    after the other, its newest variable first (``rank``: larger is newer; SimGrid's
+    ``double_update`` over ``enabled_element_set_``).
     """
     n_var = len(starts)
     n_cnst = len(cap)
@@ -193,6 +195,16 @@ def fair_bottleneck(ev: np.ndarray, ec: np.ndarray, ew: np.ndarray, starts: np.n
     remaining = cap.copy()
     usage = np.zeros(n_cnst)
     any_fat = bool(fat[ec].any())
+    # the elements by resource, newest variable first, each group headed by a slot for the
+    # resource's remaining capacity: a left fold (subtract.reduceat) updates it in that order
+    rank = np.arange(n_var) if rank is None else rank
+    order = np.lexsort((-rank[ev], ec))
+    cs = ec[order]
+    heads = np.flatnonzero(np.r_[True, cs[1:] != cs[:-1]])
+    group_c = cs[heads]
+    slots = np.arange(len(order)) + np.searchsorted(heads, np.arange(len(order)), side="right")
+    heads_at = heads + np.arange(len(heads))
+    fold = np.empty(len(order) + len(heads))
     rounds = 0
     while _count(var_live):
         rounds += 1
@@ -218,12 +230,15 @@ def fair_bottleneck(ev: np.ndarray, ec: np.ndarray, ew: np.ndarray, starts: np.n
         var_live &= value != bound
         # resources consumed by this round's increments (every element, frozen ones included)
         contrib = ew * mu[ev]
-        dec = np.bincount(ec, weights=contrib, minlength=n_cnst)
+        fold[heads_at] = remaining[group_c]
+        fold[slots] = contrib[order]
+        updated = remaining.copy()
+        updated[group_c] = np.subtract.reduceat(fold, heads_at)
         if any_fat:
             fat_min = np.full(n_cnst, np.inf)
             np.minimum.at(fat_min, ec, contrib)
-            dec = np.where(fat, np.minimum(usage, fat_min), dec)
-        remaining[cnst_live] -= dec[cnst_live]
+            updated = np.where(fat, remaining - np.minimum(usage, fat_min), updated)
+        remaining[cnst_live] = updated[cnst_live]
         remaining[cnst_live & (remaining < MAXMIN_PRECISION)] = 0.0
         saturated = cnst_live & (remaining <= 0)
         if _count(saturated):

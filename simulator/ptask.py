@@ -32,7 +32,7 @@ from mrsched.errors import SimulationError
 
 from mrsched.simulator.maxmin import (components, fair_bottleneck, fair_bottleneck_small,
                                      solo_rate)
-from mrsched.simulator.ptask_steps import REMAINS_PRECISION, Sim, solver_left, step_solver
+from mrsched.simulator.ptask_steps import REMAINS_PRECISION, Sim, enable_key, solver_left, step_solver
 
 #: runs an iterator of side effects (``map`` of a setter) to its end in C
 _consume = deque(maxlen=0).extend
@@ -50,7 +50,8 @@ class Ptask:
     """
 
     __slots__ = ("id", "_flops", "bytes", "start", "latency", "tag", "finish", "_model", "_slot", "_final",
-                 "_cnsts", "_ws", "_bound", "_empty", "_iso", "_t0", "_rem0", "_irate", "_ifinish", "_runs")
+                 "_cnsts", "_ws", "_bound", "_empty", "_iso", "_t0", "_rem0", "_irate", "_ifinish", "_runs",
+                 "_seq", "_enable")
 
     def __init__(self, id: int, flops: dict | None, bytes: dict, start: float, latency: float, tag: Any, model,
                  slot):
@@ -75,6 +76,10 @@ class Ptask:
         self._rem0 = 1.0
         self._irate = 0.0
         self._ifinish = math.inf
+        self._seq = id          # its creation rank (the caller's, else the model's order)
+        #: when its variable joined the solve, SimGrid's order of a constraint's elements
+        #: (``enable_key``): set at its start without latency, else when its latency ends
+        self._enable: tuple | None = None
 
     @property
     def flops(self) -> dict[str, float]:
@@ -229,12 +234,13 @@ class PtaskModel:
         return len(self._act)
 
     def add(self, flops: dict[str, float], bytes: dict[tuple[str, str], float], now: float,
-            tag: Any = None, copies: dict[str, int] | None = None) -> Ptask:
+            tag: Any = None, copies: dict[str, int] | None = None, seq: int | None = None) -> Ptask:
         """Start a ptask at ``now``: ``flops[host]``, ``bytes[(src, dst)]`` (hosts by name).
 
         ``copies[host]``: the host appears that many times in SimGrid's host list, each copy
         computing ``flops[host]`` (Batsim's usage_trace phases): they add up on its CPU, and
-        each is bounded by one core."""
+        each is bounded by one core. ``seq``: its creation rank among the caller's actions
+        (the kernel's), which orders the variables that join the solve in one step."""
         hosts = self.platform.hosts
         weights: dict[int, float] = {}
         bound = math.inf
@@ -311,6 +317,10 @@ class PtaskModel:
             users[c] += 1
             busy[c] = 1
         task = Ptask(next(self._ids), dict(flops), dict(bytes), now, latency, tag, self, 0)
+        if seq is not None:
+            task._seq = seq
+        if latency == 0:
+            task._enable = enable_key(now, True, task._seq)
         task._cnsts = tuple(weights)
         task._ws = tuple(weights.values())
         task._bound = bound
@@ -330,7 +340,8 @@ class PtaskModel:
         self._lookahead = None
         return task
 
-    def add_uniform(self, runs: list[tuple[int, int]], amount: float, now: float, tag: Any = None) -> Ptask:
+    def add_uniform(self, runs: list[tuple[int, int]], amount: float, now: float, tag: Any = None,
+                    seq: int | None = None) -> Ptask:
         """``add`` of ``amount`` flops on every host of ``runs`` (closed ranges of positions in
         the model's ``hosts``) and nothing else: a ``parallel_homogeneous`` job on its
         allocation. When no running task uses those CPUs it is isolated range by range, no
@@ -356,6 +367,9 @@ class PtaskModel:
                     cap = min(min(self._cap_list[lo:hi + 1]) for lo, hi in runs)
                 bound = speed / amount
                 task = Ptask(next(self._ids), None, {}, now, 0.0, tag, self, 0)
+                if seq is not None:
+                    task._seq = seq
+                task._enable = enable_key(now, True, task._seq)
                 task._runs = runs   # its constraints (``_cnsts``) are made if it joins the solver
                 task._ws = (amount,) * sum(hi + 1 - lo for lo, hi in runs)
                 task._bound = bound
@@ -370,14 +384,15 @@ class PtaskModel:
         flops: dict[str, float] = {}
         for lo, hi in runs:
             flops.update(dict.fromkeys(self._hosts[lo:hi + 1], amount))
-        return self.add(flops, {}, now, tag)
+        return self.add(flops, {}, now, tag, seq=seq)
 
-    def add_message(self, src: str, dst: str, size: float, remaining: float, now: float) -> Ptask | None:
+    def add_message(self, src: str, dst: str, size: float, remaining: float, now: float,
+                    enabled: tuple | None = None) -> Ptask | None:
         """A message of ``size`` bytes from ``src`` to ``dst`` whose latency is paid, with
         ``remaining`` of its work left, when its route crosses a resource a running task uses:
         it joins the solver at once (SimGrid's comm action, its penalty set to 1 once its
-        latency is paid); None when it shares nothing (the kernel's own transfer then runs
-        it alone at the same rate)."""
+        latency is paid; ``enabled`` is when, ``enable_key``: now if not given); None when it
+        shares nothing (the kernel's own transfer then runs it alone at the same rate)."""
         index, busy = self._cnst_index, self._busy
         if not any(busy[c] for link in self.platform.route(src, dst).links
                    if (c := index.get(("link", link.name))) is not None):
@@ -385,6 +400,7 @@ class PtaskModel:
         task = self.add({}, {(src, dst): size}, now)
         self._lat[-1] = 0.0            # (added last: shared, so in the solver)
         self._rem[-1] = remaining
+        task._enable = enabled if enabled is not None else enable_key(now, True, task._seq)
         return task
 
     def _isolated(self, task: Ptask, rate: float) -> None:
@@ -727,10 +743,14 @@ class PtaskModel:
         return rates
 
     def _solve(self, tasks: list[Ptask]) -> list[float]:
-        """Rates of progressing tasks (start order) by the fair-bottleneck solver."""
+        """Rates of progressing tasks (start order) by the fair-bottleneck solver; ``rank``
+        orders each resource's elements as SimGrid's (``enable_key``)."""
         sizes = [len(task._cnsts) for task in tasks]
         n_el = sum(sizes)
         bound = [task._bound for task in tasks]
+        rank = [0] * len(tasks)
+        for r, i in enumerate(sorted(range(len(tasks)), key=lambda i: tasks[i]._enable)):
+            rank[i] = r
         if n_el <= self._small_solver:
             ev: list[int] = []
             ec: list[int] = []
@@ -741,7 +761,7 @@ class PtaskModel:
                 ec.extend(task._cnsts)
                 ew.extend(task._ws)
                 ev.extend([v] * sizes[v])
-            return fair_bottleneck_small(ev, ec, ew, starts, self._cap_list, self._fat_list, bound)
+            return fair_bottleneck_small(ev, ec, ew, starts, self._cap_list, self._fat_list, bound, rank)
         if len(self._cap) != len(self._cap_list):
             self._cap = np.asarray(self._cap_list, dtype=np.float64)
             self._fat = np.asarray(self._fat_list, dtype=bool)
@@ -752,7 +772,8 @@ class PtaskModel:
         return fair_bottleneck(np.repeat(np.arange(len(tasks), dtype=np.int64), sizes_a),
                                 np.fromiter(chain([t._cnsts for t in tasks]), dtype=np.int64, count=n_el),
                                 np.fromiter(chain([t._ws for t in tasks]), dtype=np.float64, count=n_el),
-                                starts_a, self._cap, self._fat, np.array(bound, dtype=np.float64)).tolist()
+                                starts_a, self._cap, self._fat, np.array(bound, dtype=np.float64),
+                                np.array(rank, dtype=np.int64)).tolist()
 
 
 def _task_id(task: Ptask) -> int:

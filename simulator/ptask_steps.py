@@ -33,6 +33,15 @@ REMAINS_PRECISION = MAXMIN_PRECISION * SURF_PRECISION
 _VECTOR_MIN = 96
 
 
+def enable_key(now: float, created: bool, seq: int) -> tuple:
+    """When a task's variable joined the solve, as SimGrid orders a constraint's elements
+    (``System::expand_create_elem`` and ``enable_var`` push them at the front: the newest
+    first, ``src/kernel/lmm/System.cpp`` 246-253, 530-547): by time; in one step the
+    variables whose latency ended (``update_actions_state``, in creation order) before those
+    created by the actors then (in creation order)."""
+    return (now, 1 if created else 0, seq)
+
+
 def solver_left(model) -> float:
     """Stepped mode: the least time left of the solver's tasks, as SimGrid's
     ``Model::next_occurring_event_full`` and ``HostL07Model::next_occurring_event``
@@ -95,8 +104,12 @@ def step_solver(model, now: float, delta: float) -> list:
             lat_a[longer] -= delta
             lat_a[longer & (lat_a < SURF_PRECISION)] = 0.0
             lat_a[waiting & ~longer] = 0.0
-            if _count(waiting & (lat_a <= 0)):
+            ended = waiting & (lat_a <= 0)
+            if _count(ended):
                 model._dirty = True
+                act = model._act
+                for i in ended.nonzero()[0].tolist():   # in creation order, as SimGrid's loop
+                    act[i]._enable = enable_key(now, False, act[i]._seq)
             lat = model._lat = lat_a.tolist()
         rem_a -= rate_a * delta
         rem_a[rem_a < REMAINS_PRECISION] = 0.0
@@ -116,6 +129,8 @@ def step_solver(model, now: float, delta: float) -> list:
                 lat[i] = latency
                 if latency <= 0:
                     model._dirty = True
+                    task = model._act[i]
+                    task._enable = enable_key(now, False, task._seq)
             r = rem[i] - rate[i] * delta
             if r < REMAINS_PRECISION:
                 r = 0.0
@@ -294,6 +309,8 @@ class Sim:
                 lat[i] = latency
                 if latency <= 0:
                     started = True
+                    task = self.act[i]
+                    task._enable = enable_key(self.now + delta, False, task._seq)
                     if rem[i] <= 0:
                         finished.append(i)
             else:
@@ -335,8 +352,12 @@ class Sim:
             lat[longer] -= delta
             lat[longer & (lat < SURF_PRECISION)] = 0.0
             lat[waiting & ~longer] = 0.0
-            if _count(waiting & (lat <= 0)):
+            ended = waiting & (lat <= 0)
+            if _count(ended):
                 self.dirty = True  # starts progressing: shares change
+                for i in ended.nonzero()[0].tolist():
+                    task = self.act[i]
+                    task._enable = enable_key(self.now + delta, False, task._seq)
         if _count(moving):
             rem[moving] -= rate[moving] * delta
             rem[moving & (rem < REMAINS_PRECISION)] = 0.0

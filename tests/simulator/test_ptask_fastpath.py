@@ -236,6 +236,40 @@ def test_small_solver_gives_the_numpy_solvers_rates_bit_for_bit(monkeypatch):
     assert compared > 500
 
 
+def test_both_solvers_are_simgrids_loop_with_its_element_order():
+    """Both solvers against SimGrid's loop written out (``maxmin_reference.py``): each
+    resource's capacity loses its elements' consumptions one after the other, newest variable
+    first (``rank``); bit for bit, on random systems, ranks and bounds."""
+    from maxmin_reference import fair_bottleneck as reference
+
+    from mrsched.simulator import maxmin
+
+    rng = np.random.default_rng(11)
+    checked = 0
+    for i in range(400):
+        ev, ec, ew, starts, cap, fat, bound = random_system(rng, int(rng.integers(1, 10)),
+                                                           int(rng.integers(1, 6)), 0.2 if i % 3 else 0.0)
+        n_var = len(starts)
+        rank = rng.permutation(n_var)
+        bound = np.where(np.isinf(bound), -1.0, bound)   # SimGrid's "no bound" is -1
+        variables = [{"bound": float(bound[v]), "rank": int(rank[v]),
+                      "elements": [(int(ec[e]), float(ew[e])) for e in range(starts[v], starts[v + 1]
+                                                                            if v + 1 < n_var else len(ev))]}
+                     for v in range(n_var)]
+        solver_bound = np.where(bound < 0, math.inf, bound)
+        try:
+            want = reference(variables, cap, fat)
+        except RecursionError:   # pragma: no cover
+            continue
+        fast = maxmin.fair_bottleneck(ev, ec, ew, starts, np.array(cap), np.array(fat), solver_bound,
+                                      rank).tolist()
+        small = maxmin.fair_bottleneck_small(ev.tolist(), ec.tolist(), ew.tolist(), starts.tolist(), cap,
+                                             fat, solver_bound.tolist(), rank.tolist())
+        assert fast == want and small == want, i
+        checked += 1
+    assert checked == 400
+
+
 def test_small_solver_handles_bounds_and_saturation_by_hand():
     from mrsched.simulator.maxmin import fair_bottleneck_small
 
