@@ -67,7 +67,7 @@ def test_start_on_busy_nodes_is_refused():
 def test_a_job_submitted_a_hair_before_its_subtime_may_start_then():
     """Batsim's submitter sleeps until a job's subtime on a clock that is a sum of steps: it
     can wake a hair early, and the JOB_SUBMITTED then reads a printed microsecond before the
-    subtime (seen on a three-week part of the Euro-Par study: 1489105.999999 for 1489106).
+    subtime (seen on part 4 of the Euro-Par study: 1489105.999999 for 1489106).
     The job is waiting: a policy may start it in that round."""
     rt = scripted_runtime()
     rt.submit(1489105.999999, "w0!1", {"subtime": 1489106.0, "res": 1, "walltime": 10})
