@@ -4,8 +4,9 @@ flight and the ptask_L07 executions, under actors written as plain callbacks.
 Batsim is a set of SimGrid actors talking through one ``server`` mailbox on the master host; each
 internal message (1 byte) takes the route latency (+ 1 byte / bottleneck bandwidth, shared
 with the ptasks on its links: ``_contend``) from its sender's host to the master, and the
-server receives them one at a time, in the order they were posted. That queue is what produces Batsim's time offsets (JOB_SUBMITTED at 4.5e-05 on
-``small_platform``, +0.0006 s per hop on ``cluster512``), so the kernel models it explicitly.
+server receives them one at a time, in the order they were posted. That queue is what
+produces Batsim's time offsets (JOB_SUBMITTED at 4.5e-05 on ``small_platform``, +0.0006 s per
+hop on ``cluster512``), so the kernel models it explicitly.
 
 Time advances in SimGrid's steps (``EngineImpl::solve``): the actors whose actions end in a step
 run in the order those actions were created, and their messages are posted after all of them
