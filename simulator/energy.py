@@ -511,7 +511,7 @@ class EnergyMachines(Machines):
             self.set_state(r, COMPUTING)
         self.write_states()
 
-    def job_ends(self, now: float, start: float, ncomp: int, comp_runs, storage=()) -> None:
+    def job_ends(self, now: float, ncomp: int, comp_runs, storage=()) -> None:
         """``update_machines_on_job_end`` (machines.cpp 511-552): idle once no job is left."""
         if not self.compute_sharing:
             busy = self.busy

@@ -149,8 +149,9 @@ class Engine:
 
             energy = schedule_energy(self.energy, machines, (server.nb_machine_switches,
                                                              server.nb_grouped_switches))
+        time_idle, time_computing = machines.state_times()
         totals = dict(nb_machines=len(machines.resources), makespan=makespan,
-                      time_computing=machines.time_computing, time_idle=machines.time_idle,
+                      time_computing=time_computing, time_idle=time_idle,
                       scheduling_time=server.sched_time, simulation_time=sim_time,
                       energy=energy)
         streamed = recorder.files is not None

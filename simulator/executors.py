@@ -221,7 +221,7 @@ class JobExecutor:
             for r in js.alloc:
                 if users.get(r) == js.job.id:
                     del users[r]
-        m.job_ends(now, js.start, js.ncomp, js.comp_runs, js.storage)
+        m.job_ends(now, js.ncomp, js.comp_runs, js.storage)
         if notify:
             # Batsim's executor frees the machines, then posts JOB_COMPLETED; as every put in
             # a step, it is applied after all the actors woken in that step ran (kernel.py)

@@ -1,5 +1,5 @@
 """The machines as Batsim sees them: resource ids, names and roles, the cost of a message to the
-master host, and each compute machine's state over time.
+master host, and each machine's state over time.
 
 Batsim 4.2.1 (``machines.cpp``) numbers the compute hosts first, then the storage hosts, in
 platform order (``--mmax`` keeps the first compute hosts); the master host runs the server
@@ -94,7 +94,7 @@ def _host_role(host: Any) -> str:
 
 
 class Machines:
-    """The resources of one run and the compute machines' states.
+    """The resources of one run and the machines' states.
 
     ``platform`` is a path or a loaded Platform. ``compiled``: the machines' times are kept by
     ``_steps.ld_stamp`` (else by its twin ``_ld_stamp``, the same long-double operations)."""
@@ -233,10 +233,10 @@ class Machines:
         if comp or storage:
             self.tracker.change(now, changed)
 
-    def job_ends(self, now: float, start: float, ncomp: int,
-                 comp_runs: list[tuple[int, int]], storage=()) -> None:
-        """A job that started at ``start`` on ``ncomp`` compute machines (``comp_runs``) and the
-        storage machines ``storage`` ends: they are idle again once no job uses them (each
+    def job_ends(self, now: float, ncomp: int, comp_runs: list[tuple[int, int]],
+                 storage=()) -> None:
+        """A job on ``ncomp`` compute machines (``comp_runs``) and the storage machines
+        ``storage`` ends: they are idle again once no job uses them (each
         one's computing time is added); then one machine-states row."""
         changed = 0
         if self.compute_sharing:
@@ -276,12 +276,7 @@ class Machines:
                     changed += 1
         return changed
 
-    @property
-    def time_idle(self) -> float:
-        """The machines' idle times summed (Batsim's long doubles, then a double)."""
-        return self._totals(self._times)[0]
-
-    @property
-    def time_computing(self) -> float:
-        """The machines' computing times summed (Batsim's long doubles, then a double)."""
-        return self._totals(self._times)[1]
+    def state_times(self) -> tuple[float, float]:
+        """(time idle, time computing): the machines' times summed (Batsim's long doubles,
+        then doubles), for ``_schedule.csv``."""
+        return self._totals(self._times)

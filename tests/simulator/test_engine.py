@@ -750,7 +750,7 @@ def test_machine_times_are_batsims_long_double_sums(platform_file, make_workload
         want_idle += idle[r]
         want_comp += comp[r]
     m = engine.machines
-    assert (m.time_idle, m.time_computing) == (float(want_idle), float(want_comp))
+    assert m.state_times() == (float(want_idle), float(want_comp))
 
 
 def test_storage_machines_of_an_allocation_count_as_batsims(make_workload, scripted, tmp_path):
