@@ -116,7 +116,6 @@ SERVED_CASES = [c for c in LOCAL_CASES if _stood_in(c)]
 def test_recorded_case_served(case, tmp_path):
     """batsched's decisions taken live (``batsched_standin``, the same variant and options) on
     the engine, over ZeroMQ: batsched's replies, Batsim's messages and rows."""
-    pytest.importorskip("zmq")
     from batsched_standin import BatschedStandIn
     from mrsched.schedulers.batsim.endpoint import serve
     from mrsched.simulator.connection import ZmqScheduler

@@ -117,7 +117,6 @@ def test_recorded_energy_runs_replayed(case_dir, compiled, tmp_path, require):
 def test_energyprobe_served_live(tmp_path, require):
     """energy_probe.py, the scheduler that answered Batsim, served over ZeroMQ: the same run."""
     require(shutil.which(sys.executable) is not None, "no Python interpreter")
-    pytest.importorskip("zmq")
     from mrsched.simulator.connection import ZmqScheduler
 
     case = CASES / "energyprobe"
@@ -159,7 +158,6 @@ def test_batsched_sleeper_served_live(case, tmp_path):
     batsched = os.environ.get("MRSCHED_BATSCHED", "/opt/batsched-local/bin/batsched")
     if not os.access(batsched, os.X_OK):
         pytest.skip(f"batsched is not built here ({batsched}; set MRSCHED_BATSCHED)")
-    pytest.importorskip("zmq")
     from mrsched.simulator.connection import ZmqScheduler
 
     cmd = (CASES / case / "command.txt").read_text()

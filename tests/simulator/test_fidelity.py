@@ -359,7 +359,6 @@ SCRIPTED_CASES = [c for c in CONFORMANCE_CASES
 def test_conformance_live(case, shared_dir, tmp_path):
     """scripted_sched.py (the scheduler that answered Batsim) served live over ZeroMQ, run from
     ../shared as its command.txt says: message for message, and out_jobs.csv row for row."""
-    pytest.importorskip("zmq")
     from mrsched.simulator.connection import ZmqScheduler
 
     case_dir = shared_dir / "batsim-reference" / case
