@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 from pathlib import Path
 
 from mrsched.errors import ConfigError
+from mrsched.platforms.wattage import with_wattage
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -154,55 +154,6 @@ def sleep_states(args: argparse.Namespace) -> tuple[float, float, float, float, 
     return tuple(out)
 
 
-_HOST = re.compile(r'(<(host|cluster) id="([^"]*)"[^>]*?)(/>|>(.*?)</\2>)', re.S)
-
-
-def with_wattage(xml: str, wattage: str | None, sleep: tuple | None = None) -> str:
-    """``xml`` with a ``wattage_per_state`` prop on every compute host (a host whose ``role``
-    is absent or ``compute``, not named ``master...``) and every ``<cluster>`` (SimGrid gives
-    a cluster's props to each of its hosts); unchanged when ``wattage`` is None. ConfigError on a value
-    SimGrid would not read.
-
-    ``sleep`` (``sleep_states``): three more pstates after the host's own speeds, as Batsim's
-    energy platforms write them: a sleep pstate (speed 1e-9Mf, ``W:W``), and the virtual
-    switch-off and switch-on pstates at 1 / duration flop/s (Batsim runs 1 flop in them:
-    ``src/pstate.cpp`` 17-84) drawing their watts loaded or not, named by a ``sleep_pstates``
-    ``sleep:off:on`` property (``src/machines.cpp`` 89-210)."""
-    if wattage is None:
-        return xml
-    parts = wattage.split(":")
-    try:
-        ok = len(parts) in (2, 3) and all(float(v) >= 0 for v in parts)
-    except ValueError:
-        ok = False
-    if not ok:
-        raise ConfigError(f"--wattage must be IDLE:ALLCORES or IDLE:EPSILON:ALLCORES watts, got "
-                          f"{wattage!r}", field="wattage")
-    base_prop = f'<prop id="wattage_per_state" value="{wattage}"/>'
-
-    def add(m: re.Match) -> str:
-        head, tag, name, body = m.group(1), m.group(2), m.group(3), m.group(5) or ""
-        role = re.search(r'<prop id="role" value="([^"]*)"', body)
-        if (role and role.group(1) not in ("", "compute")) or name.startswith("master"):
-            return m.group(0)
-        indent = xml[xml.rfind("\n", 0, m.start()) + 1:m.start()]
-        prop = base_prop
-        if sleep is not None:
-            speeds = re.search(r'speed="([^"]*)"', head)
-            if speeds is None:
-                raise ConfigError(f"--sleep-wattage: host {name} has no speed attribute",
-                                  field="sleep-wattage")
-            n = len(speeds.group(1).split(","))
-            asleep, off_s, off_w, on_s, on_w = sleep
-            head = (head[:speeds.start(1)] + speeds.group(1)
-                    + f", 1e-9Mf, {1.0 / off_s!r}f, {1.0 / on_s!r}f" + head[speeds.end(1):])
-            watts = ", ".join([wattage] * n + [f"{w!r}:{w!r}" for w in (asleep, off_w, on_w)])
-            prop = (f'<prop id="wattage_per_state" value="{watts}"/>\n{indent}  '
-                    f'<prop id="sleep_pstates" value="{n}:{n + 1}:{n + 2}"/>')
-        if m.group(4) == "/>":
-            return f"{head}>\n{indent}  {prop}\n{indent}</{tag}>"
-        return f"{head}>{body.rstrip()}\n{indent}  {prop}\n{indent}</{tag}>"
-    return _HOST.sub(add, xml)
 
 
 def run(args: argparse.Namespace) -> int:

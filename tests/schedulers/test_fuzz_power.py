@@ -14,7 +14,7 @@ from fuzzing import budget, fuzz_run
 from mrsched.analysis import load_run
 from mrsched.analysis.power import run_power
 from mrsched.platforms.cluster import generate_cluster
-from mrsched.platforms.cli import with_wattage
+from mrsched.platforms.wattage import with_wattage
 
 #: cheap policies the cap is for (docs/POLICIES.md "power_cap"); idle_sleep takes any of them
 POLICIES = ("fcfs", "filler", "fcfs-easy", "sjf-bb", "easy-bf", "conservative-bb", "bbsched")

@@ -379,7 +379,7 @@ def test_registered_leaves_keep_their_share_of_the_cap(tmp_path):
     from mrsched.cli import main
 
     platform = tmp_path / "p.xml"
-    from mrsched.platforms.cli import with_wattage
+    from mrsched.platforms.wattage import with_wattage
 
     platform.write_text(with_wattage(generate_cluster(nodes=8, pfs=False).xml, "100:200"))
     wl = tmp_path / "w.json"

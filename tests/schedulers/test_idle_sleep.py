@@ -223,7 +223,7 @@ def test_a_cap_stepping_down_later_wakes_a_node_for_power():
     wake-up is acknowledged (found by tests/schedulers/test_fuzz_power.py: the run stalled,
     the shortfall counted the free power of now only)."""
     import mrsched
-    from mrsched.platforms.cli import with_wattage
+    from mrsched.platforms.wattage import with_wattage
     from mrsched.platforms.cluster import generate_cluster
 
     xml = with_wattage(generate_cluster(nodes=2, pfs=False).xml, "5:10", (0, 1, 1, 1, 8))
