@@ -295,7 +295,8 @@ class Result:
 
     ``jobs``: Batsim's ``out_jobs.csv`` as a DataFrame (a row per Batsim job, its columns as
     ``mrsched.analysis.jobs.read_jobs_csv`` types them); ``machine_states``:
-    ``out_machine_states.csv``; ``schedule``: ``out_schedule.csv``'s row; ``metrics``: the run's
+    ``out_machine_states.csv``; with ``energy``, ``consumed_energy`` and ``pstate_changes``:
+    ``out_consumed_energy.csv`` and ``out_pstate_changes.csv``; ``schedule``: ``out_schedule.csv``'s row; ``metrics``: the run's
     row of ``mrsched report``'s ``metrics.csv`` (``metrics_at(tau)`` for another bounded
     slowdown threshold); ``job_table``: a row per user job with its requests, as the report
     reads it; ``manifest``: what ``mrsched run`` writes in ``manifest.json``; ``path``: the run
@@ -324,7 +325,11 @@ class Result:
             if self.path is not None:
                 from mrsched.expe.manifest import OUTPUT_FILES
 
+                from mrsched.expe.manifest import ENERGY_FILES
+
                 texts = {name: (self.path / name).read_text() for name in OUTPUT_FILES}
+                if self.manifest.get("energy"):
+                    texts.update({name: (self.path / name).read_text() for name in ENERGY_FILES})
             else:
                 from mrsched.simulator.outputs import JOBS_COLUMNS, MachineStateTracker, job_row
 
@@ -335,6 +340,8 @@ class Result:
                 texts = {"out_jobs.csv": "\n".join(rows) + "\n",
                          "out_schedule.csv": ",".join(keys) + "\n" + ",".join(schedule[k] for k in keys) + "\n",
                          "out_machine_states.csv": states.text()}
+                for suffix, text in (self._sim.energy_texts or {}).items():
+                    texts[f"out_{suffix}.csv"] = text
             self._cache["texts"] = texts
         return texts
 
@@ -350,11 +357,13 @@ class Result:
         return out
 
     def csv_text(self, name: str) -> str:
-        """An output file's text: ``jobs``, ``schedule`` or ``machine_states``."""
+        """An output file's text: ``jobs``, ``schedule``, ``machine_states``, and for a run
+        with ``energy`` ``consumed_energy`` and ``pstate_changes``."""
         key = f"out_{name}.csv"
         texts = self._texts()
         if key not in texts:
-            raise ConfigError(f"no output '{name}'", field="name", hint="jobs, schedule or machine_states")
+            raise ConfigError(f"no output '{name}'", field="name",
+                              hint=", ".join(k[4:-4] for k in texts))
         return texts[key]
 
     @property
@@ -374,6 +383,27 @@ class Result:
 
             self._cache["machine_states"] = pd.read_csv(io.StringIO(self.csv_text("machine_states")))
         return self._cache["machine_states"]
+
+    @property
+    def consumed_energy(self):
+        """``out_consumed_energy.csv`` of a run with ``energy``: the platform's energy (J) at
+        every job start and end and every pstate change (Batsim's ``-E``)."""
+        if "consumed_energy" not in self._cache:
+            import pandas as pd
+
+            self._cache["consumed_energy"] = pd.read_csv(io.StringIO(self.csv_text("consumed_energy")))
+        return self._cache["consumed_energy"]
+
+    @property
+    def pstate_changes(self):
+        """``out_pstate_changes.csv`` of a run with ``energy``: each pstate change's time,
+        machines (an interval set) and new pstate."""
+        if "pstate_changes" not in self._cache:
+            import pandas as pd
+
+            self._cache["pstate_changes"] = pd.read_csv(io.StringIO(self.csv_text("pstate_changes")),
+                                                        dtype={"machine_id": str})
+        return self._cache["pstate_changes"]
 
     @property
     def schedule(self) -> dict[str, float | str]:

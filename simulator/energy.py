@@ -554,20 +554,22 @@ class EnergyRecorder(Recorder):
                                                        None)
         super().add(record)
 
+    def texts(self) -> dict[str, str]:
+        """``_consumed_energy.csv``'s and ``_pstate_changes.csv``'s text, by suffix."""
+        energy = self.energy
+        return {"consumed_energy": "time,energy,event_type,wattmin,epower\n" + "".join(energy.energy_rows),
+                "pstate_changes": "time,machine_id,new_pstate\n" + "".join(energy.pstate_rows)}
+
     def finish(self, **totals: Any) -> dict[str, Path]:
         if self.files is None:
             return {}
-        energy = self.energy
         paths = {}
-        extra = {"consumed_energy": ("time,energy,event_type,wattmin,epower\n",
-                                     energy.energy_rows),
-                 "pstate_changes": ("time,machine_id,new_pstate\n", energy.pstate_rows)}
-        for key, (header, rows) in extra.items():
+        for key, text in self.texts().items():
             path = Path(f"{self._prefix}_{key}.csv")
             tmp = _temporary(path)
             try:
                 with open(tmp, "w", newline="") as fh:
-                    fh.write(header + "".join(rows))
+                    fh.write(text)
                 os.replace(tmp, path)
             except OSError as exc:
                 try:

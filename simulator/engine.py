@@ -54,6 +54,9 @@ class SimulationResult:
     schedule: dict[str, str] | None = None   # the _schedule.csv row (Batsim's text values)
     #: the _machine_states.csv rows ``(time, nb_idle, nb_computing)`` when no file took them
     machine_states: list[tuple[float, int, int]] | None = None
+    #: a ``-E`` run's ``_consumed_energy.csv`` and ``_pstate_changes.csv`` texts, by suffix,
+    #: when no file took them
+    energy_texts: dict[str, str] | None = None
 
 
 class Engine:
@@ -156,13 +159,15 @@ class Engine:
                       energy=energy)
         streamed = recorder.files is not None
         paths = recorder.finish(**totals)
+        energy_texts = recorder.texts() if self.energy is not None and not streamed else None
         return SimulationResult(jobs=recorder.records if recorder.records is not None else [],
                                 makespan=makespan, nb_messages=server.nb_messages,
                                 scheduling_time=server.sched_time, simulation_time=sim_time,
                                 paths=paths, transcript=server.transcript,
                                 nb_jobs=recorder.stats.nb_jobs,
                                 schedule=recorder.stats.row(**totals),
-                                machine_states=None if streamed else machines.tracker.rows)
+                                machine_states=None if streamed else machines.tracker.rows,
+                                energy_texts=energy_texts)
 
 
 def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: str | Path | None,

@@ -21,10 +21,10 @@ from inputs_rule import reference  # noqa: E402
 TIMED = {"scheduling_time", "simulation_time"}
 
 
-def mrsched_run(platform, workload, policy, out: Path, *options: str) -> Path:
+def mrsched_run(platform, workload, policy, out: Path, *options: str, flags=()) -> Path:
     exe = Path(sys.executable).with_name("mrsched")
     argv = [str(exe), "run", "-p", str(platform), "-w", str(workload), "--policy", policy,
-            "-o", str(out)]
+            "-o", str(out), *flags]
     for opt in options:
         argv += ["-O", opt]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
@@ -71,6 +71,37 @@ def test_simulate_gives_what_run_gives_on_the_references(tmp_path, case, policy)
     assert list(result.jobs.columns[:5]) == ["job_id", "workload_name", "profile",
                                              "submission_time", "requested_number_of_resources"]
     assert len(result.jobs) == len(json.loads((ref / "workload.json").read_text())["jobs"])
+
+
+@pytest.mark.parametrize("policy,options", [("fcfs-easy", ()), ("fcfs", ("idle_sleep=5",))])
+def test_energy_kept_in_memory_gives_what_run_gives(tmp_path, policy, options):
+    """With ``energy`` and no ``out``, the energy traces are the result's, as ``mrsched run -E``
+    writes them: the metrics are the measured ones (not the wattage estimate the report falls
+    back on without a trace)."""
+    case = Path(__file__).parent / "simulator" / "cases" / "sleeper"
+    result = mrsched.simulate(case / "platform.xml", case / "workload.json", policy,
+                              dict(o.split("=") for o in options), energy=True)
+    run_dir = mrsched_run(case / "platform.xml", case / "workload.json", policy, tmp_path / "run",
+                          *options, flags=["--energy"])
+    same_as_run(result, run_dir)
+    assert result.metrics["energy_measured"] == 1.0
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    for name in ("out_consumed_energy.csv", "out_pstate_changes.csv"):
+        text = (run_dir / name).read_text()
+        assert result.csv_text(name[4:-4]) == text
+        assert manifest["outputs"][name] == result.manifest["outputs"][name]
+    assert result.consumed_energy["energy"].iloc[-1] > 0
+    assert len(result.pstate_changes) == (run_dir / "out_pstate_changes.csv").read_text().count("\n") - 1
+    if options:
+        assert len(result.pstate_changes) > 0      # the idle nodes went to sleep
+    # a run kept in a directory reads them back; a run without energy has none
+    kept = mrsched.simulate(case / "platform.xml", case / "workload.json", policy,
+                            dict(o.split("=") for o in options), energy=True, out=tmp_path / "kept")
+    assert kept.csv_text("consumed_energy") == result.csv_text("consumed_energy")
+    assert kept.metrics == result.metrics
+    plain = mrsched.simulate(case / "platform.xml", case / "workload.json", policy)
+    with pytest.raises(ConfigError, match="no output 'consumed_energy'"):
+        plain.consumed_energy
 
 
 def test_simulate_on_generated_inputs_gives_what_run_gives(tmp_path):
