@@ -58,7 +58,8 @@ def g6(x: float) -> str:
     return f"{x:.6g}"
 
 
-def job_row(r: JobRecord) -> str:
+def job_row(r: JobRecord, times: tuple | None = None) -> str:
+    """``r``'s ``_jobs.csv`` row; ``times``: its ``times_of`` when the caller has them."""
     success = 1 if r.final_state == "COMPLETED_SUCCESSFULLY" else 0
     # one format per row (a row per job of whole traces): f"{x:.6f}" is f6(x)
     head = (f"{r.local_id},{r.workload},{r.profile},{r.submission_time:.6f},{r.res},{r.walltime:.6f},"
@@ -66,7 +67,7 @@ def job_row(r: JobRecord) -> str:
     meta = '"' + r.metadata + '"'
     if r.starting_time is None or r.finish_time is None:
         return f"{head},,,,,,,,,{meta}"   # consumed_energy empty too, as Batsim
-    execution, finish, waiting, turnaround, stretch = times_of(r)
+    execution, finish, waiting, turnaround, stretch = times if times is not None else times_of(r)
     return (f"{head},{r.starting_time:.6f},{execution:.6f},{finish:.6f},{waiting:.6f},"
             f"{turnaround:.6f},{stretch:.6f},{r.alloc},"
             f"{'-1.000000' if r.energy is None else r.energy},{meta}")
@@ -166,7 +167,9 @@ class ScheduleStats:
         self.stretches, self.turnarounds, self.waits = array("d"), array("d"), array("d")
         self.makespan = 0.0   # latest finish time (0 without any)
 
-    def add(self, r: JobRecord) -> None:
+    def add(self, r: JobRecord) -> tuple | None:
+        """Count ``r``; its ``times_of`` (None for a job that never started), which its
+        ``_jobs.csv`` row reuses."""
         self.nb_jobs += 1
         state = r.final_state
         if state == "COMPLETED_SUCCESSFULLY":
@@ -177,11 +180,14 @@ class ScheduleStats:
             self.rejected += 1
         if r.finish_time is not None and r.finish_time > self.makespan:
             self.makespan = r.finish_time
-        if r.starting_time is not None:
-            _, _, waiting, turnaround, stretch = times_of(r)
-            self.stretches.append(stretch)
-            self.turnarounds.append(turnaround)
-            self.waits.append(waiting)
+        if r.starting_time is None:
+            return None
+        times = times_of(r)
+        _, _, waiting, turnaround, stretch = times
+        self.stretches.append(stretch)
+        self.turnarounds.append(turnaround)
+        self.waits.append(waiting)
+        return times
 
     def row(self, *, nb_machines: int, makespan: float, time_computing: float, time_idle: float,
             scheduling_time: float, simulation_time: float,
@@ -277,10 +283,11 @@ class StreamedOutputs:
             raise _write_error(exc) from None
         machines.sink = self._states if machine_states else _Discard()
 
-    def add(self, record: JobRecord) -> None:
-        """One ``_jobs.csv`` row (rows are handed to the file in chunks)."""
+    def add(self, record: JobRecord, times: tuple | None = None) -> None:
+        """One ``_jobs.csv`` row (rows are handed to the file in chunks); ``times`` as
+        ``job_row``'s."""
         pending = self._pending
-        pending.append(job_row(record))
+        pending.append(job_row(record, times))
         if len(pending) >= self.chunk:
             self._flush_jobs()
 
@@ -355,9 +362,9 @@ class Recorder:
 
     def add(self, record: JobRecord) -> None:
         """A job ended (or was rejected): its row."""
-        self.stats.add(record)
+        times = self.stats.add(record)
         if self.files is not None:
-            self.files.add(record)
+            self.files.add(record, times)
         if self.records is not None:
             self.records.append(record)
 

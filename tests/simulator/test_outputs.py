@@ -49,7 +49,7 @@ def test_outputs_replace_the_old_files_whole(tmp_path, monkeypatch):
     outputs.write_outputs(prefix, [record], machines, {"makespan": "5.000000"})
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
 
-    def broken_row(r):
+    def broken_row(r, times=None):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(outputs, "job_row", broken_row)
