@@ -33,6 +33,7 @@ setup(cmdclass={"build_ext": BuildExt}, ext_modules=[
               extra_compile_args=["-O2"]),
     Extension("mrsched.schedulers.profile._profile", ["schedulers/profile/_profile.c"], optional=True,
               extra_compile_args=["-O2"]),
-    Extension("mrsched.simulator._steps", ["simulator/_steps.c", "simulator/_idle.c"], optional=True,
-              depends=["simulator/_timer.h"], extra_compile_args=["-O2"]),
+    # no fused multiply-add: the solver's floats must be its Python twins' (_maxmin.c)
+    Extension("mrsched.simulator._steps", ["simulator/_steps.c", "simulator/_idle.c", "simulator/_maxmin.c"],
+              optional=True, depends=["simulator/_timer.h"], extra_compile_args=["-O2", "-ffp-contract=off"]),
 ])

@@ -939,6 +939,8 @@ static PyTypeObject KernelType = {
 PyObject *ld_stamp(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 PyObject *ld_totals(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 extern const Py_ssize_t machine_times_size;
+/* _maxmin.c: the fair-bottleneck solver */
+PyObject *fair_bottleneck(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
 static PyMethodDef steps_functions[] = {
     {"ld_stamp", (PyCFunction)(void (*)(void))ld_stamp, METH_FASTCALL,
@@ -946,13 +948,17 @@ static PyMethodDef steps_functions[] = {
      "last change to their idle or computing time (long double), then change now."},
     {"ld_totals", (PyCFunction)(void (*)(void))ld_totals, METH_FASTCALL,
      "ld_totals(times) -> (idle, computing): the machines' sums, in order, as doubles."},
+    {"fair_bottleneck", (PyCFunction)(void (*)(void))fair_bottleneck, METH_FASTCALL,
+     "fair_bottleneck(ev, ec, ew, starts, cap, fat, bound, rank, max_rounds): the rates "
+     "(maxmin.fair_bottleneck_small's), or None after max_rounds rounds."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef steps_module = {
     PyModuleDef_HEAD_INIT, "_steps",
     "The engine's kernel, compiled (see kernel.Kernel, its Python twin), and the "
-    "machines' times in each state (machines._ld_stamp, _ld_totals).", -1, steps_functions,
+    "machines' times in each state (machines._ld_stamp, _ld_totals) and the fair-bottleneck "
+    "solver (maxmin.fair_bottleneck_small).", -1, steps_functions,
 };
 
 #define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL

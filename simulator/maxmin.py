@@ -1,11 +1,14 @@
 """SimGrid's max-min sharing for the ptask_L07 model: the *fair bottleneck* solver
 (``kernel/lmm/fair_bottleneck.cpp``, SimGrid 3.32) and the split of a system into the parts
-that share no resource.
+that share no resource. Three solvers give the same rates: ``fair_bottleneck_small`` in plain
+floats, ``fair_bottleneck`` in numpy and ``fair_bottleneck_compiled`` in C (``_maxmin.c``, which
+the engine uses for every system when it is built).
 
 A system is a set of variables (the tasks' rates) and constraints (CPUs and links, each of a
 capacity), an element per (variable, constraint) with the variable's weight on it (its flops
-or bytes there); ``ptask.py`` builds it from its tasks. Every function here gives the same
-floats from the same operations in the same order as ``fair_bottleneck``, the reference.
+or bytes there); ``ptask.py`` builds it from its tasks. The solvers give the same floats from
+the same operations in the same order as SimGrid's loop (``tests/simulator/maxmin_reference.py``
+writes it out: their tests' reference).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import operator
 
 import numpy as np
 
+from mrsched import native
 from mrsched.errors import SimulationError
 
 try:  # the C function behind np.count_nonzero, without its Python wrapper (hot path)
@@ -21,10 +25,36 @@ try:  # the C function behind np.count_nonzero, without its Python wrapper (hot 
 except ImportError:  # pragma: no cover - other numpy layouts
     _count = np.count_nonzero
 
+try:  # the compiled solver (``_maxmin.c``, in the ``_steps`` extension)
+    from mrsched.simulator._steps import fair_bottleneck as _c_fair_bottleneck
+except ImportError:  # built without a C compiler: the twins below
+    _c_fair_bottleneck = None
+
 #: SimGrid's ``maxmin/precision``: constraint capacity left below it is none.
 MAXMIN_PRECISION = 1e-5
 #: solver rounds before giving up (a FATPIPE system may crawl)
 _MAX_ROUNDS = 1_000_000
+#: whether ``fair_bottleneck_compiled`` may solve (``use_compiled``)
+_COMPILED = _c_fair_bottleneck is not None and native.wanted()
+
+
+def use_compiled(compiled: bool) -> bool:
+    """Solve in C (``_maxmin.c``, when built) or with the Python twins from now on; whether C
+    is now in use. ``MRSCHED_PURE_PYTHON=1`` starts with Python."""
+    global _COMPILED
+    _COMPILED = compiled and _c_fair_bottleneck is not None
+    return _COMPILED
+
+
+def compiled() -> bool:
+    """Whether ``fair_bottleneck_compiled`` solves (``use_compiled``)."""
+    return _COMPILED
+
+
+def _not_converged() -> SimulationError:
+    return SimulationError("the ptask share solver did not converge",
+                           hint="FATPIPE links shared by tasks bottlenecked elsewhere can make "
+                                "SimGrid's fair-bottleneck solver crawl")
 
 
 def components(tasks) -> list[list[int]]:
@@ -113,9 +143,7 @@ def fair_bottleneck_small(ev: list[int], ec_all: list[int], ew: list[float], sta
     while n_live:
         rounds += 1
         if rounds > _MAX_ROUNDS:
-            raise SimulationError("the ptask share solver did not converge",
-                                  hint="FATPIPE links shared by tasks bottlenecked elsewhere can make "
-                                       "SimGrid's fair-bottleneck solver crawl")
+            raise _not_converged()
         nb = [0] * n_c
         for e in el_range:
             if var_live[ev[e]]:
@@ -209,9 +237,7 @@ def fair_bottleneck(ev: np.ndarray, ec: np.ndarray, ew: np.ndarray, starts: np.n
     while _count(var_live):
         rounds += 1
         if rounds > _MAX_ROUNDS:
-            raise SimulationError("the ptask share solver did not converge",
-                                  hint="FATPIPE links shared by tasks bottlenecked elsewhere can make "
-                                       "SimGrid's fair-bottleneck solver crawl")
+            raise _not_converged()
         # shares offered by each live constraint
         live_elem = var_live[ev]
         nb = np.bincount(ec[live_elem], minlength=n_cnst).astype(np.float64)
@@ -245,3 +271,15 @@ def fair_bottleneck(ev: np.ndarray, ec: np.ndarray, ew: np.ndarray, starts: np.n
             cnst_live &= ~saturated
             var_live[ev[saturated[ec]]] = False
     return value
+
+
+def fair_bottleneck_compiled(ev: list[int], ec: list[int], ew: list[float], starts: list[int],
+                             cap: list[float], fat: list[bool], bound: list[float],
+                             rank: list[int] | None = None) -> list[float]:
+    """``fair_bottleneck_small`` in C (``_maxmin.c``): the same operations in the same order,
+    so the same rates, for systems of any size."""
+    rates = _c_fair_bottleneck(ev, ec, ew, starts, cap, fat, bound,
+                               list(range(len(bound))) if rank is None else rank, _MAX_ROUNDS)
+    if rates is None:
+        raise _not_converged()
+    return rates

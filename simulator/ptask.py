@@ -30,8 +30,9 @@ import numpy as np
 
 from mrsched.errors import SimulationError
 
-from mrsched.simulator.maxmin import (components, fair_bottleneck, fair_bottleneck_small,
-                                     solo_rate)
+from mrsched.simulator import maxmin
+from mrsched.simulator.maxmin import (components, fair_bottleneck, fair_bottleneck_compiled,
+                                     fair_bottleneck_small, solo_rate)
 from mrsched.simulator.ptask_steps import REMAINS_PRECISION, Sim, enable_key, solver_left, step_solver
 
 #: runs an iterator of side effects (``map`` of a setter) to its end in C
@@ -158,6 +159,9 @@ class PtaskModel:
     #: Systems of at most this many elements are solved in plain floats (same rates: numpy's
     #: per-call cost dominates small systems); 0 sends every solve through numpy (tests).
     _small_solver = 32
+    #: Every system is solved in C when the compiled solver is in use (``maxmin.use_compiled``);
+    #: False sends them through the Python twins above (tests).
+    _compiled_solver = True
     #: Solved rates kept per set of progressing tasks (the rates depend on nothing else), so a
     #: look-ahead's solves serve ``advance`` and the next look-ahead; 0 disables it (tests).
     _solve_cache_size = 64
@@ -751,7 +755,8 @@ class PtaskModel:
         rank = [0] * len(tasks)
         for r, i in enumerate(sorted(range(len(tasks)), key=lambda i: tasks[i]._enable)):
             rank[i] = r
-        if n_el <= self._small_solver:
+        in_c = self._compiled_solver and maxmin.compiled()
+        if in_c or n_el <= self._small_solver:
             ev: list[int] = []
             ec: list[int] = []
             ew: list[float] = []
@@ -761,7 +766,8 @@ class PtaskModel:
                 ec.extend(task._cnsts)
                 ew.extend(task._ws)
                 ev.extend([v] * sizes[v])
-            return fair_bottleneck_small(ev, ec, ew, starts, self._cap_list, self._fat_list, bound, rank)
+            solver = fair_bottleneck_compiled if in_c else fair_bottleneck_small
+            return solver(ev, ec, ew, starts, self._cap_list, self._fat_list, bound, rank)
         if len(self._cap) != len(self._cap_list):
             self._cap = np.asarray(self._cap_list, dtype=np.float64)
             self._fat = np.asarray(self._fat_list, dtype=bool)

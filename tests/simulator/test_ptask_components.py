@@ -57,8 +57,9 @@ def two_groups(tmp_path):
     return load_platform(path)
 
 
-def variant(platform, *, split=True, cache=64, isolate=True, small=32):
+def variant(platform, *, split=True, cache=64, isolate=True, small=32, compiled=True):
     model = PtaskModel(platform)
+    model._compiled_solver = compiled
     model._split_components = split
     model._solve_cache_size = cache
     model._isolate = isolate
@@ -146,9 +147,11 @@ def test_split_and_cached_solves_give_the_whole_solve_bit_for_bit(two_groups, mo
     probe = set(range(5, len(script), 7))
     fast = drive(variant(two_groups, isolate=isolate), script, probe)
     whole = drive(variant(two_groups, split=False, cache=0, isolate=isolate), script, probe)
-    numpy_only = drive(variant(two_groups, split=False, cache=0, isolate=isolate, small=0), script, probe)
-    assert fast[0] == whole[0] == numpy_only[0]  # finish times and killed work left, exactly
-    assert fast[1] == whole[1] == numpy_only[1]  # look-ahead times and rates along the way
+    numpy_only = drive(variant(two_groups, split=False, cache=0, isolate=isolate, small=0, compiled=False),
+                       script, probe)
+    plain = drive(variant(two_groups, split=False, cache=0, isolate=isolate, compiled=False), script, probe)
+    assert fast[0] == whole[0] == numpy_only[0] == plain[0]  # finish times and killed work left, exactly
+    assert fast[1] == whole[1] == numpy_only[1] == plain[1]  # look-ahead times and rates along the way
     finished = [f for f, _ in fast[0].values() if f is not None]
     killed = [r for f, r in fast[0].values() if f is None]
     assert len(finished) >= 50 and killed and all(0 <= r <= 1 for r in killed)

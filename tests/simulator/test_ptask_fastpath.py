@@ -237,7 +237,7 @@ def test_small_solver_gives_the_numpy_solvers_rates_bit_for_bit(monkeypatch):
 
 
 def test_both_solvers_are_simgrids_loop_with_its_element_order():
-    """Both solvers against SimGrid's loop written out (``maxmin_reference.py``): each
+    """The solvers (numpy, plain floats and, when built, C) against SimGrid's loop written out (``maxmin_reference.py``): each
     resource's capacity loses its elements' consumptions one after the other, newest variable
     first (``rank``); bit for bit, on random systems, ranks and bounds."""
     from maxmin_reference import fair_bottleneck as reference
@@ -266,8 +266,62 @@ def test_both_solvers_are_simgrids_loop_with_its_element_order():
         small = maxmin.fair_bottleneck_small(ev.tolist(), ec.tolist(), ew.tolist(), starts.tolist(), cap,
                                              fat, solver_bound.tolist(), rank.tolist())
         assert fast == want and small == want, i
+        if maxmin._c_fair_bottleneck is not None:
+            assert maxmin.fair_bottleneck_compiled(ev.tolist(), ec.tolist(), ew.tolist(), starts.tolist(),
+                                                   cap, fat, solver_bound.tolist(), rank.tolist()) == want, i
         checked += 1
     assert checked == 400
+
+
+@pytest.fixture
+def c_solver(require):
+    from mrsched.simulator import maxmin
+
+    require(maxmin._c_fair_bottleneck is not None,
+            "the compiled solver (simulator/_maxmin.c) was not built: no C compiler at install")
+    return maxmin.fair_bottleneck_compiled
+
+
+def test_compiled_solver_gives_the_plain_solvers_rates_bit_for_bit(monkeypatch, c_solver):
+    """``_maxmin.c`` against its twin, on small and large random systems with FATPIPE links,
+    bounds and ranks; a crawl that does not end gives up alike."""
+    from mrsched.simulator import maxmin
+
+    monkeypatch.setattr(maxmin, "_MAX_ROUNDS", 2000)
+    rng = np.random.default_rng(13)
+    compared = 0
+    for i in range(700):
+        big = i % 7 == 0
+        ev, ec, ew, starts, cap, fat, bound = random_system(
+            rng, int(rng.integers(20, 120) if big else rng.integers(1, 14)),
+            int(rng.integers(5, 40) if big else rng.integers(1, 10)), 0.25 if i % 2 else 0.0)
+        rank = rng.permutation(len(starts)).tolist() if i % 3 else None
+        args = (ev.tolist(), ec.tolist(), ew.tolist(), starts.tolist(), cap, fat, bound.tolist(), rank)
+        out = []
+        for solve in (maxmin.fair_bottleneck_small, c_solver):
+            try:
+                out.append(solve(*args))
+            except SimulationError as exc:
+                assert "did not converge" in str(exc)
+                out.append(None)
+        assert out[0] == out[1], i      # the same floats, or both gave up
+        compared += out[0] is not None
+    assert compared > 600
+
+
+def test_compiled_solver_refuses_inconsistent_systems(c_solver):
+    from mrsched.simulator import maxmin
+
+    cap, fat = [100.0, 60.0], [False, False]
+    with pytest.raises(ValueError, match="inconsistent lengths"):
+        maxmin._c_fair_bottleneck([0], [0, 1], [1.0], [0], cap, fat, [math.inf], [0], 10)
+    with pytest.raises(IndexError, match="out of range"):
+        c_solver([0], [2], [1.0], [0], cap, fat, [math.inf])
+    with pytest.raises(ValueError, match="increasing"):
+        c_solver([0, 1], [0, 1], [1.0, 1.0], [1, 0], cap, fat, [math.inf, math.inf])
+    with pytest.raises(TypeError):
+        c_solver([0], [0], ["x"], [0], cap, fat, [math.inf])
+    assert c_solver([], [], [], [], cap, fat, []) == []
 
 
 def test_small_solver_handles_bounds_and_saturation_by_hand():
@@ -284,6 +338,7 @@ def full_solver(platform):
     model = PtaskModel(platform)
     model._isolate = False
     model._small_solver = 0  # every solve in numpy, as before the plain-float path
+    model._compiled_solver = False
     return model
 
 
