@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 
 from mrsched.errors import ConfigError
-from mrsched.platforms.wattage import with_wattage
+from mrsched.platforms.wattage import STORAGE_WATTAGE, with_wattage
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -99,6 +99,10 @@ def _wattage_arg(p: argparse.ArgumentParser) -> None:
                    help="wattage_per_state of every compute host (SimGrid's Idle:AllCores or "
                         "Idle:Epsilon:AllCores, watts): the power model of -E runs, power_cap and "
                         "the report's power; default: none")
+    p.add_argument("--storage-wattage", metavar="IDLE:ALLCORES", default=STORAGE_WATTAGE,
+                   help="with --wattage: wattage_per_state of every storage host (burst buffer, "
+                        "PFS): Batsim's -E reads every machine's energy and SimGrid aborts on one "
+                        f"without it; default {STORAGE_WATTAGE} (storage draws nothing)")
     p.add_argument("--sleep-wattage", metavar="WATTS", default=None,
                    help="with --wattage: every compute host also gets a sleep pstate drawing WATTS "
                         "and its virtual switch-off / switch-on pstates (Batsim's sleep_pstates "
@@ -186,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
                                pfs_bandwidth=args.pfs_bandwidth, node_bandwidth=args.node_bandwidth,
                                underprovision=args.underprovision, speed=args.speed)
         try:
-            Path(args.output).write_text(with_wattage(tree.xml, args.wattage, sleep_states(args)),
+            Path(args.output).write_text(with_wattage(tree.xml, args.wattage, sleep_states(args), args.storage_wattage),
                                          encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"cannot write: {exc.strerror}", file=exc.filename) from None
@@ -202,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("missing platform kind", hint="valid: dragonfly, cluster, iotree, bundled (see --help)")
     out = Path(args.output)
     try:
-        out.write_text(with_wattage(result.xml, args.wattage, sleep_states(args)), encoding="utf-8")
+        out.write_text(with_wattage(result.xml, args.wattage, sleep_states(args), args.storage_wattage), encoding="utf-8")
         if args.describe:
             Path(args.describe).write_text(json.dumps(result.description.to_dict(), indent=1) + "\n",
                                            encoding="utf-8")

@@ -42,7 +42,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mrsched.errors import PlatformError
+from mrsched.errors import PlatformError, SimulationError
 from mrsched.simulator.machines import Machines
 from mrsched.simulator.outputs import MachineStateTracker, Recorder, _temporary, _write_error, f6, g6
 
@@ -344,6 +344,8 @@ class Energy:
         k = self.k
         energy = self.energy
         for r in it:
+            if self.powers[r].ranges is None:
+                raise _no_wattage(self.powers[r].name)
             if self.behind(r):
                 if self._update(r):
                     self.pending[r] = k.round_token()
@@ -532,6 +534,17 @@ class EnergyMachines(Machines):
             for i in range(5):
                 sums[i] += spent[i]
         return {name: float(x) for name, x in zip(STATE_NAMES, sums)}
+
+
+def _no_wattage(host: str) -> SimulationError:
+    """SimGrid's ``sg_host_get_consumed_energy`` on a host without ``wattage_per_state``: an
+    assertion that aborts Batsim (``host_energy.cpp`` 536), at the first job submission under
+    ``-E`` since Batsim reads every machine's energy then (``job_submitter.cpp`` 141-147)."""
+    return SimulationError(f"host {host} has no wattage_per_state: Batsim's -E reads the energy of "
+                           "every compute and storage machine, and SimGrid aborts on it",
+                           field="wattage_per_state",
+                           hint="give every machine one: mrsched platform ... --wattage W "
+                                "--storage-wattage W; or run without --energy")
 
 
 # -- the output files -----------------------------------------------------------------------

@@ -1,5 +1,7 @@
 """`mrsched platform ... --wattage IDLE:ALLCORES`: every compute host (and every <cluster>)
-gets SimGrid's wattage_per_state; storage, PFS and master hosts none."""
+gets SimGrid's wattage_per_state; storage and PFS hosts `--storage-wattage` (0:0 unless told:
+under -E Batsim reads every machine's energy, and SimGrid aborts on a host without one); the
+master none."""
 
 from __future__ import annotations
 
@@ -12,9 +14,11 @@ from mrsched.simulator.platform import load_platform
 
 @pytest.mark.parametrize("kind, args", [("dragonfly", []), ("iotree", ["--units", "2", "--nodes-per-unit", "3"]),
                                         ("cluster", ["--nodes", "4", "--storage", "1"])])
-def test_compute_hosts_get_the_wattage(tmp_path, kind, args):
+@pytest.mark.parametrize("storage", [None, "12:12"])
+def test_compute_hosts_get_the_wattage(tmp_path, kind, args, storage):
     out = tmp_path / f"{kind}.xml"
-    assert main(["platform", kind, *args, "--wattage", "95:190", "-o", str(out)]) == 0
+    flags = ["--storage-wattage", storage] if storage else []
+    assert main(["platform", kind, *args, "--wattage", "95:190", *flags, "-o", str(out)]) == 0
     platform = load_platform(str(out))
     hosts = platform.resources(None)
     powers = load_powers(platform, [h.name for h in hosts])
@@ -22,8 +26,11 @@ def test_compute_hosts_get_the_wattage(tmp_path, kind, args):
         if host.role == "compute":
             assert (power.ranges[0].idle, power.ranges[0].max) == (95.0, 190.0), host.name
         else:
-            assert power.ranges is None, host.name
+            watts = 12.0 if storage else 0.0
+            assert host.role == "storage" and len(power.ranges) == 1, host.name
+            assert (power.ranges[0].idle, power.ranges[0].max) == (watts, watts), host.name
     assert any(h.role != "compute" for h in hosts)
+    assert "wattage_per_state" not in platform.master_host().properties
 
 
 def test_without_the_flag_nothing_changes_and_a_bad_value_is_refused(tmp_path, capsys):
@@ -48,7 +55,7 @@ def test_sleep_pstates_as_batsim_reads_them(tmp_path, kind, args):
     powers = load_powers(platform, [h.name for h in hosts])
     for host, power in zip(hosts, powers):
         if host.role != "compute":
-            assert power.ranges is None and not power.sleep, host.name
+            assert [(r.idle, r.max) for r in power.ranges] == [(0.0, 0.0)] and not power.sleep, host.name
             continue
         assert power.sleep == {1: (2, 3)}, host.name
         assert [(r.idle, r.max) for r in power.ranges] == [(95.0, 190.0), (9.75, 9.75),

@@ -238,6 +238,28 @@ SLEEP_ALL = ("SET_RESOURCE_STATE", {"resources": "0-6", "state": "1"})
 QUERY = ("QUERY", {"requests": {"consumed_energy": {}}})
 
 
+def test_a_machine_without_wattage_stops_an_energy_run_as_simgrid_aborts(tmp_path):
+    """Under -E Batsim reads every machine's energy at the first submission, storage hosts
+    included; SimGrid aborts on a host without wattage_per_state (``host_energy.cpp`` 536;
+    recorded with Batsim 4.2.1 on ``energy_storage``'s platform without its storage wattage:
+    "No power range properties specified for host bb_0"). The engine stops with an error
+    naming the host; with the wattage the same run goes through (the recorded case)."""
+    import re
+
+    xml = (CASES / "energy_storage" / "platform.xml").read_text()
+    bare = re.sub(r'\s*<prop id="wattage_per_state" value="0:0"/>', "", xml)
+    assert bare != xml and 'value="0:0"' not in bare
+    (tmp_path / "p.xml").write_text(bare)
+    with pytest.raises(SimulationError, match="host bb_0 has no wattage_per_state") as err:
+        _run(tmp_path, Scripted([]), platform=tmp_path / "p.xml")
+    assert err.value.field == "wattage_per_state"
+    assert not list(tmp_path.glob("out_*.csv"))        # no half-written outputs
+    from mrsched.schedulers.registry import make_scheduler
+
+    done = _run(tmp_path, make_scheduler("fcfs", {}), platform=tmp_path / "p.xml", energy=False)
+    assert [r.final_state for r in done.jobs] == ["COMPLETED_SUCCESSFULLY"]   # without -E: no read
+
+
 def test_without_energy_batsim_refuses_pstates_and_energy_queries(tmp_path):
     with pytest.raises(SimulationError, match="energy model"):
         _run(tmp_path, Scripted([SLEEP_ALL]), energy=False)
