@@ -150,7 +150,10 @@ def coerce_option(policy: str, name: str, value: Any, param: Param | None) -> An
                 return False
             raise ValueError(value)
         if param.type is int:
-            f = float(value)
+            try:
+                return int(value)       # exact, however many digits
+            except ValueError:
+                f = float(value)        # "1e3", "2.0"
             if f != int(f):
                 raise ValueError(value)
             return int(f)

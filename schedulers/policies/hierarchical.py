@@ -63,6 +63,8 @@ DISTRIBUTIONS = ("round-robin", "weighted")
 SHARES = ("static", "queue")
 #: shares a shape may give a child, as fractions of its parent's (the rest follows the nodes)
 FRACTIONS = ("bb", "bandwidth", "power")
+#: instances a depth and branching may make (Herbein's deepest tree, 32 x 36 leaves: 1,185)
+MAX_INSTANCES = 1 << 16
 #: request shapes remembered per instance by the routing test (then forgotten all at once)
 _FITS_MEMO = 1 << 14
 EPS = 1e-9
@@ -304,11 +306,22 @@ class Hierarchical(Policy):
         levels = self.depth - 1
         if levels == 0:
             return []   # one instance: branching does not apply
+        if levels >= MAX_INSTANCES:     # every level holds one instance at least
+            raise ConfigError(f"policy 'hierarchical': depth {self.depth} makes more than "
+                              f"{MAX_INSTANCES:,} instances", field="depth")
         if len(values) == 1:
             values = values * levels
         if len(values) != levels:
             raise ConfigError(f"policy 'hierarchical': option 'branching' gives {len(values)} levels, "
                               f"depth {self.depth} needs {levels}", field="branching")
+        total = width = 1
+        for v in values:        # instances level by level, before any is built
+            width *= v
+            total += width
+            if total > MAX_INSTANCES:
+                raise ConfigError(f"policy 'hierarchical': depth {self.depth} and branching "
+                                  f"{self.branching!r} make more than {MAX_INSTANCES:,} instances",
+                                  field="branching", hint="a shape file gives a tree of any form")
         return values
 
     def _build_spec(self) -> Instance:
@@ -322,6 +335,11 @@ class Hierarchical(Policy):
             root = grow("0", self._branching())
         for inst in root.walk():
             if inst.leaf:
+                try:
+                    self._leaves().entry(inst.policy)
+                except ConfigError as exc:
+                    raise ConfigError(f"policy 'hierarchical': leaf {inst.path}: {exc.message}",
+                                      field="shape" if self.shape else "leaf_policy", hint=exc.hint) from None
                 if inst.policy == self.name:
                     raise ConfigError(f"policy 'hierarchical': instance {inst.path} cannot itself be "
                                       "'hierarchical' (nest children in the shape instead)", field="shape")
@@ -381,6 +399,11 @@ class Hierarchical(Policy):
             raise ConfigError(f"policy 'hierarchical': shape node {path}: policy must be a name", field="shape")
         if not children:
             catalog = self._leaves()
+            try:
+                catalog.entry(policy)
+            except ConfigError as exc:
+                raise ConfigError(f"policy 'hierarchical': shape node {path}: {exc.message}",
+                                  field="shape", hint=exc.hint) from None
             table = catalog.parameter_table(policy)
             options = {k: catalog.coerce_option(policy, k, v, table.get(k)) for k, v in options.items()}
         kids = [self._from_shape(c, f"{path}.{k}") for k, c in enumerate(children)]

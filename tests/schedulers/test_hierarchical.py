@@ -198,15 +198,23 @@ def test_explicit_shape_with_sizes_and_policies_per_child(tmp_path):
      "bb, bandwidth, power)"),
     ({"shape": '{"children": [{"policy": "hierarchical"}]}'},
      "policy 'hierarchical': instance 0.0 cannot itself be 'hierarchical' (nest children in the shape instead)"),
-    ({"shape": '{"children": [{"policy": "nope"}]}'}, "unknown policy 'nope'"),
+    ({"shape": '{"children": [{"policy": "nope"}]}'}, "policy 'hierarchical': shape node 0.0: unknown policy 'nope'"),
     ({"period": "60"}, "policy 'hierarchical': option 'period' must be 0 (every instance keeps its own clock)"),
+    ({"leaf_policy": "nan"}, "policy 'hierarchical': leaf 0: unknown policy 'nan'"),
+    # a tree too large to build is refused before any instance is made (it once ate 22 GB)
+    ({"depth": "17"}, "policy 'hierarchical': depth 17 and branching '2' make more than 65,536 instances"),
+    ({"depth": "9" * 40}, f"policy 'hierarchical': depth {'9' * 40} makes more than 65,536 instances"),
+    ({"depth": 3, "branching": "9" * 40},
+     f"policy 'hierarchical': depth 3 and branching '{'9' * 40}' make more than 65,536 instances"),
     ({"decision_cost": "cheap"},
      "option 'decision_cost': 'cheap' is not none, measured or per_event=S / per_job=S / per_start=S"),
 ])
 def test_bad_specs_are_one_line_errors(options, message):
     with pytest.raises(ConfigError) as exc:
         make_scheduler("hierarchical", options)
-    assert exc.value.message == message
+    assert exc.value.message == message or (exc.value.message.startswith(message)
+                                            and exc.value.message[len(message):].startswith(" (valid:"))
+    assert exc.value.field in {*options, "branching"}
 
 
 def test_grant_too_small_for_the_children_is_refused():

@@ -77,6 +77,11 @@ def test_make_scheduler_coerces_strings():
     assert make_scheduler("fcfs-bb", {"depth": "3"}).policy.depth == 3
     with pytest.raises(ConfigError, match="'depth' must be int"):
         make_scheduler("fcfs-bb", {"depth": "three"})
+    # integers are read exactly, not through a float; "1e3" and "2.0" are whole numbers too
+    assert make_scheduler("fcfs-bb", {"depth": "12345678901234567891"}).policy.depth == 12345678901234567891
+    assert make_scheduler("fcfs-bb", {"depth": "1e3"}).policy.depth == 1000
+    with pytest.raises(ConfigError, match="'depth' must be int"):
+        make_scheduler("fcfs-bb", {"depth": "2.5"})
     with pytest.raises(ConfigError, match="unknown option"):
         make_scheduler("fcfs-bb", {"window": "3"})
 
