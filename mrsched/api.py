@@ -296,7 +296,8 @@ class Result:
     ``jobs``: Batsim's ``out_jobs.csv`` as a DataFrame (a row per Batsim job, its columns as
     ``mrsched.analysis.jobs.read_jobs_csv`` types them); ``machine_states``:
     ``out_machine_states.csv``; with ``energy``, ``consumed_energy`` and ``pstate_changes``:
-    ``out_consumed_energy.csv`` and ``out_pstate_changes.csv``; ``schedule``: ``out_schedule.csv``'s row; ``metrics``: the run's
+    ``out_consumed_energy.csv`` and ``out_pstate_changes.csv``; ``schedule``:
+    ``out_schedule.csv``'s row; ``metrics``: the run's
     row of ``mrsched report``'s ``metrics.csv`` (``metrics_at(tau)`` for another bounded
     slowdown threshold); ``job_table``: a row per user job with its requests, as the report
     reads it; ``manifest``: what ``mrsched run`` writes in ``manifest.json``; ``path``: the run
@@ -323,9 +324,7 @@ class Result:
         texts = self._cache.get("texts")
         if texts is None:
             if self.path is not None:
-                from mrsched.expe.manifest import OUTPUT_FILES
-
-                from mrsched.expe.manifest import ENERGY_FILES
+                from mrsched.expe.manifest import ENERGY_FILES, OUTPUT_FILES
 
                 texts = {name: (self.path / name).read_text() for name in OUTPUT_FILES}
                 if self.manifest.get("energy"):

@@ -57,7 +57,8 @@ def with_wattage(xml: str, wattage: str | None, sleep: tuple | None = None,
         indent = xml[xml.rfind("\n", 0, m.start()) + 1:m.start()]
         speeds = re.search(r'speed="([^"]*)"', head)
         n = len(speeds.group(1).split(",")) if speeds is not None else 1
-        prop = f'<prop id="wattage_per_state" value="{", ".join([storage if role == "storage" else wattage] * n)}"/>'
+        watts = ", ".join([storage if role == "storage" else wattage] * n)
+        prop = f'<prop id="wattage_per_state" value="{watts}"/>'
         if sleep is not None and role != "storage":
             if speeds is None:
                 raise ConfigError(f"--sleep-wattage: host {name} has no speed attribute",

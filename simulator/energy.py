@@ -570,7 +570,8 @@ class EnergyRecorder(Recorder):
     def texts(self) -> dict[str, str]:
         """``_consumed_energy.csv``'s and ``_pstate_changes.csv``'s text, by suffix."""
         energy = self.energy
-        return {"consumed_energy": "time,energy,event_type,wattmin,epower\n" + "".join(energy.energy_rows),
+        return {"consumed_energy": ("time,energy,event_type,wattmin,epower\n"
+                                    + "".join(energy.energy_rows)),
                 "pstate_changes": "time,machine_id,new_pstate\n" + "".join(energy.pstate_rows)}
 
     def finish(self, **totals: Any) -> dict[str, Path]:
