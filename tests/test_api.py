@@ -172,6 +172,18 @@ def test_bad_inputs_raise_errors_naming_file_job_or_field(tmp_path):
     with pytest.raises(ConfigError) as info:
         mrsched.simulate(ref / "platform.xml", ref / "workload.json", 42)
     assert info.value.field == "policy"
+    # a NaN or an infinity in a workload dict: the job and field it is in, or the profile's
+    nan = json.loads((ref / "workload.json").read_text())
+    nan["jobs"][2]["subtime"] = float("nan")
+    with pytest.raises(WorkloadError) as info:
+        mrsched.simulate(ref / "platform.xml", nan)
+    assert (info.value.job, info.value.field) == (str(nan["jobs"][2]["id"]), "subtime")
+    name = next(iter(nan["profiles"]))
+    nan["jobs"][2]["subtime"] = 0
+    nan["profiles"][name]["delay"] = float("inf")
+    with pytest.raises(WorkloadError) as info:
+        mrsched.simulate(ref / "platform.xml", nan)
+    assert info.value.field == f"profiles.{name}.delay" and "inf" in str(info.value)
 
 
 def test_the_package_exports():

@@ -19,20 +19,25 @@ from mrsched.errors import WorkloadError
 from mrsched.simulator.jsonnum import rapidjson_float
 
 
-def plain(value: Any) -> Any:
-    """numpy scalars to Python, whole floats to int (``3.0`` -> ``3``), recursively."""
+def plain(value: Any, field: str | None = None, job: str | None = None) -> Any:
+    """numpy scalars to Python, whole floats to int (``3.0`` -> ``3``), recursively; a NaN or
+    an infinity is a WorkloadError naming ``job`` and the field it is in."""
     if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
+        return {str(k): plain(v, str(k) if field is None else f"{field}.{k}", job) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
+        return [plain(v, f"{field}[{i}]" if field else f"[{i}]", job) for i, v in enumerate(value)]
     if hasattr(value, "item") and not isinstance(value, (str, bytes)):
         value = value.item()
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise WorkloadError(f"non-finite number {value} in a workload")
+            raise WorkloadError(f"non-finite number {value} in a workload", job=job, field=field)
         if value.is_integer() and abs(value) < 2**53:
             return int(value)
     return value
+
+
+def _job_plain(job: Any) -> Any:
+    return plain(job, job=str(job.get("id")) if isinstance(job, dict) and "id" in job else None)
 
 
 def iter_workload_text(items: Iterable[tuple[str, Any]]) -> Iterator[str]:
@@ -48,7 +53,7 @@ def iter_workload_text(items: Iterable[tuple[str, Any]]) -> Iterator[str]:
             yield f'{sep} "jobs": ['
             count = 0
             for job in value:
-                yield ("\n  " if count == 0 else ",\n  ") + json.dumps(plain(job), separators=(", ", ": "))
+                yield ("\n  " if count == 0 else ",\n  ") + json.dumps(_job_plain(job), separators=(", ", ": "))
                 count += 1
             yield "\n ]" if count else "]"
         elif key == "profiles":
@@ -56,11 +61,11 @@ def iter_workload_text(items: Iterable[tuple[str, Any]]) -> Iterator[str]:
             count = 0
             for name, prof in value:
                 yield (("\n  " if count == 0 else ",\n  ") + json.dumps(str(name)) + ": "
-                       + json.dumps(plain(prof), separators=(", ", ": ")))
+                       + json.dumps(plain(prof, f"profiles.{name}"), separators=(", ", ": ")))
                 count += 1
             yield "\n }" if count else "}"
         else:
-            yield f"{sep} {json.dumps(str(key))}: {json.dumps(plain(value))}"
+            yield f"{sep} {json.dumps(str(key))}: {json.dumps(plain(value, str(key)))}"
     yield "\n}\n"
 
 
