@@ -3,7 +3,7 @@
 the tests only read the cases it finds, once recorded with ``record_case.py``).
 
     python tests/simulator/cases/diff_batsim.py [--cases 50] [--seed 0] [--keep DIR]
-        [--energy | --generated]
+        [--energy] [--generated]
 
 Each case is drawn from its seed: a small cluster (speeds, link bandwidths and latencies,
 with ``-E`` pstates and wattages for a quarter of them, all with ``--energy``), a workload of
@@ -12,7 +12,7 @@ tied and fractional submission times and walltimes that cut some jobs, and a reg
 with drawn options (period, queue order; with ``-E`` sleeping idle nodes and a power cap).
 ``--generated`` draws from mrsched's own platform and workload generators instead, with
 burst-buffer policies (a third of the burst-buffer workloads I/O-phased, with
-``--enable-dynamic-jobs``). Real Batsim runs the case against ``mrsched serve`` through
+``--enable-dynamic-jobs``; with ``--energy`` too, wattages and ``-E``). Real Batsim runs the case against ``mrsched serve`` through
 ``record_case.py`` (every message recorded); the engine then replays the recorded replies. A
 case differs when a message (events, order, data, times within 1e-5 s) or an ``out_jobs.csv``
 value differs; byte-level differences of ``out_jobs.csv`` and ``out_schedule.csv`` (times of
@@ -143,15 +143,27 @@ GENERATED_POLICIES = [("fcfs-bb", {}), ("sjf-bb", {}), ("conservative-bb", {}), 
 IO_PHASED_POLICIES = ["fcfs-bb", "sjf-bb", "fcfs-easy", "filler"]
 
 
-def draw_generated(seed: int) -> dict:
+#: the policies of ``--generated --energy`` cases that sleep idle nodes
+SLEEPING_POLICIES = ["fcfs-bb", "sjf-bb", "conservative-bb", "filler"]
+
+
+def draw_generated(seed: int, energy: bool = False) -> dict:
     """A case of mrsched's own generators: a small Dragonfly or flat cluster with burst-buffer
     storage nodes and a PFS, an overloaded synthetic burst-buffer workload and a burst-buffer
     policy. A third of the burst-buffer workloads are I/O-phased (``--variant io-phased``,
     ``job_model=io-phased``, ``--enable-dynamic-jobs``: sub-jobs whose transfers share the
     platform's links with Batsim's messages), drawn from a stream of their own so that the
-    other cases of a seed stay what they were."""
+    other cases of a seed stay what they were. With ``energy`` the platform has wattages
+    (storage hosts their 0:0), half the time sleep pstates, and the run ``-E``; a case without
+    I/O phases on sleep pstates sleeps idle nodes (``idle_sleep``), from a third stream."""
     rng = random.Random(seed)
     io_phased = random.Random(seed * 7919 + 1).random() < 1 / 3
+    watts = random.Random(seed * 7919 + 2)
+    power = []
+    if energy:
+        power = ["--wattage", f"{watts.choice([95, 100])}:{watts.choice([190, 200])}"]
+        if watts.random() < 0.5:
+            power += ["--sleep-wattage", "9.75"]
     with tempfile.TemporaryDirectory() as tmp:
         plat, wl = Path(tmp) / "p.xml", Path(tmp) / "w.json"
         if rng.random() < 0.5:
@@ -163,7 +175,7 @@ def draw_generated(seed: int) -> dict:
                    str(rng.randint(1, 3))]
         cli = [sys.executable, "-m", "mrsched.cli"]
         subprocess.run([*cli, "platform", *gen, "--bb-capacity", rng.choice(["1GB", "40GB"]),
-                        "-o", str(plat)], check=True, capture_output=True)
+                        *power, "-o", str(plat)], check=True, capture_output=True)
         njobs, gap = str(rng.randint(10, 40)), str(rng.choice([5, 30, 120]))
         model = rng.choice(["burst-buffer", "compute"])
         io_phased = io_phased and model == "burst-buffer"
@@ -177,8 +189,11 @@ def draw_generated(seed: int) -> dict:
         if io_phased:
             policy = IO_PHASED_POLICIES[seed % len(IO_PHASED_POLICIES)]
             options, flags = {"job_model": "io-phased"}, "--enable-dynamic-jobs"
+        elif "--sleep-wattage" in power:
+            policy = watts.choice(SLEEPING_POLICIES)
+            options = {"idle_sleep": watts.choice([5, 60])}
         return {"platform": plat.read_text(), "workload": json.loads(wl.read_text()),
-                "policy": policy, "options": dict(options), "energy": False, "flags": flags}
+                "policy": policy, "options": dict(options), "energy": energy, "flags": flags}
 
 
 def record(case: dict, name: str, root: Path) -> Path | None:
@@ -245,7 +260,8 @@ def main() -> int:
     ap.add_argument("--cases", type=int, default=50)
     ap.add_argument("--seed", type=int, default=0, help="first case's seed")
     ap.add_argument("--keep", type=Path, help="folder for the differing cases")
-    ap.add_argument("--energy", action="store_true", help="every case with -E")
+    ap.add_argument("--energy", action="store_true",
+                    help="every case with -E (with --generated: platforms with wattages)")
     ap.add_argument("--generated", action="store_true",
                     help="cases of mrsched's generators: Dragonfly or cluster with burst buffers, "
                          "synthetic burst-buffer workloads, burst-buffer policies")
@@ -254,7 +270,7 @@ def main() -> int:
     counts = {"same": 0, "bytes": 0, "differ": 0, "batsim failed": 0}
     try:
         for seed in range(args.seed, args.seed + args.cases):
-            case = (draw_generated(seed) if args.generated
+            case = (draw_generated(seed, args.energy) if args.generated
                     else draw(seed, True if args.energy else None))
             name = f"s{seed}"
             case_dir = record(case, name, root)
