@@ -60,9 +60,11 @@ class IdleNodes:
     while no job waits is switched to its sleep pstate (the first of its ``sleep_pstates``
     triplets, Batsim ``src/machines.cpp``); while jobs wait, as many sleeping nodes as they
     need beyond the free awake ones are switched back to pstate 0. Sleeping and switching
-    nodes are ``unavailable``: the runtime holds them out of each round's profile (a
-    reservation keeping a plan waits for them) and refuses a start on them. Batsim answers a
-    request once, when all its machines are done (``RESOURCE_STATE_CHANGED``).
+    nodes are ``unavailable``: the runtime holds them out of each round's profile and refuses
+    a start on them; a reservation keeping a plan that counts on sleeping nodes now waits for
+    them, and they are woken (``planned``: without it nothing would wake them when the free
+    awake nodes outnumber the waiting jobs' need). Batsim answers a request once, when all
+    its machines are done (``RESOURCE_STATE_CHANGED``).
 
     Under a power cap (``hold``, ``room``: docs/DESIGN.md "Idle nodes under a power cap") a node
     sleeps only when the cap's free power from now on pays its ``hold`` (the most it draws
@@ -126,16 +128,19 @@ class IdleNodes:
             m ^= low
         return total
 
-    def round(self, now: float, busy: int, queue, power_short: float = 0.0) -> list[Decision]:
+    def round(self, now: float, busy: int, queue, power_short: float = 0.0,
+              planned: int = 0) -> list[Decision]:
         """The switches after a round: wake for the waiting jobs, else sleep the long idle.
-        ``power_short``: watts the waiting jobs ask beyond the cap's free power (power_cap)."""
+        ``power_short``: watts the waiting jobs ask beyond the cap's free power (power_cap);
+        ``planned``: nodes a kept plan counts on now (woken if asleep)."""
         all_nodes = (1 << len(self.idle_since)) - 1
         free_awake = all_nodes & ~busy & ~self.unavailable
         out: list[Decision] = []
         if queue:
             need = min(sum(j.request.nodes for j in queue.values()), len(self.idle_since))
             short = need - free_awake.bit_count() - self.waking.bit_count()
-            wake, m = 0, self.asleep
+            wake = planned & self.asleep
+            m = self.asleep & ~wake
             while (short > 0 or power_short > 1e-9) and m:
                 low = m & -m
                 wake |= low
@@ -216,6 +221,7 @@ class PolicyRuntime:
             raise ConfigError(f"policy '{policy.policy_name()}': idle_sleep is not available here "
                               "(for a policy not on whole nodes)", field="idle_sleep")
         self._sleep_hold: Reservation | None = None    # the cap held by sleeping nodes
+        self._planned_asleep = 0      # sleeping nodes the kept plan counts on now: to wake
         if self.sleeper is not None and self.power is not None:
             self.sleeper.hold = sleep_holds(cluster)
             self.sleeper.room = self._power_room
@@ -429,12 +435,13 @@ class PolicyRuntime:
         if force or self.period <= 0 or self.on_tick(now):
             out.extend(self.decide(now))
         if self.sleeper is not None:
+            planned, self._planned_asleep = self._planned_asleep, 0
             if self.sleeper.room is not None:
                 out.extend(self.sleeper.round(now, self.machine.busy, self.queue,
-                                              self._power_short(now)))
+                                              self._power_short(now), planned))
                 self._hold_sleep_power(now)
             else:
-                out.extend(self.sleeper.round(now, self.machine.busy, self.queue))
+                out.extend(self.sleeper.round(now, self.machine.busy, self.queue, planned=planned))
         if self.power is not None and self.queue and len(self.power.steps) > 1:
             # a cap that rises later: nothing else may call the scheduler then
             rise = self.power.next_rise(now)
@@ -463,9 +470,10 @@ class PolicyRuntime:
             try:
                 held = [*held, self.profile.reserve(now, now + OVERRUN_HOLD,
                                                     Allocation(self.sleeper.unavailable), tag="asleep")]
-            except SimulationError:   # a kept plan counts on them: wait for them to wake
+            except SimulationError:   # a kept plan counts on them: wait for them, and wake them
                 for r in held:
                     self.profile.release(r)
+                self._planned_asleep = self._plan_nodes(now + OVERRUN_HOLD) & self.sleeper.unavailable
                 return []
         checked = self._services(now) if self.knowledge is not None or self.tree is not None else []
         if not held and self.policy.idle_round(self.profile, self.queue):
@@ -526,6 +534,14 @@ class PolicyRuntime:
                 self._apply_reject(d)
                 out.append(d)
         return out
+
+    def _plan_nodes(self, before: float) -> int:
+        """The nodes of the policy's kept reservations that start before ``before``."""
+        mask = 0
+        for r in self.policy.kept_reservations():
+            if r.start < before:
+                mask |= r.allocation.nodes
+        return mask
 
     def _hold_overrun(self, now: float) -> list[Reservation] | None:
         """Reservations keeping the jobs that reached their reservation's end but have not

@@ -239,3 +239,19 @@ def test_a_cap_stepping_down_later_wakes_a_node_for_power():
     assert list(run.jobs["starting_time"]) == [21.0001]
     # kept in memory (no out=): Batsim's five counts, the sleeping node among them
     assert run.machine_states["nb_sleeping"].max() == 1
+
+
+def test_a_plan_counting_on_sleeping_nodes_wakes_them():
+    """conservative-bb planned a job on nodes asleep (held out of one round only); every later
+    round waited for them, and the service woke none, the free awake nodes outnumbering the
+    waiting job's need: the job never started (Batsim ended in a SimGrid deadlock). The kept
+    plan now wakes the sleeping nodes it counts on. Recorded with real Batsim 4.2.1
+    (``sleep_plan``): this run, live, is that run byte for byte."""
+    import mrsched
+
+    case = Path(__file__).parents[1] / "simulator" / "cases" / "sleep_plan"
+    result = mrsched.simulate(case / "platform.xml", case / "workload.json", "conservative-bb",
+                              {"idle_sleep": 60}, energy=True)
+    assert set(result.jobs["final_state"]) == {"COMPLETED_SUCCESSFULLY"} and len(result.jobs) == 14
+    assert result.csv_text("jobs") == (case / "out_jobs.csv").read_text()
+    assert result.csv_text("pstate_changes") == (case / "out_pstate_changes.csv").read_text()
