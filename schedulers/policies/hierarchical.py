@@ -318,10 +318,12 @@ class Hierarchical(Policy):
         for v in values:        # instances level by level, before any is built
             width *= v
             total += width
-            if total > MAX_INSTANCES:
+            if total > MAX_INSTANCES:   # (named: the option given, depth when branching is the default)
+                given = self.branching != self.param_defaults()["branching"]
                 raise ConfigError(f"policy 'hierarchical': depth {self.depth} and branching "
                                   f"{self.branching!r} make more than {MAX_INSTANCES:,} instances",
-                                  field="branching", hint="a shape file gives a tree of any form")
+                                  field="branching" if given else "depth",
+                                  hint="a shape file gives a tree of any form")
         return values
 
     def _build_spec(self) -> Instance:
