@@ -375,34 +375,29 @@ class Result:
             self._cache["jobs"] = read_jobs_csv(source)
         return self._cache["jobs"]
 
-    @property
-    def machine_states(self):
-        if "machine_states" not in self._cache:
+    def _frame(self, name: str, **read_csv):
+        """An output file as a DataFrame, read once."""
+        if name not in self._cache:
             import pandas as pd
 
-            self._cache["machine_states"] = pd.read_csv(io.StringIO(self.csv_text("machine_states")))
-        return self._cache["machine_states"]
+            self._cache[name] = pd.read_csv(io.StringIO(self.csv_text(name)), **read_csv)
+        return self._cache[name]
+
+    @property
+    def machine_states(self):
+        return self._frame("machine_states")
 
     @property
     def consumed_energy(self):
         """``out_consumed_energy.csv`` of a run with ``energy``: the platform's energy (J) at
         every job start and end and every pstate change (Batsim's ``-E``)."""
-        if "consumed_energy" not in self._cache:
-            import pandas as pd
-
-            self._cache["consumed_energy"] = pd.read_csv(io.StringIO(self.csv_text("consumed_energy")))
-        return self._cache["consumed_energy"]
+        return self._frame("consumed_energy")
 
     @property
     def pstate_changes(self):
         """``out_pstate_changes.csv`` of a run with ``energy``: each pstate change's time,
         machines (an interval set) and new pstate."""
-        if "pstate_changes" not in self._cache:
-            import pandas as pd
-
-            self._cache["pstate_changes"] = pd.read_csv(io.StringIO(self.csv_text("pstate_changes")),
-                                                        dtype={"machine_id": str})
-        return self._cache["pstate_changes"]
+        return self._frame("pstate_changes", dtype={"machine_id": str})
 
     @property
     def schedule(self) -> dict[str, float | str]:

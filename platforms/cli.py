@@ -190,8 +190,8 @@ def run(args: argparse.Namespace) -> int:
                                pfs_bandwidth=args.pfs_bandwidth, node_bandwidth=args.node_bandwidth,
                                underprovision=args.underprovision, speed=args.speed)
         try:
-            Path(args.output).write_text(with_wattage(tree.xml, args.wattage, sleep_states(args), args.storage_wattage),
-                                         encoding="utf-8")
+            xml = with_wattage(tree.xml, args.wattage, sleep_states(args), args.storage_wattage)
+            Path(args.output).write_text(xml, encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"cannot write: {exc.strerror}", file=exc.filename) from None
         print(f"wrote {args.output}: {tree.summary()}")
@@ -206,7 +206,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("missing platform kind", hint="valid: dragonfly, cluster, iotree, bundled (see --help)")
     out = Path(args.output)
     try:
-        out.write_text(with_wattage(result.xml, args.wattage, sleep_states(args), args.storage_wattage), encoding="utf-8")
+        xml = with_wattage(result.xml, args.wattage, sleep_states(args), args.storage_wattage)
+        out.write_text(xml, encoding="utf-8")
         if args.describe:
             Path(args.describe).write_text(json.dumps(result.description.to_dict(), indent=1) + "\n",
                                            encoding="utf-8")

@@ -219,6 +219,9 @@ class Energy:
         self.k = kernel
         self.machines = machines
         self.powers = powers
+        #: the first machine without wattage_per_state: the first energy read, of every machine
+        #: at the first submission, aborts on it (``_no_wattage``)
+        self._unpowered = next((p.name for p in powers if p.ranges is None), None)
         n = len(powers)
         self.n = n
         self.ids = {p.name: r for r, p in enumerate(powers)}
@@ -338,14 +341,14 @@ class Energy:
     def read(self, ids, then: Callable[[Any], None]) -> None:
         """``sg_host_get_consumed_energy`` of each machine of ``ids`` in order, summed in long
         double; ``then(total)`` once all are read (at once when no read had to wait)."""
+        if self._unpowered is not None:
+            raise _no_wattage(self._unpowered)
         self._read(iter(ids), LD_ZERO, then)
 
     def _read(self, it, total, then) -> None:
         k = self.k
         energy = self.energy
         for r in it:
-            if self.powers[r].ranges is None:
-                raise _no_wattage(self.powers[r].name)
             if self.behind(r):
                 if self._update(r):
                     self.pending[r] = k.round_token()

@@ -328,8 +328,13 @@ class Hierarchical(Policy):
 
     def _build_spec(self) -> Instance:
         if self.shape:
-            root = self._from_shape(_load_shape(self.shape), "0")
+            root = self._from_shape(_load_shape(self.shape), "0")   # (checks each leaf's policy)
         else:
+            try:
+                self._leaves().entry(self.leaf_policy)
+            except ConfigError as exc:
+                raise ConfigError(f"policy 'hierarchical': option 'leaf_policy': {exc.message}",
+                                  field="leaf_policy", hint=exc.hint) from None
             def grow(path: str, levels: list[int]) -> Instance:
                 if not levels:
                     return Instance(path, self.leaf_policy)
@@ -337,11 +342,6 @@ class Hierarchical(Policy):
             root = grow("0", self._branching())
         for inst in root.walk():
             if inst.leaf:
-                try:
-                    self._leaves().entry(inst.policy)
-                except ConfigError as exc:
-                    raise ConfigError(f"policy 'hierarchical': leaf {inst.path}: {exc.message}",
-                                      field="shape" if self.shape else "leaf_policy", hint=exc.hint) from None
                 if inst.policy == self.name:
                     raise ConfigError(f"policy 'hierarchical': instance {inst.path} cannot itself be "
                                       "'hierarchical' (nest children in the shape instead)", field="shape")

@@ -200,7 +200,7 @@ def test_explicit_shape_with_sizes_and_policies_per_child(tmp_path):
      "policy 'hierarchical': instance 0.0 cannot itself be 'hierarchical' (nest children in the shape instead)"),
     ({"shape": '{"children": [{"policy": "nope"}]}'}, "policy 'hierarchical': shape node 0.0: unknown policy 'nope'"),
     ({"period": "60"}, "policy 'hierarchical': option 'period' must be 0 (every instance keeps its own clock)"),
-    ({"leaf_policy": "nan"}, "policy 'hierarchical': leaf 0: unknown policy 'nan'"),
+    ({"leaf_policy": "nan"}, "policy 'hierarchical': option 'leaf_policy': unknown policy 'nan'"),
     # a tree too large to build is refused before any instance is made (it once ate 22 GB)
     ({"depth": "17"}, "policy 'hierarchical': depth 17 and branching '2' make more than 65,536 instances"),
     ({"depth": "9" * 40}, f"policy 'hierarchical': depth {'9' * 40} makes more than 65,536 instances"),
