@@ -21,12 +21,12 @@ from __future__ import annotations
 import gc
 import logging
 import time as _time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mrsched.simulator import kernel as _kernel
+from mrsched.simulator.collector import collector_paused
 from mrsched.simulator.executors import Executors
 from mrsched.simulator.jobs import Jobs
 from mrsched.simulator.machines import Machines, mmax_of_workloads
@@ -190,7 +190,7 @@ def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: st
     if isinstance(workloads, (str, Path, Workload)):
         workloads = [workloads]
     workloads = list(workloads)
-    with _collector_paused():
+    with collector_paused():   # the inputs, without cycles; Engine.run freezes them
         if workloads and not isinstance(workloads[0], Workload):
             workloads = load_workloads(workloads)
         engine = Engine(platform, workloads, scheduler, export_prefix=export_prefix, roles=roles,
@@ -201,18 +201,3 @@ def simulate(platform: Any, workloads: Any, scheduler: Any, *, export_prefix: st
                         mmax_workload=mmax_workload, storage_sharing=storage_sharing,
                         machine_states=machine_states, redis=redis, energy=energy)
     return engine.run()
-
-
-@contextmanager
-def _collector_paused():
-    """Loading the platform and the workloads builds trees of parsed containers without
-    cycles: the cyclic collector, at its default threshold, would scan them again and again
-    as they grow and free nothing (``bench/bench_load.py`` measures it). ``Engine.run`` then
-    freezes them."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()

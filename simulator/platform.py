@@ -9,6 +9,7 @@ line and element, rather than silently simulated differently.
 
 from __future__ import annotations
 
+import hashlib
 import math
 
 from dataclasses import dataclass, field
@@ -16,12 +17,14 @@ import logging
 import os
 from pathlib import Path
 from typing import Any, Iterable
+import weakref
 import xml.parsers.expat
 
 from mrsched.errors import ConfigError, PlatformError, suggest
 from mrsched.limits import MAX_DEPTH, property_problem
 from mrsched.units import parse_bandwidth, parse_speed, parse_time
 from mrsched.simulator import routing as rt
+from mrsched.simulator.collector import collector_paused
 
 logger = logging.getLogger(__name__)
 
@@ -194,19 +197,26 @@ def _zone_path(zone: rt.Zone) -> list[rt.Zone]:
 # ------------------------------------------------------------------------------------------------
 # XML reading with line numbers
 # ------------------------------------------------------------------------------------------------
-@dataclass(eq=False)
 class _Elem:
-    tag: str
-    attrib: dict
-    line: int
-    children: list = field(default_factory=list)
+    """An XML element with the line it starts on (a large platform has millions: slotted)."""
+
+    __slots__ = ("tag", "attrib", "line", "children")
+
+    def __init__(self, tag: str, attrib: dict, line: int):
+        self.tag = tag
+        self.attrib = attrib
+        self.line = line
+        self.children: list[_Elem] = []
 
 
-def _read_xml(path: str) -> _Elem:
+def _read_bytes(path: str) -> bytes:
     try:
-        data = Path(path).read_bytes()
+        return Path(path).read_bytes()
     except OSError as exc:
         raise PlatformError(f"cannot read platform file: {exc.strerror or exc}", file=path) from None
+
+
+def _read_xml(path: str, data: bytes) -> _Elem:
     # SimGrid's own XML reader takes white space before the XML declaration (Batsim's
     # properties_example.xml starts with a blank line); expat refuses it, so it is skipped
     # here and the line numbers of messages keep counting it.
@@ -219,7 +229,7 @@ def _read_xml(path: str) -> _Elem:
     root: list[_Elem] = []
 
     def start(tag, attrs):
-        elem = _Elem(tag, dict(attrs), parser.CurrentLineNumber + skipped)
+        elem = _Elem(tag, attrs, parser.CurrentLineNumber + skipped)   # expat's own new dict
         if len(stack) >= MAX_DEPTH:
             where = f" '{attrs['id']}'" if "id" in attrs else ""
             raise PlatformError(f"<{tag}>{where} is nested {len(stack) + 1} elements deep, more than "
@@ -263,8 +273,9 @@ _CONFIG_FORBIDDEN = {"network/model", "cpu/model", "host/model", "network/optim"
 
 
 class _Loader:
-    def __init__(self, path: str):
+    def __init__(self, path: str, data: bytes):
         self.path = path
+        self.data = data
         self.hosts_raw: dict[str, dict] = {}  # name -> partial host data
         self.links: dict[str, Any] = {}  # name -> Link or SplitDuplex
         self.public_links: dict[str, Link] = {}
@@ -387,7 +398,8 @@ class _Loader:
 
     # -- entry point --------------------------------------------------------------------------
     def load(self) -> rt.Zone:
-        top = _read_xml(self.path)
+        top = _read_xml(self.path, self.data)
+        self.data = b""
         if top.tag != "platform":
             raise self.fail(top, "the root element must be <platform>")
         self.check_attrs(top, ("version",))
@@ -859,15 +871,32 @@ def load_platform(path: str | os.PathLike, roles: Iterable[str] = (), *,
     """Load a SimGrid platform file as Batsim 4.2.1 does.
 
     ``roles`` follows Batsim's ``-r``: ``["host1,host2:storage"]``; ``master_host`` its ``-m``
-    (a host of that name becomes the master, as in Batsim).
+    (a host of that name becomes the master, as in Batsim). A Platform is read-only: while one
+    loaded from the same bytes with the same roles is still in use in this process, it is
+    returned again (a run's checks, then the run in a forked child, load a file once).
     """
     path = str(path)
-    loader = _Loader(path)
-    root = loader.load()
-    hosts, master = loader.build_hosts(roles, master_host)
+    roles = tuple(roles)
+    data = _read_bytes(path)
+    key = (path, roles, master_host, hashlib.blake2b(data, digest_size=16).digest())
+    platform = _IN_USE.get(key)
+    if platform is not None:
+        return platform
+    loader = _Loader(path, data)
+    del data
+    with collector_paused():   # millions of elements and routes, no cycle among them
+        root = loader.load()
+        hosts, master = loader.build_hosts(roles, master_host)
     if master is None:
         logger.warning("%s: no master host (role 'master' or a host named '%s'); Batsim refuses such platforms",
                        path, master_host)
     links = dict(loader.public_links)
-    return Platform(path, hosts, links, root, loader.netpoints, loader.config, master, loader.loopback,
-                    loader.tcp_gamma)
+    platform = Platform(path, hosts, links, root, loader.netpoints, loader.config, master,
+                        loader.loopback, loader.tcp_gamma)
+    _IN_USE[key] = platform
+    return platform
+
+
+#: the platforms loaded in this process that something still holds, by (path, roles, master
+#: host, digest of the file's bytes): a changed file is loaded again
+_IN_USE: "weakref.WeakValueDictionary[tuple, Platform]" = weakref.WeakValueDictionary()

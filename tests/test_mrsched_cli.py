@@ -100,3 +100,14 @@ def test_version_names_the_compiled_parts_in_use(capsys, monkeypatch, require):
     assert "none built (no C compiler at install" in cli.version_text()
     monkeypatch.setenv("MRSCHED_PURE_PYTHON", "1")
     assert "none in use (MRSCHED_PURE_PYTHON is set" in cli.version_text()
+
+
+def test_python_dash_m_runs_the_command():
+    """``python -m mrsched`` is the ``mrsched`` command (where no script is installed)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-P", "-m", "mrsched", "--version"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"mrsched {__import__('mrsched').__version__}")
