@@ -24,6 +24,7 @@ from mrsched.errors import ConfigError, PlatformError, suggest
 from mrsched.limits import MAX_DEPTH, property_problem
 from mrsched.units import parse_bandwidth, parse_speed, parse_time
 from mrsched.simulator import routing as rt
+from mrsched.simulator import platform_cache
 from mrsched.simulator.collector import collector_paused
 
 logger = logging.getLogger(__name__)
@@ -873,28 +874,44 @@ def load_platform(path: str | os.PathLike, roles: Iterable[str] = (), *,
     ``roles`` follows Batsim's ``-r``: ``["host1,host2:storage"]``; ``master_host`` its ``-m``
     (a host of that name becomes the master, as in Batsim). A Platform is read-only: while one
     loaded from the same bytes with the same roles is still in use in this process, it is
-    returned again (a run's checks, then the run in a forked child, load a file once).
+    returned again (a run's checks, then the run in a forked child, load a file once); a
+    large file's parse is kept on disk for other processes (``platform_cache``).
     """
     path = str(path)
     roles = tuple(roles)
     data = _read_bytes(path)
-    key = (path, roles, master_host, hashlib.blake2b(data, digest_size=16).digest())
+    digest = hashlib.blake2b(data, digest_size=16).digest()
+    key = (path, roles, master_host, digest)
     platform = _IN_USE.get(key)
     if platform is not None:
         return platform
-    loader = _Loader(path, data)
-    del data
+    stored = platform_cache.entry(path, roles, master_host, data)
     with collector_paused():   # millions of elements and routes, no cycle among them
-        root = loader.load()
-        hosts, master = loader.build_hosts(roles, master_host)
-    if master is None:
+        if stored is not None and stored.is_file():
+            del data           # not the file's bytes and the platform read back at once
+            platform = platform_cache.read(stored)
+            if platform is None:   # a broken entry: parse the file, if it is still the same
+                data = _read_bytes(path)
+                if hashlib.blake2b(data, digest_size=16).digest() != digest:
+                    return load_platform(path, roles, master_host=master_host)
+        if platform is None:
+            platform = _parse(path, data, roles, master_host)
+            if stored is not None:
+                platform_cache.write(stored, platform)
+    if platform.master_host() is None:
         logger.warning("%s: no master host (role 'master' or a host named '%s'); Batsim refuses such platforms",
                        path, master_host)
-    links = dict(loader.public_links)
-    platform = Platform(path, hosts, links, root, loader.netpoints, loader.config, master,
-                        loader.loopback, loader.tcp_gamma)
     _IN_USE[key] = platform
     return platform
+
+
+def _parse(path: str, data: bytes, roles: tuple, master_host: str) -> Platform:
+    loader = _Loader(path, data)
+    del data               # the loader drops its bytes once they are read
+    root = loader.load()
+    hosts, master = loader.build_hosts(roles, master_host)
+    return Platform(path, hosts, dict(loader.public_links), root, loader.netpoints, loader.config,
+                    master, loader.loopback, loader.tcp_gamma)
 
 
 #: the platforms loaded in this process that something still holds, by (path, roles, master

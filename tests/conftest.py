@@ -30,6 +30,23 @@ def pytest_report_header(config) -> str:
             "(CI=true makes that a failure)")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _platform_cache(tmp_path_factory):
+    """Parsed platforms kept in a folder of the test session, not in the user's ~/.cache
+    (child processes inherit the variable)."""
+    import os
+
+    from mrsched.simulator.platform_cache import ENV
+
+    before = os.environ.get(ENV)
+    os.environ[ENV] = str(tmp_path_factory.mktemp("platform-cache"))
+    yield
+    if before is None:
+        os.environ.pop(ENV, None)
+    else:
+        os.environ[ENV] = before
+
+
 @pytest.fixture(scope="session")
 def repo_dir() -> Path:
     return REPO
