@@ -39,7 +39,12 @@ def folder() -> Path | None:
     value = os.environ.get(ENV, "")
     if value.strip().lower() in ("off", "0", "no", "false"):
         return None
-    return Path(value) if value else Path.home() / ".cache" / "mrsched" / "platforms"
+    if value:
+        return Path(value)
+    try:
+        return Path.home() / ".cache" / "mrsched" / "platforms"
+    except RuntimeError:          # no home directory to be found: no cache
+        return None
 
 
 @functools.lru_cache(maxsize=1)

@@ -171,3 +171,13 @@ def test_the_folder_keeps_the_most_recently_read_under_its_bound(tmp_path):
                                                         "new" + platform_cache.SUFFIX, "other.txt"]
     platform_cache.trim(where, keep=where / f"mid{platform_cache.SUFFIX}", limit=100)
     assert sorted(p.name for p in where.iterdir()) == ["mid" + platform_cache.SUFFIX, "other.txt"]
+
+
+def test_without_a_home_directory_nothing_is_kept(tmp_path, monkeypatch):
+    def homeless():
+        raise RuntimeError("Could not determine home directory.")
+    monkeypatch.delenv(platform_cache.ENV, raising=False)
+    monkeypatch.setattr(platform_cache.Path, "home", staticmethod(homeless))
+    monkeypatch.setattr(platform_cache, "MIN_BYTES", 0)
+    assert platform_cache.folder() is None
+    assert sorted(_fresh(_write(tmp_path / "p.xml")).hosts)[0] == "master_host"
