@@ -207,7 +207,7 @@ class _Elem:
         self.tag = tag
         self.attrib = attrib
         self.line = line
-        self.children: list[_Elem] = []
+        self.children: "list[_Elem] | tuple[()]" = ()   # a list once it has one (leaves: most)
 
 
 def _read_bytes(path: str) -> bytes:
@@ -237,7 +237,11 @@ def _read_xml(path: str, data: bytes) -> _Elem:
                                 f"{MAX_DEPTH}", file=path, line=elem.line, element=tag,
                                 hint="real platforms nest zones a few levels deep")
         if stack:
-            stack[-1].children.append(elem)
+            parent = stack[-1]
+            if parent.children:
+                parent.children.append(elem)
+            else:
+                parent.children = [elem]
         else:
             root.append(elem)
         stack.append(elem)

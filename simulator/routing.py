@@ -31,9 +31,10 @@ class NetPoint:
     subzone: "Zone | None" = None  # for kind == "zone"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ZoneRoute:
-    """One routing-table entry: links in order, plus gateways for zone-to-zone routes."""
+    """One routing-table entry: links in order, plus gateways for zone-to-zone routes (slotted:
+    an explicit Full zone of a thousand hosts holds millions)."""
 
     links: list
     gw_src: NetPoint | None = None
