@@ -889,10 +889,10 @@ def load_platform(path: str | os.PathLike, roles: Iterable[str] = (), *,
     platform = _IN_USE.get(key)
     if platform is not None:
         return platform
-    stored = platform_cache.entry(path, roles, master_host, data)
+    stored = platform_cache.entry(path, roles, master_host, digest, len(data))
     with collector_paused():   # millions of elements and routes, no cycle among them
         if stored is not None and stored.is_file():
-            del data           # not the file's bytes and the platform read back at once
+            del data           # reading the entry back needs no bytes: not both in memory
             platform = platform_cache.read(stored)
             if platform is None:   # a broken entry: parse the file, if it is still the same
                 data = _read_bytes(path)

@@ -60,14 +60,14 @@ def _loader_digest() -> bytes:
     return h.digest()
 
 
-def entry(path: str, roles: tuple, master_host: str, data: bytes) -> Path | None:
-    """Where the platform parsed from ``data`` is kept, or None (a small file, no folder)."""
+def entry(path: str, roles: tuple, master_host: str, digest: bytes, size: int) -> Path | None:
+    """Where the platform parsed from a file of ``size`` bytes whose digest is ``digest`` is
+    kept, or None (a small file, no folder)."""
     where = folder()
-    if where is None or len(data) < MIN_BYTES:
+    if where is None or size < MIN_BYTES:
         return None
     h = hashlib.blake2b(_loader_digest(), digest_size=20)
-    h.update(repr((os.path.abspath(path), roles, master_host)).encode())
-    h.update(data)
+    h.update(repr((os.path.abspath(path), roles, master_host, digest, size)).encode())
     return where / f"{h.hexdigest()}{SUFFIX}"
 
 
