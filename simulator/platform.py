@@ -228,8 +228,13 @@ def _read_xml(path: str, data: bytes) -> _Elem:
     parser = xml.parsers.expat.ParserCreate()
     stack: list[_Elem] = []
     root: list[_Elem] = []
+    # the attributes of <link_ctn> elements, one read-only dict per distinct set: an explicit
+    # Full zone names millions of them, with a few thousand sets
+    links_named: dict[tuple, dict] = {}
 
     def start(tag, attrs):
+        if tag == "link_ctn":
+            attrs = links_named.setdefault(tuple(attrs.items()), attrs)
         elem = _Elem(tag, attrs, parser.CurrentLineNumber + skipped)   # expat's own new dict
         if len(stack) >= MAX_DEPTH:
             where = f" '{attrs['id']}'" if "id" in attrs else ""
