@@ -76,9 +76,12 @@ def read(stored: Path) -> Any | None:
     try:
         with open(stored, "rb") as fh:
             platform = pickle.load(fh)
-        os.utime(stored)          # recently read: removed last
     except Exception:             # a missing, truncated or foreign entry: parse again
         return None
+    try:
+        os.utime(stored)          # recently read: removed last
+    except OSError:               # a folder shared read-only: read, not kept fresh
+        pass
     return platform
 
 

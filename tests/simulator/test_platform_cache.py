@@ -181,3 +181,14 @@ def test_without_a_home_directory_nothing_is_kept(tmp_path, monkeypatch):
     monkeypatch.setattr(platform_cache, "MIN_BYTES", 0)
     assert platform_cache.folder() is None
     assert sorted(_fresh(_write(tmp_path / "p.xml")).hosts)[0] == "master_host"
+
+
+def test_a_read_only_entry_is_read(tmp_path, cache, monkeypatch):
+    path = _write(tmp_path / "p.xml")
+    _fresh(path)
+
+    def read_only(*args, **kwargs):
+        raise PermissionError("read-only file system")
+    monkeypatch.setattr(platform_cache.os, "utime", read_only)
+    _no_parse(monkeypatch)
+    assert "node_0" in _fresh(path).hosts
