@@ -1,7 +1,7 @@
 """Resource capacities of a platform XML, for utilisation: compute nodes, burst buffer, GPUs.
 
-Parsed minimally with ElementTree (hosts, clusters and their ``<prop>``s) so that analysis
-works on any output directory without the simulator. Conventions: docs/DESIGN.md "Cluster
+Parsed minimally with ElementTree (hosts, clusters and their ``<prop>``s, links; routes left
+out) so that analysis works on any output directory without the simulator. Conventions: docs/DESIGN.md "Cluster
 conventions" — role ``compute`` (or none), ``storage`` with ``bb_capacity`` bytes,
 ``master``; compute hosts may carry ``gpus``.
 """
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mrsched.errors import PlatformError
+from mrsched.workloads.platform_info import platform_tree
 
 
 def _props(elem: ET.Element) -> dict[str, str]:
@@ -87,7 +88,7 @@ def _parsed(path: Path) -> _Platform:
 
 def _parse(path: Path) -> _Platform:
     try:
-        root = ET.parse(path).getroot()
+        root = platform_tree(path)          # routes left out: none is read here
     except ET.ParseError as exc:
         raise PlatformError(f"invalid XML: {exc}", file=str(path)) from None
     except OSError as exc:

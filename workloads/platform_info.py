@@ -13,6 +13,8 @@ node). A platform is per-core iff its compute hosts carry ``resource="core"``.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,10 +65,61 @@ class PlatformInfo:
         return max(self.bb_capacities, default=0)
 
 
+#: route elements: what they hold is read by the simulator alone, and an explicit Full zone of
+#: a thousand hosts lists a million of them
+_ROUTES = frozenset({"route", "zoneRoute", "ASroute", "bypassRoute", "bypassASroute",
+                     "bypassZoneRoute"})
+
+
+class _WithoutRoutes:
+    """An ElementTree parser target that builds a platform's tree without its routes."""
+
+    def __init__(self):
+        self._tree = ET.TreeBuilder()
+        self._inside = 0            # depth inside a route element
+
+    def start(self, tag, attrs):
+        if self._inside or tag in _ROUTES:
+            self._inside += 1
+        else:
+            self._tree.start(tag, attrs)
+
+    def end(self, tag):
+        if self._inside:
+            self._inside -= 1
+        else:
+            self._tree.end(tag)
+
+    def close(self):
+        return self._tree.close()
+
+
+def platform_tree(path: str | Path) -> ET.Element:
+    """The root element of a SimGrid platform file without its routes (hosts, clusters,
+    links, zones and properties are there; text and comments are not), parsed once per
+    content (a report's readers share it): read-only. Raises ``OSError`` or
+    ``ET.ParseError`` as ``ET.parse`` does."""
+    data = Path(path).read_bytes()
+    key = (os.path.abspath(path), hashlib.blake2b(data, digest_size=16).digest())
+    root = _TREES.get(key)
+    if root is None:
+        parser = ET.XMLParser(target=_WithoutRoutes())
+        parser.feed(data)
+        root = parser.close()
+        if len(_TREES) >= 16:
+            _TREES.clear()
+        _TREES[key] = root
+    return root
+
+
+_TREES: dict[tuple, ET.Element] = {}   # a tree without routes is small: a few kept
+
+
 def parse_platform_xml(path: Path):
-    """The root element of a SimGrid platform file; one WorkloadError line naming the file."""
+    """The root element of a SimGrid platform file, routes left out (``platform_tree``); one
+    WorkloadError line naming the file."""
     try:
-        root = ET.parse(path).getroot()
+        root = platform_tree(path)
     except OSError as exc:
         raise WorkloadError(f"cannot read platform: {exc.strerror or exc}", file=str(path)) from None
     except ET.ParseError as exc:
