@@ -148,6 +148,28 @@ def _with_warnings(specs: list, log, *, campaign_file: str | None = None) -> lis
     return out
 
 
+def _load_platforms(specs: list, *, campaign_file: str | None = None) -> None:
+    """Each platform of the embedded runs to do, loaded once here as the engine loads it: a
+    file the engine would refuse stops the campaign before any run, naming it, and a large
+    one is parsed once for all the runs, which read the parse back
+    (``simulator.platform_cache``) instead of each parsing it again."""
+    seen: set[tuple] = set()
+    for spec in specs:
+        key = (str(spec.platform), tuple(spec.roles))
+        if spec.engine != "embedded" or key in seen:
+            continue
+        seen.add(key)
+        try:
+            from mrsched.simulator.platform import load_platform
+        except ModuleNotFoundError:   # the engine is not installed: its runs will say so
+            return
+        try:
+            load_platform(*key)
+        except MrschedError as exc:
+            name = spec.labels.get("platform_name", spec.platform)
+            raise ConfigError(str(exc), file=campaign_file, field=f"platform {name}") from None
+
+
 def _say(text: str) -> None:
     print(text, flush=True)  # seen at once, also in a redirected log
 
@@ -229,6 +251,7 @@ def _run_locked(campaign: Campaign, runs: list, *, executor, jobs, progress, rep
             log(f"run {run.spec.run_id} is redone: {stale}")
             todo.append(run.spec)
     todo = _with_warnings(todo, log, campaign_file=campaign.file)
+    _load_platforms(todo, campaign_file=campaign.file)
     outside = output_outside(campaign)
     if outside:
         log(f"warning: {outside}")

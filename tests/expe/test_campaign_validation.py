@@ -136,3 +136,19 @@ def test_a_key_given_twice_is_refused_with_both_lines(tmp_path, good):
     assert "key 'name' is given twice (first on line 2)" in str(err) and err.line == 3
     err = refused(write(tmp_path, good.replace("{policy: fcfs-easy,", "{policy: fcfs-easy, policy: fcfs,")))
     assert "key 'policy' is given twice" in str(err)
+
+
+def test_a_platform_the_engine_refuses_stops_the_campaign_before_any_run(tmp_path, good,
+                                                                           inputs, capsys):
+    platform = Path(inputs["platform"])
+    broken = tmp_path / "broken.xml"
+    text = platform.read_text()
+    cut = text.rindex("</zone>")
+    broken.write_text(text[:cut] + '<route src="nowhere" dst="nowhere_else"><link_ctn id="l"/>'
+                      "</route>" + text[cut:])
+    path = write(tmp_path, good.replace(str(inputs["platform"]), str(broken)))
+    assert main(["campaign", "run", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert str(path) in err[0] and "broken.xml" in err[0] and "unknown src 'nowhere'" in err[0]
+    assert not list((tmp_path / "results").rglob("manifest.json"))
