@@ -153,16 +153,16 @@ def _load_platforms(specs: list, *, campaign_file: str | None = None) -> None:
     file the engine would refuse stops the campaign before any run, naming it, and a large
     one is parsed once for all the runs, which read the parse back
     (``simulator.platform_cache``) instead of each parsing it again."""
+    try:
+        from mrsched.simulator.platform import load_platform
+    except ModuleNotFoundError:   # the engine is not installed: its runs will say so
+        return
     seen: set[tuple] = set()
     for spec in specs:
         key = (str(spec.platform), tuple(spec.roles))
         if spec.engine != "embedded" or key in seen:
             continue
         seen.add(key)
-        try:
-            from mrsched.simulator.platform import load_platform
-        except ModuleNotFoundError:   # the engine is not installed: its runs will say so
-            return
         try:
             load_platform(*key)
         except MrschedError as exc:
