@@ -48,7 +48,8 @@ def folder() -> Path | None:
 
 
 @functools.lru_cache(maxsize=1)
-def _loader_digest() -> bytes:
+def _loader_digest() -> bytes | None:
+    """A digest of the loader's code, or None when its source cannot be read (no cache)."""
     from importlib.util import find_spec
 
     from mrsched import __version__
@@ -56,7 +57,11 @@ def _loader_digest() -> bytes:
     h = hashlib.blake2b(digest_size=16)
     h.update(f"{__version__} {sys.version_info[:2]} {pickle.HIGHEST_PROTOCOL}".encode())
     for name in _LOADER_MODULES:
-        h.update(Path(find_spec(name).origin).read_bytes())
+        origin = getattr(find_spec(name), "origin", None)
+        try:
+            h.update(Path(origin).read_bytes())
+        except (TypeError, OSError):   # a frozen or source-less install
+            return None
     return h.digest()
 
 
@@ -64,9 +69,10 @@ def entry(path: str, roles: tuple, master_host: str, digest: bytes, size: int) -
     """Where the platform parsed from a file of ``size`` bytes whose digest is ``digest`` is
     kept, or None (a small file, no folder)."""
     where = folder()
-    if where is None or size < MIN_BYTES:
+    loader = _loader_digest()
+    if where is None or size < MIN_BYTES or loader is None:
         return None
-    h = hashlib.blake2b(_loader_digest(), digest_size=20)
+    h = hashlib.blake2b(loader, digest_size=20)
     h.update(repr((os.path.abspath(path), roles, master_host, digest, size)).encode())
     return where / f"{h.hexdigest()}{SUFFIX}"
 

@@ -192,3 +192,9 @@ def test_a_read_only_entry_is_read(tmp_path, cache, monkeypatch):
     monkeypatch.setattr(platform_cache.os, "utime", read_only)
     _no_parse(monkeypatch)
     assert "node_0" in _fresh(path).hosts
+
+
+def test_a_loader_without_readable_source_keeps_nothing(tmp_path, cache, monkeypatch):
+    monkeypatch.setattr(platform_cache, "_loader_digest", lambda: None)
+    assert "node_0" in _fresh(_write(tmp_path / "p.xml")).hosts
+    assert not cache.exists()
