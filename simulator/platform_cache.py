@@ -20,6 +20,7 @@ import hashlib
 import os
 import pickle
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +103,15 @@ def write(stored: Path, platform: Any) -> None:
 
 def trim(where: Path, *, keep: Path | None = None, limit: int = MAX_BYTES) -> None:
     """Remove the least recently read entries until the folder holds at most ``limit``
-    bytes (``keep``, just written, stays)."""
+    bytes (``keep``, just written, stays), and what writers killed mid-write left (their
+    temporary files, an hour old: a write takes seconds)."""
+    stale = time.time() - 3600
+    for p in where.glob(f".*{SUFFIX}.*.tmp"):
+        try:
+            if p.stat().st_mtime < stale:
+                p.unlink()
+        except OSError:
+            pass
     entries = []
     for p in where.glob(f"*{SUFFIX}"):
         try:

@@ -198,3 +198,15 @@ def test_a_loader_without_readable_source_keeps_nothing(tmp_path, cache, monkeyp
     monkeypatch.setattr(platform_cache, "_loader_digest", lambda: None)
     assert "node_0" in _fresh(_write(tmp_path / "p.xml")).hosts
     assert not cache.exists()
+
+
+def test_what_a_killed_writer_left_is_removed_once_old(tmp_path):
+    where = tmp_path / "cache"
+    where.mkdir()
+    old = where / f".abc{platform_cache.SUFFIX}.x1y2.tmp"     # write_atomic's temporary name
+    young = where / f".def{platform_cache.SUFFIX}.z3w4.tmp"   # a write under way
+    for p in (old, young):
+        p.write_bytes(b"partial")
+    os.utime(old, (1, 1))
+    platform_cache.trim(where)
+    assert not old.exists() and young.exists()
