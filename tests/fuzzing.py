@@ -76,7 +76,8 @@ def fuzz_run(platform, workload: dict, policy, options: dict | None = None, *,
             assert not bug, (policy, options, text)
             assert_clean(exc)
             return False
-        rows = list(csv.DictReader(open(out / "out_jobs.csv")))
+        with open(out / "out_jobs.csv", newline="") as fh:
+            rows = list(csv.DictReader(fh))
         assert len(rows) == len(workload["jobs"])
         spans: dict[int, list[tuple[float, float]]] = {}
         for r in rows:

@@ -4,6 +4,7 @@ produced them), one per seed when the generator takes a seed, reused on re-runs.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -29,8 +30,8 @@ policies: [fcfs, {policy: fcfs-bb, name: bb}]
     assert len(files) == 3 and sum(f.startswith("workload-s15-") for f in files) == 2
     wl1, wl2 = runs[0].spec.workload, runs[1].spec.workload
     assert wl1 != wl2 and runs[2].spec.workload == wl1  # same seed, same workload file
-    jobs1 = json.loads(open(wl1).read())["jobs"]
-    jobs2 = json.loads(open(wl2).read())["jobs"]
+    jobs1 = json.loads(Path(wl1).read_text())["jobs"]
+    jobs2 = json.loads(Path(wl2).read_text())["jobs"]
     assert len(jobs1) == len(jobs2) == 15 and jobs1 != jobs2
     stamps = {p.name: p.stat().st_mtime_ns for p in campaign.inputs_dir.iterdir()}
     prepare_inputs(campaign, plan_runs(load_campaign(path)))  # a re-run generates nothing
@@ -57,7 +58,7 @@ policies: [fcfs]
     assert [r.spec.run_id for r in runs] == ["fcfs-cluster-kth-p1-s0", "fcfs-cluster-kth-p2-s0"]
     assert [r.spec.labels["part"] for r in runs] == ["1/16", "2/16"]
     prepare_inputs(campaign, runs)
-    parts = [json.loads(open(r.spec.workload).read())["jobs"] for r in runs]
+    parts = [json.loads(Path(r.spec.workload).read_text())["jobs"] for r in runs]
     assert [len(p) for p in parts] == [20, 20] and parts[0] != parts[1]
     assert runs[0].spec.workload != runs[1].spec.workload
 

@@ -24,6 +24,12 @@ CASE = Path(__file__).parents[1] / "simulator" / "cases" / "sleeper"
 PLATFORM = CASE / "platform.xml"     # 7 hosts: 30 W idle, 100 W busy, 9.75 W asleep
 
 
+def _rows(path) -> list[dict]:
+    """The rows of an output CSV, as dicts (the file closed)."""
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
 def _light(tmp_path: Path) -> Path:
     """20 jobs of 1-3 of the 7 nodes, 20-120 s each, one every ~400 s on average."""
     rng = random.Random(1)
@@ -53,9 +59,9 @@ def test_sleeping_idle_nodes_saves_energy_on_a_light_workload(tmp_path, policy):
     # measured (-E); fcfs: 1,326,171 J awake, 840,794 J with idle_sleep=60 (-37%)
     assert run_energy_metrics(asleep)["energy_measured"] == 1.0
     assert e_asleep < 0.75 * e_awake
-    states = list(csv.DictReader(open(Path(asleep.path) / "out_jobs.csv")))
+    states = _rows(Path(asleep.path) / "out_jobs.csv")
     assert all(r["final_state"] == "COMPLETED_SUCCESSFULLY" for r in states) and len(states) == 20
-    changes = list(csv.DictReader(open(Path(asleep.path) / "out_pstate_changes.csv")))
+    changes = _rows(Path(asleep.path) / "out_pstate_changes.csv")
     assert {r["new_pstate"] for r in changes} >= {"1", "0"}       # slept and woke
     # the saving the report shows: delay jobs draw Idle (SimGrid sees no load), so the
     # machine awake would have drawn 7 x 30 W over the whole window
@@ -162,10 +168,10 @@ def test_sleeping_under_a_power_cap_keeps_the_cap_and_saves_energy(tmp_path, pol
         series = run_power(run)
         assert series.measured
         assert float(series.power.max()) <= 480 + 1e-6, float(series.power.max())
-        states = list(csv.DictReader(open(Path(run.path) / "out_jobs.csv")))
+        states = _rows(Path(run.path) / "out_jobs.csv")
         assert len(states) == 25 and all(r["final_state"] == "COMPLETED_SUCCESSFULLY" for r in states)
     assert float(run_power(free).power.max()) > 480
-    changes = list(csv.DictReader(open(Path(asleep.path) / "out_pstate_changes.csv")))
+    changes = _rows(Path(asleep.path) / "out_pstate_changes.csv")
     assert {r["new_pstate"] for r in changes} >= {"1", "0"}       # slept and woke
     e_capped = run_energy_metrics(capped)["energy_j"]
     e_asleep = run_energy_metrics(asleep)["energy_j"]

@@ -24,7 +24,7 @@ def _runs(root: Path) -> list[Path]:
 
 def _check_order(run: Path) -> None:
     workload = json.loads((run / "workload.json").read_text())
-    first = json.loads((run / "transcript.jsonl").open().readline())
+    first = json.loads((run / "transcript.jsonl").read_text().split("\n", 1)[0])
     begins = first["msg"]["events"][0]["data"]
     profiles = workload.get("profiles", {})
     kept = kept_profiles(profiles, [j["profile"] for j in workload["jobs"]])
