@@ -7,14 +7,15 @@ Workloads: ``bench_scale.py``'s overloaded synthetic burst-buffer one on the 96-
 (generated once, cached in ``--out``). Platforms: ``mrsched platform dragonfly`` of the given
 groups x chassis x routers x nodes per router (3x4x3x3: seed 001's 108 hosts; 6x6x4x8: 1,152
 hosts, explicit Full routing, 1.3 million routes), read by ``load_platform``. Each load runs in
-a fresh process, the two modes alternated twice; the ratio is running / paused. Figures:
-docs/PERFORMANCE.md.
+a fresh process (the platform cache off), the two modes alternated twice; the ratio is
+running / paused. Figures: docs/PERFORMANCE.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -43,8 +44,10 @@ print(json.dumps({"cpu": cpu, "size": size}))
 
 
 def load_cpu(kind: str, path: Path, mode: str) -> dict:
+    # a parse each time, never one read back from the platform cache
+    env = {**os.environ, "MRSCHED_PLATFORM_CACHE": "off"}
     done = subprocess.run([sys.executable, "-c", CHILD, kind, str(path), mode],
-                          capture_output=True, text=True, cwd=REPO)
+                          capture_output=True, text=True, cwd=REPO, env=env)
     if done.returncode != 0:
         raise SystemExit(f"loading {path} ({mode}) failed:\n{done.stderr[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
