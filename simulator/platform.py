@@ -235,7 +235,7 @@ def _read_xml(path: str, data: bytes) -> _Elem:
     def start(tag, attrs):
         if tag == "link_ctn":
             attrs = links_named.setdefault(tuple(attrs.items()), attrs)
-        elem = _Elem(tag, attrs, parser.CurrentLineNumber + skipped)   # expat's own new dict
+        elem = _Elem(tag, attrs, parser.CurrentLineNumber + skipped)   # not copied: read-only
         if len(stack) >= MAX_DEPTH:
             where = f" '{attrs['id']}'" if "id" in attrs else ""
             raise PlatformError(f"<{tag}>{where} is nested {len(stack) + 1} elements deep, more than "
@@ -406,10 +406,17 @@ class _Loader:
         self.public_links[name] = link
         return link
 
-    # -- entry point --------------------------------------------------------------------------
+    # -- entry points -------------------------------------------------------------------------
+    def platform(self, roles: tuple, master_host: str) -> Platform:
+        """The Platform of the file (``load``, then the hosts with their roles)."""
+        root = self.load()
+        hosts, master = self.build_hosts(roles, master_host)
+        return Platform(self.path, hosts, dict(self.public_links), root, self.netpoints,
+                        self.config, master, self.loopback, self.tcp_gamma)
+
     def load(self) -> rt.Zone:
         top = _read_xml(self.path, self.data)
-        self.data = b""
+        self.data = b""            # the bytes are read: the tree is walked without them
         if top.tag != "platform":
             raise self.fail(top, "the root element must be <platform>")
         self.check_attrs(top, ("version",))
@@ -904,7 +911,9 @@ def load_platform(path: str | os.PathLike, roles: Iterable[str] = (), *,
                 if hashlib.blake2b(data, digest_size=16).digest() != digest:
                     return load_platform(path, roles, master_host=master_host)
         if platform is None:
-            platform = _parse(path, data, roles, master_host)
+            loader = _Loader(path, data)
+            del data           # the loader lets its bytes go once read: not kept through
+            platform = loader.platform(roles, master_host)
             if stored is not None:
                 platform_cache.write(stored, platform)
     if platform.master_host() is None:
@@ -912,15 +921,6 @@ def load_platform(path: str | os.PathLike, roles: Iterable[str] = (), *,
                        path, master_host)
     _IN_USE[key] = platform
     return platform
-
-
-def _parse(path: str, data: bytes, roles: tuple, master_host: str) -> Platform:
-    loader = _Loader(path, data)
-    del data               # the loader drops its bytes once they are read
-    root = loader.load()
-    hosts, master = loader.build_hosts(roles, master_host)
-    return Platform(path, hosts, dict(loader.public_links), root, loader.netpoints, loader.config,
-                    master, loader.loopback, loader.tcp_gamma)
 
 
 #: the platforms loaded in this process that something still holds, by (path, roles, master
