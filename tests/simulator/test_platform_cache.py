@@ -17,6 +17,7 @@ from mrsched.simulator import platform as platform_module
 from mrsched.simulator import platform_cache
 from mrsched.simulator.engine import simulate
 from mrsched.simulator.platform import load_platform
+from test_engine_support import FCFS
 
 PLATFORM = """<?xml version="1.0"?>
 <platform version="4.1"><zone id="root" routing="Full">
@@ -83,11 +84,6 @@ def test_the_platform_read_back_runs_the_same_simulation(tmp_path, cache):
         "c": {"type": "parallel_homogeneous", "cpu": 2e9, "com": 3e8}},
         "jobs": [{"id": i, "subtime": i * 0.5, "res": 1 + i % 3, "walltime": 100,
                   "profile": "c"} for i in range(6)]}))
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[2] / "bench"))
-    try:
-        from bench_simulator import FCFS
-    finally:
-        sys.path.pop(0)
     outputs = []
     for name in ("parsed", "read"):
         platform = _fresh(path)
