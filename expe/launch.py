@@ -152,11 +152,10 @@ def _load_platforms(specs: list, *, campaign_file: str | None = None) -> None:
     """Each platform of the embedded runs to do, loaded once here as the engine loads it: a
     file the engine would refuse stops the campaign before any run, naming it, and a large
     one is parsed once for all the runs, which read the parse back
-    (``simulator.platform_cache``) instead of each parsing it again."""
-    try:
-        from mrsched.simulator.platform import load_platform
-    except ModuleNotFoundError:   # the engine is not installed: its runs will say so
-        return
+    (``simulator.platform_cache``) instead of each parsing it again. The loader is the
+    checks' own (``validation._loaded_platform``: nothing without the engine installed)."""
+    from mrsched.expe.validation import _loaded_platform
+
     seen: set[tuple] = set()
     for spec in specs:
         key = (str(spec.platform), tuple(spec.roles))
@@ -164,7 +163,7 @@ def _load_platforms(specs: list, *, campaign_file: str | None = None) -> None:
             continue
         seen.add(key)
         try:
-            load_platform(*key)
+            _loaded_platform(*key)
         except MrschedError as exc:
             name = spec.labels.get("platform_name", spec.platform)
             raise ConfigError(str(exc), file=campaign_file, field=f"platform {name}") from None
