@@ -2,8 +2,7 @@
 
 Reading a platform or a workload builds trees of containers without cycles: the collector,
 at its default threshold, would scan them again and again as they grow and free nothing
-(``bench/bench_load.py`` measures it: a 1,152-host Dragonfly of 1.3 million routes loads in
-about 60 % of the CPU time with it held off).
+(``bench/bench_load.py`` measures it; figures in docs/PERFORMANCE.md).
 """
 
 from __future__ import annotations
