@@ -92,10 +92,12 @@ def _natural(name: str) -> tuple:
 
 def suggest(name: str, valid) -> str:
     """A 'did you mean' hint: the closest valid name, then the valid names (the first 30 in
-    natural order, and how many more)."""
+    natural order, and how many more); "none is defined" when there are none."""
     import difflib
 
     valid = sorted({str(v) for v in valid}, key=_natural)  # each once, whatever the caller gathered
+    if not valid:
+        return "none is defined"
     close = difflib.get_close_matches(name, valid, n=1)
     text = f"valid: {cut_list(valid)}"
     if close:
