@@ -52,12 +52,15 @@ def synthetic_columns(*, jobs: int = 50, platform: PlatformInfo | None = None, n
     if variant not in VARIANTS:
         raise WorkloadError(f"unknown variant '{variant}'", field="variant", hint=f"valid: {', '.join(VARIANTS)}")
     max_nodes = min(max_nodes or nodes, nodes)
-    checks = [("jobs", jobs >= 1), ("min_nodes", 1 <= min_nodes <= max_nodes),
-              ("mean_interarrival", mean_interarrival > 0), ("min_runtime", 0 < min_runtime <= max_runtime),
-              ("walltime_factor", walltime_factor >= 1)]
-    for name, ok in checks:
-        if not ok:
-            raise WorkloadError(f"invalid value for '{name}'", field=name)
+    checks = [("jobs", jobs, jobs >= 1, "at least 1"),
+              ("min_nodes", min_nodes, 1 <= min_nodes <= max_nodes, f"between 1 and {max_nodes}"),
+              ("mean_interarrival", mean_interarrival, 0 < mean_interarrival < math.inf, "a positive number"),
+              ("min_runtime", min_runtime, 0 < min_runtime <= max_runtime, f"in (0, max_runtime={max_runtime}]"),
+              ("max_runtime", max_runtime, max_runtime < math.inf, "finite"),
+              ("walltime_factor", walltime_factor, 1 <= walltime_factor < math.inf, "a number >= 1")]
+    for name, value, ok, rule in checks:
+        if not ok:   # (NaN fails every comparison)
+            raise WorkloadError(f"'{name}' must be {rule}, got {value}", field=name)
     rng = np.random.default_rng(seed)
     gaps = rng.exponential(mean_interarrival, jobs)
     gaps[0] = 0.0

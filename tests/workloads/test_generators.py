@@ -45,6 +45,22 @@ def test_synthetic_errors():
         generate_synthetic(jobs=5, nodes=4, min_nodes=9, model="delay")
 
 
+@pytest.mark.parametrize("knob,value,says", [
+    ("jobs", 0, "'jobs' must be at least 1, got 0"),
+    ("mean_interarrival", float("nan"), "'mean_interarrival' must be a positive number, got nan"),
+    ("mean_interarrival", float("inf"), "'mean_interarrival' must be a positive number, got inf"),
+    ("max_runtime", float("inf"), "'max_runtime' must be finite, got inf"),
+    ("min_runtime", float("nan"), "'min_runtime' must be in (0, max_runtime=3600.0], got nan"),
+    ("walltime_factor", 0.5, "'walltime_factor' must be a number >= 1, got 0.5"),
+])
+def test_synthetic_refuses_out_of_range_knobs_by_name(knob, value, says):
+    """A knob out of range (NaN and infinity included) is named with its rule and value."""
+    kwargs = {"jobs": 5, "nodes": 4, "model": "delay", knob: value}
+    with pytest.raises(WorkloadError) as err:
+        generate_synthetic(**kwargs)
+    assert says in str(err.value) and err.value.field == knob
+
+
 @pytest.mark.parametrize("scenario,fraction,threshold", [("S1", 0.5, 5e12), ("S2", 0.75, 5e12),
                                                           ("S3", 0.5, 20e12), ("S4", 0.75, 20e12)])
 def test_bbsched_scenarios(df96_info, scenario, fraction, threshold):
