@@ -121,15 +121,22 @@ def platform_wattage(platform_path: str | Path, *, roles=(), mmax: int | None = 
 
 
 @functools.lru_cache(maxsize=16)
-def _wattage(path: str, _mtime: int, roles: tuple, mmax: int | None,
-             busy_load: float) -> Wattage | None:
+def _machine_powers(path: str, _mtime: int, roles: tuple, mmax: int | None) -> tuple[tuple, tuple]:
+    """The role and the power model of each machine (Batsim's resource order), from one load
+    of the platform that the wattage and the sleep states below share."""
     from mrsched.simulator.energy import load_powers
     from mrsched.simulator.platform import load_platform
 
     platform = load_platform(path, roles=roles)
     hosts = platform.resources(mmax)
-    powers = load_powers(platform, [h.name for h in hosts])
-    n_compute = sum(1 for h in hosts if h.role == "compute")
+    return tuple(h.role for h in hosts), tuple(load_powers(platform, [h.name for h in hosts]))
+
+
+@functools.lru_cache(maxsize=16)
+def _wattage(path: str, _mtime: int, roles: tuple, mmax: int | None,
+             busy_load: float) -> Wattage | None:
+    host_roles, powers = _machine_powers(path, _mtime, roles, mmax)
+    n_compute = sum(1 for role in host_roles if role == "compute")
     idle, busy = [], []
     for r, power in enumerate(powers):
         if power.ranges is None:
@@ -231,13 +238,11 @@ def _sleep_wattage(path: str, _mtime: int, roles: tuple, mmax: int | None
                    ) -> tuple[float, float, float, float] | None:
     """(Idle, asleep, switching off, switching on) watts of the compute machines, from their
     first ``sleep_pstates`` triplet; None unless every compute machine has the same."""
-    from mrsched.simulator.energy import load_powers
-    from mrsched.simulator.platform import load_platform
-
-    platform = load_platform(path, roles=roles)
-    hosts = [h for h in platform.resources(mmax) if h.role == "compute"]
+    host_roles, powers = _machine_powers(path, _mtime, roles, mmax)
     found = set()
-    for power in load_powers(platform, [h.name for h in hosts]):
+    for role, power in zip(host_roles, powers):
+        if role != "compute":
+            continue
         if power.ranges is None or not power.sleep:
             return None
         sleep_ps = min(power.sleep)

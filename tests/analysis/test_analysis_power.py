@@ -136,3 +136,20 @@ def test_the_schedule_figure_has_a_power_panel(tmp_path):
         ax = fig.axes[notes["panels"].index("power")]
         assert ax.get_title(loc="left").endswith("power")
         assert ax.get_xlim() == fig.axes[0].get_xlim()       # shared time axis
+
+
+def test_wattage_and_sleep_states_read_one_load_of_the_platform(monkeypatch):
+    """A report reads the machines' wattage and their sleep states from one platform load."""
+    import mrsched.simulator.platform as platform
+    from mrsched.analysis import power
+
+    sleeper = Path(__file__).parents[1] / "simulator" / "cases" / "sleeper" / "platform.xml"
+    loads, real = [], platform.load_platform
+    monkeypatch.setattr(platform, "load_platform", lambda *a, **k: loads.append(a) or real(*a, **k))
+    for cached in (power._machine_powers, power._wattage, power._sleep_wattage):
+        cached.cache_clear()
+    path, mtime = str(sleeper.resolve()), sleeper.stat().st_mtime_ns
+    watts = power._wattage(path, mtime, (), None, 1.0)
+    assert power._sleep_wattage(path, mtime, (), None) == (30.0, 9.75, 200.996721311, 425.1743849)
+    assert len(loads) == 1
+    assert watts.n_compute == 7 and list(watts.idle) == [30.0] * 7 and list(watts.busy) == [100.0] * 7
