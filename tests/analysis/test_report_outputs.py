@@ -103,3 +103,14 @@ def test_same_runs_same_files(tmp_path):
     assert {p.suffix for p in files} == {".html", ".csv", ".tex", ".png", ".svg", ".pdf"}
     for rel in files:
         assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
+
+
+def test_the_report_leaves_no_figure_open(tmp_path):
+    """Every figure the report draws is closed once written (a campaign of many policies
+    would otherwise hold them all)."""
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    root = make_campaign(tmp_path, ["fcfs", "sjf-bb"], seeds=(1, 2))
+    write_report(root, out=tmp_path / "r", max_gantt=2)
+    assert plt.get_fignums() == []
