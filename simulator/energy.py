@@ -300,13 +300,16 @@ class Energy:
         self.saved[r] = self.pstate[r]
         return added
 
-    def _resolve(self, r: int) -> None:
-        """The maestro updates of sleep actions on ``r`` that ended in this step and whose actor
-        has not run yet (SimGrid applies them before any actor runs)."""
+    def _resolve(self, r: int, rates: dict | None = None) -> None:
+        """The maestro updates of sleep actions on ``r`` that ended and whose actor has not run
+        yet, or that no actor waits for any more (the timeout of a task that ended first:
+        SimGrid's sleep action runs on, ``ActivityImpl::wait_for``); SimGrid applies them before
+        any actor runs. ``rates``: the step's, when a task on ``r`` ends in it (its load still
+        counts at the sleep's end)."""
         timers = self.sleeps[r]
         if timers and any(t.md == 0.0 for t in timers):
             self.sleeps[r] = [t for t in timers if t.md != 0.0]
-            self._update(r)
+            self._update(r, rates)
 
     def behind(self, r: int) -> bool:
         """Whether reading host ``r`` is a simcall now (its update not done, or done in this
@@ -427,7 +430,7 @@ class Energy:
                 continue
             p, hosts = entry
             for r in hosts:
-                self._resolve(r)
+                self._resolve(r, rates)
                 self._update(r, rates)
             for r in hosts:
                 self.tasks[r] = [e for e in self.tasks[r] if e[0] is not p]
@@ -444,6 +447,14 @@ class Energy:
             self.sleeps[r] = [t for t in timers if t is not timer]
             if timer.md == 0.0:
                 self._update(r)
+
+    def sleep_dropped(self, r: int, timer: Any) -> None:
+        """A task ended before its timeout: the wait's synchro goes with the task's end, and its
+        sleep action with it, never ending (``ExecImpl::finish`` drops the last reference;
+        ``ActivityImpl::~ActivityImpl`` -> ``clean_action``): no update of the host."""
+        timers = self.sleeps[r]
+        if any(t is timer for t in timers):
+            self.sleeps[r] = [t for t in timers if t is not timer]
 
     def total_now(self) -> Any:
         """The platform's energy without reading (no update): for the run's summary."""

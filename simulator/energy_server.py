@@ -386,8 +386,11 @@ class EnergyJobExecutor(JobExecutor):
             e.task_started(self.ptask)
 
     def on_step_done(self) -> None:
+        e = self.x.energy
         if self.timer is not None:
-            self.x.energy.sleep_over(self.js.alloc[0], self.timer)
+            e.sleep_over(self.js.alloc[0], self.timer)
+        if self.wall_timer is not None:   # the task ended first: its timeout's sleep is freed
+            e.sleep_dropped(self.js.alloc[0], self.wall_timer)
         super().on_step_done()
 
     def on_delay_done(self) -> None:
