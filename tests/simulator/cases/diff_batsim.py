@@ -3,7 +3,7 @@
 the tests only read the cases it finds, once recorded with ``record_case.py``).
 
     python tests/simulator/cases/diff_batsim.py [--cases 50] [--seed 0] [--keep DIR]
-        [--energy] [--generated]
+        [--energy] [--generated | --wide]
 
 Each case is drawn from its seed: a small cluster (speeds, link bandwidths and latencies,
 with ``-E`` pstates and wattages for a quarter of them, all with ``--energy``), a workload of
@@ -115,20 +115,33 @@ def workload(rng: random.Random, n: int) -> dict:
     return {"nb_res": n, "jobs": jobs, "profiles": profiles}
 
 
-def draw(seed: int, energy: bool | None = None) -> dict:
-    """The case of ``seed`` (``energy``: force ``-E`` on or off; None: a quarter of them)."""
+#: ``--wide``: replies stamped after their request (decision costs), plan search, a tree of
+#: schedulers; drawn from a stream of their own, the platform and workload of a seed unchanged
+WIDE_POLICIES = [("fcfs-easy", {"decision_cost": "per_event=0.5,per_job=2,per_start=1"}),
+                 ("conservative-bb", {"decision_cost": "per_job=0.25"}),
+                 ("fcfs", {"period": 30, "decision_cost": "per_event=1"}),
+                 ("filler", {"decision_cost": "per_start=3"}),
+                 ("sjf-bb", {"decision_cost": "per_event=0.001,per_start=0.002"}),
+                 ("plan-2", {}), ("plan-1", {"period": 60}), ("hierarchical", {})]
+
+
+def draw(seed: int, energy: bool | None = None, wide: bool = False) -> dict:
+    """The case of ``seed`` (``energy``: force ``-E`` on or off; None: a quarter of them;
+    ``wide``: the policy from ``WIDE_POLICIES``)."""
     rng = random.Random(seed)
     drawn = rng.random() < 0.25
     energy = drawn if energy is None else energy
     xml, n = platform_xml(rng, energy)
     policy, options = rng.choice(POLICIES)
+    if wide:
+        policy, options = random.Random(seed * 7919 + 3).choice(WIDE_POLICIES)
     options = dict(options)
     if energy:   # the runtime's energy services: sleeping idle nodes, a power cap
         sleep = rng.choice([0, 0, 5, 60])
         cap = rng.choice([0, 0, 0.8])
         if sleep:
             options["idle_sleep"] = sleep
-        if cap and policy != "filler":
+        if cap and policy not in ("filler", "hierarchical"):
             options["power_cap_share"] = cap
     return {"platform": xml, "workload": workload(rng, n), "policy": policy,
             "options": options, "energy": energy}
@@ -265,13 +278,16 @@ def main() -> int:
     ap.add_argument("--generated", action="store_true",
                     help="cases of mrsched's generators: Dragonfly or cluster with burst buffers, "
                          "synthetic burst-buffer workloads, burst-buffer policies")
+    ap.add_argument("--wide", action="store_true",
+                    help="policies of WIDE_POLICIES: decision costs (replies stamped later), plan "
+                         "search, hierarchical (not with --generated)")
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="diff_batsim_"))
     counts = {"same": 0, "bytes": 0, "differ": 0, "batsim failed": 0}
     try:
         for seed in range(args.seed, args.seed + args.cases):
             case = (draw_generated(seed, args.energy) if args.generated
-                    else draw(seed, True if args.energy else None))
+                    else draw(seed, True if args.energy else None, args.wide))
             name = f"s{seed}"
             case_dir = record(case, name, root)
             if case_dir is None:
