@@ -19,10 +19,11 @@ annealing after 20 s of wall clock; we bound iterations only, with a ``numpy`` R
 ``seed`` at simulation start (same seed, same decisions). Ties keep the first order found
 (FCFS first; lexicographic order of submission indices in the exhaustive search). A job that
 can never fit (e.g. beside a running job without walltime) is left out of the score. The
-search runs again only when a job was submitted or ended since the last search, or a start
-planned by the last search is reached; otherwise (e.g. the completion of one phase of an
-I/O-phased job, which frees nothing) the last plan stands and nothing starts. A round where
-no queued job fits now on its own starts nothing: no plan can.
+search runs again only when a job was submitted or ended since the last search, what is free
+now changed (nodes woken from sleep, a power cap's hold let go), or a start planned by the
+last search is reached; otherwise (e.g. the completion of one phase of an I/O-phased job,
+which frees nothing) the last plan stands and nothing starts. A round where no queued job
+fits now on its own starts nothing: no plan can.
 
 Examples
 --------
@@ -77,21 +78,25 @@ class PlanBased(Policy):
         self.rounds_ = 0
         self.methods_: dict[str, int] = {}    # search method -> rounds (exhaustive, initial, annealing)
         self.replan_at_ = -INF                 # earliest future start of the last plan
+        self.planned_free_ = None              # what was free now after the last plan's starts
 
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
         queue = ctx.queue
         if not queue:
             return ctx.decisions
-        # Nothing submitted, nothing ended, no planned start reached: the last plan still holds
-        # (phase completions of I/O-phased jobs free nothing), so do not search again.
-        if not ctx.submitted and not ctx.ended and ctx.now < self.replan_at_:
+        profile = ctx.profile
+        # Nothing submitted, nothing ended, the same resources free now, no planned start
+        # reached: the last plan still holds (phase completions of I/O-phased jobs free
+        # nothing), so do not search again. Woken nodes free resources with no job ending.
+        if (not ctx.submitted and not ctx.ended and ctx.now < self.replan_at_
+                and profile.free_at(ctx.now) == self.planned_free_):
             return ctx.decisions
         self.replan_at_ = -INF
-        profile = ctx.profile
         free = profile.nodes[0].bit_count()
         # No plan can start a job that does not fit now on its own: skip the search.
         if not any(j.request.nodes <= free and profile.fits_now(j.request) is not None for j in queue):
-            self.replan_at_ = INF              # until a submission or an end changes that
+            self.replan_at_ = INF              # until a submission, an end or freed resources
+            self.planned_free_ = profile.free_at(ctx.now)
             return ctx.decisions
         self.rounds_ += 1
         stats = SearchStats()
@@ -107,4 +112,5 @@ class PlanBased(Policy):
             elif t < later:
                 later = t
         self.replan_at_ = later
+        self.planned_free_ = profile.free_at(ctx.now)
         return ctx.decisions

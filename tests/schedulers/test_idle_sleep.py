@@ -261,3 +261,19 @@ def test_a_plan_counting_on_sleeping_nodes_wakes_them():
     assert set(result.jobs["final_state"]) == {"COMPLETED_SUCCESSFULLY"} and len(result.jobs) == 14
     assert result.csv_text("jobs") == (case / "out_jobs.csv").read_text()
     assert result.csv_text("pstate_changes") == (case / "out_pstate_changes.csv").read_text()
+
+
+def test_plan_search_runs_again_when_woken_nodes_free_resources():
+    """``plan-2`` with ``idle_sleep``: every node was asleep when the jobs came, so no job fit
+    and the policy kept its empty plan until a submission or an end, yet the next event was
+    the nodes waking (RESOURCE_STATE_CHANGED): nothing started, and Batsim ended in a SimGrid
+    deadlock. The plan now stands only while what is free now is unchanged. Recorded with real
+    Batsim 4.2.1 (``plan_woken``): this run, live, is that run byte for byte."""
+    import mrsched
+
+    case = Path(__file__).parents[1] / "simulator" / "cases" / "plan_woken"
+    result = mrsched.simulate(case / "platform.xml", case / "workload.json", "plan-2",
+                              {"idle_sleep": 5}, energy=True)
+    assert len(result.jobs) == 7
+    assert result.csv_text("jobs") == (case / "out_jobs.csv").read_text()
+    assert result.csv_text("pstate_changes") == (case / "out_pstate_changes.csv").read_text()
