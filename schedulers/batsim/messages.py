@@ -49,7 +49,8 @@ NOTIFY_TYPES = ("no_more_static_job_to_submit", "no_more_external_event_to_occur
 #: Batsim aborts on a CALL_ME_LATER at or before its clock. 1 ms is 100x SimGrid's default
 #: time precision (``surf/precision`` = 1e-5 s), so the wake-up is never rounded back onto
 #: ``now``; it stays visible in Batsim's 6-decimal CSVs; and it is negligible against job
-#: durations (seconds to days) and Batsim's own round-trip delays (tens of microseconds).
+#: durations (seconds to days). The time the wake-up's message takes to reach Batsim's server
+#: comes on top (``space_wakeups``).
 MIN_WAKEUP_DELAY = 1e-3
 
 def _extra(data: dict, known: int, names: tuple[str, ...]) -> dict | None:
@@ -759,12 +760,13 @@ def execute_job_data(timestamp: float, job_id: str, alloc: str, storage_mapping:
 
 
 def stamp_reply(reply: dict, clock: float, job_cost: Callable[[bool], float] | None = None,
-                min_delay: float = MIN_WAKEUP_DELAY) -> dict:
+                min_delay: float = MIN_WAKEUP_DELAY, latency: float = 0.0) -> dict:
     """A reply whose actions happen as the scheduler works (Batsim 4.2.1's costed replies):
     stamped in sequence from ``clock``, a start first adding ``job_cost(True)`` and a
-    rejection ``job_cost(False)``; the reply's ``now`` is when the work ends. A wake-up is stamped at the end too, and one asked for at
-    or before that time moves ``min_delay`` after it (Batsim aborts on a CALL_ME_LATER at or
-    before its clock)."""
+    rejection ``job_cost(False)``; the reply's ``now`` is when the work ends. A wake-up is
+    stamped at the end too, and one asked for at or before that time moves ``min_delay``
+    after it, or after its message reaches Batsim's server (``space_wakeups``: Batsim aborts
+    on a CALL_ME_LATER at or before its clock)."""
     events = reply.get("events") or []
     if not events and clock == reply["now"]:
         return reply
@@ -784,7 +786,33 @@ def stamp_reply(reply: dict, clock: float, job_cost: Callable[[bool], float] | N
         if when <= clock:
             data = {**data, "timestamp": clock + min_delay}
         out.append({**ev, "timestamp": clock, "data": data})
-    return {"now": clock, "events": out}
+    return {"now": clock, "events": space_wakeups(out, latency, min_delay) if wakeups else out}
+
+
+def space_wakeups(events: list[dict], latency: float, min_delay: float = MIN_WAKEUP_DELAY) -> list[dict]:
+    """``events`` with every CALL_ME_LATER due no later than its message reaches Batsim's
+    server moved ``min_delay`` after that.
+
+    Batsim's request-reply actor sends a reply's events to the server one at a time, each
+    at its timestamp at the earliest and after the one before it arrived, each taking the
+    master host's message time (``JsonProtocolReader::send_message_at_time``,
+    ``src/protocol.cpp`` 1580); the server aborts on a CALL_ME_LATER whose time is not after
+    its clock (``server_on_call_me_later``, ``src/server.cpp`` 922). So event ``k`` arrives by
+    its timestamp + (k + 1) x ``latency``, the message time seen (an upper bound)."""
+    if latency <= 0:
+        return events
+    out = None
+    for k, ev in enumerate(events):
+        if ev.get("type") != "CALL_ME_LATER":
+            continue
+        data = ev.get("data") or {}
+        arrival = ev["timestamp"] + (k + 1) * latency
+        when = data.get("timestamp")
+        if type(when) in (int, float) and when <= arrival:
+            if out is None:
+                out = list(events)
+            out[k] = {**ev, "data": {**data, "timestamp": arrival + min_delay}}
+    return events if out is None else out
 
 
 def serialize_message(message: Message) -> dict:

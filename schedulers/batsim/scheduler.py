@@ -113,6 +113,8 @@ class BatsimScheduler:
         self._finished = False
         self._actions: list[m.Event] = []
         self._wakeups: set[float] = set()          # requested and not yet due
+        self._asked = False                        # a CALL_ME_LATER queued in this round
+        self._gap = INF                            # least (JOB_SUBMITTED time - subtime) seen
         self._started: set[str] = set()            # EXECUTE_JOB sent
         self._allocs: dict[str, Any] = {}          # running: the alloc sent (text or ProcSet)
         self._decided: set[str] = set()            # REJECT_JOB sent
@@ -162,10 +164,13 @@ class BatsimScheduler:
         if self._wakeups:
             self._wakeups = {t for t in self._wakeups if t > now}
         jobs = self.jobs
-        for etype, data in lean:
+        for etype, data, ts in lean:
             if etype == "JOB_SUBMITTED":
                 job_id = data["job_id"]
-                jobs[job_id] = job = data["job"]
+                job = data["job"]
+                if job_id not in jobs:     # a static job (not registered by this scheduler)
+                    self._submission_gap(ts, job)
+                jobs[job_id] = job
                 self._submitted.add(job_id)
                 self.lean_submitted(now, job_id, job)
             elif etype == "JOB_COMPLETED":
@@ -182,7 +187,33 @@ class BatsimScheduler:
         if not actions:     # most rounds of an overloaded machine
             return {"now": now, "events": actions}
         # starts may be queued as ready wire dicts (execute_job_runs), other actions as events
-        return {"now": now, "events": [a if type(a) is dict else m.serialize_event(a) for a in actions]}
+        events = [a if type(a) is dict else m.serialize_event(a) for a in actions]
+        return {"now": now, "events": self._spaced(events)}
+
+    # ------------------------------------------------------------------ wake-up spacing
+    @property
+    def message_latency(self) -> float:
+        """An upper bound of the time a message takes from Batsim's master host to its server:
+        the least gap between a static job's ``subtime`` and its JOB_SUBMITTED (both printed
+        with six decimals, hence one more microsecond), 0 before any submission. A reply's
+        wake-ups are kept after their messages' arrival with it (``messages.space_wakeups``)."""
+        gap = self._gap
+        return 0.0 if gap == INF else gap + 1e-6 if gap > 0 else 0.0
+
+    def _submission_gap(self, ts: Any, job: dict) -> None:
+        sub = job.get("subtime")
+        if type(sub) in (float, int) and type(ts) in (float, int) and 0 <= ts - sub < self._gap:
+            self._gap = ts - sub
+
+    def _spaced(self, events: list[dict]) -> list[dict]:
+        """The reply's events, its wake-ups past their messages' arrival at the server."""
+        if not self._asked:
+            return events
+        self._asked = False
+        spaced = m.space_wakeups(events, self.message_latency)
+        if spaced is not events:
+            self._wakeups.update(e["data"]["timestamp"] for e in spaced if e["type"] == "CALL_ME_LATER")
+        return spaced
 
     def execute_job_runs(self, job_id: str, runs: list[tuple[int, int]],
                          storage_mapping: dict | None = None) -> None:
@@ -194,9 +225,9 @@ class BatsimScheduler:
         self._started.add(job_id)
         self._allocs[job_id] = text
 
-    def _lean_events(self, msg: Any) -> list[tuple[str, dict]] | None:
-        """The (type, data) pairs of a message the lean path may take, else None (the full
-        path then parses, checks and reports whatever is unusual or wrong)."""
+    def _lean_events(self, msg: Any) -> list[tuple[str, dict, float]] | None:
+        """The (type, data, timestamp) of each event of a message the lean path may take, else
+        None (the full path then parses, checks and reports whatever is unusual or wrong)."""
         if self._finished or self._now is None or type(msg) is not dict:
             return None
         now = msg.get("now")
@@ -259,7 +290,7 @@ class BatsimScheduler:
                 seen.add(job_id)
             elif etype != "REQUESTED_CALL" or data:
                 return None
-            out.append((etype, data))
+            out.append((etype, data, ts))
         return out
 
     # ------------------------------------------------------------------ properties
@@ -332,7 +363,7 @@ class BatsimScheduler:
         self.on_no_more_events()
         actions = self._actions
         self._actions = []
-        return {"now": now, "events": [m.serialize_event(a) for a in actions]}
+        return {"now": now, "events": self._spaced([m.serialize_event(a) for a in actions])}
 
     # built-in bookkeeping before the user's callbacks (kept tiny: hot path)
     def _h_begins(self, e: m.SimulationBegins) -> None:
@@ -377,6 +408,8 @@ class BatsimScheduler:
             raise ProtocolError(f"profile {e.job.get('profile')!r} is not among its workload's profiles",
                                 event="JOB_SUBMITTED", job=job_id, field="profile")
         self._submitted.add(job_id)
+        if job_id not in self.jobs:      # a static job (not registered by this scheduler)
+            self._submission_gap(e.timestamp, e.job)
         self.jobs[job_id] = e.job
         self.on_job_submission(e)
 
@@ -570,6 +603,7 @@ class BatsimScheduler:
             return
         self._queue(m.CallMeLater(now, when))
         self._wakeups.add(when)
+        self._asked = True
 
     def register_profile(self, workload: str, name: str, profile: dict) -> None:
         """Declare a profile for dynamic jobs (before the jobs using it)."""

@@ -103,12 +103,14 @@ def parse_decision_cost(text: str | None, scale: float = 1.0, *, field: str = "d
     return DecisionCost("model", scale=float(scale), **values)
 
 
-def charge_reply(cost: DecisionCost, msg: dict, handle: Callable[[dict], dict]) -> dict:
+def charge_reply(cost: DecisionCost, msg: dict, handle: Callable[[dict], dict],
+                 latency: Callable[[], float] = lambda: 0.0) -> dict:
     """``handle(msg)`` with its decision time charged: the reply's actions restamped in
     sequence from the request's ``now`` and the reply's ``now`` set to when the work ends.
 
     A wake-up asked for a time the scheduler is still busy is moved just after the reply's
-    ``now`` (Batsim aborts on a CALL_ME_LATER at or before its clock).
+    ``now``, and after its message reaches Batsim's server, ``latency()`` a message (Batsim
+    aborts on a CALL_ME_LATER at or before its clock; ``messages.space_wakeups``).
     """
     if cost.kind == "measured":
         t0 = time.process_time()
@@ -120,5 +122,5 @@ def charge_reply(cost: DecisionCost, msg: dict, handle: Callable[[dict], dict]) 
     now = reply["now"]
     if cost.kind == "model":
         clock = now + cost.per_event * len(msg.get("events") or ())
-        return stamp_reply(reply, clock, cost.job_cost)
-    return stamp_reply(reply, now + spent)
+        return stamp_reply(reply, clock, cost.job_cost, latency=latency())
+    return stamp_reply(reply, now + spent, latency=latency())

@@ -725,7 +725,8 @@ class PolicyScheduler(BatsimScheduler):
         (``mrsched.schedulers.execution.cost``)."""
         if self.decision_cost.free:
             return self._handle_message(msg)
-        return charge_reply(self.decision_cost, msg, self._handle_message)
+        return charge_reply(self.decision_cost, msg, self._handle_message,
+                            lambda: self.message_latency)
 
     def _handle_message(self, msg: dict) -> dict:
         """Every message goes through :meth:`BatsimScheduler.handle_message`, except the

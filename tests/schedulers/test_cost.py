@@ -153,3 +153,22 @@ def test_engine_reproduces_batsims_costed_run(shared_file, tmp_path):
     for job_id, row in expected.items():
         for col in ("starting_time", "finish_time", "allocated_resources", "final_state"):
             assert mine[job_id][col] == row[col], (job_id, col)
+
+
+def test_a_late_wake_up_reaches_batsim_in_time_on_a_slow_master_link():
+    """``decision_cost`` moves a wake-up due while the scheduler works to just after its
+    reply; on this platform (500 us links) each event of a reply takes 1.5 ms to reach
+    Batsim's server, so a wake-up 1 ms after the reply, second in it, came 2 ms too late and
+    Batsim aborted ("You asked to be awaken in the past!"). It now stays after its message's
+    arrival. Recorded with real Batsim 4.2.1 (``wakeup_latency``): this run, live, is that
+    run byte for byte."""
+    from pathlib import Path
+
+    import mrsched
+
+    case = Path(__file__).parents[1] / "simulator" / "cases" / "wakeup_latency"
+    result = mrsched.simulate(case / "platform.xml", case / "workload.json", "fcfs-easy",
+                              {"decision_cost": "per_event=0.5,per_job=2,per_start=1",
+                               "idle_sleep": 5}, energy=True)
+    assert result.csv_text("jobs") == (case / "out_jobs.csv").read_text()
+    assert result.csv_text("pstate_changes") == (case / "out_pstate_changes.csv").read_text()

@@ -179,6 +179,51 @@ def test_call_me_later_never_at_or_before_now_and_never_twice():
     assert 0 < MIN_WAKEUP_DELAY <= 0.01
 
 
+def test_a_wake_up_stays_after_its_message_reaches_batsims_server():
+    """Batsim's request-reply actor sends a reply's events one after the other, each taking the
+    master host's message time, and its server aborts on a CALL_ME_LATER not after its clock:
+    a wake-up is kept after its message's arrival, the message time read from submissions
+    (JOB_SUBMITTED time - subtime, at least, plus a printed microsecond)."""
+    asked = []
+
+    def decide(s):
+        for job_id in list(s.jobs):
+            if job_id not in s._started:
+                s.execute_job(job_id, ProcSet(0))
+        for when in asked:
+            s.call_me_later(when)
+    s = Recorder(decide=decide)
+    s.handle_message(msg(0.0, begins()))
+    assert s.message_latency == 0.0       # nothing seen yet
+    job = submit("w0!1", 1, 10.0)
+    job["data"]["job"]["subtime"] = 9.9985     # the message took 1.5 ms
+    asked[:] = [10.0005]                      # due before its message (second) arrives at 10.003
+    r = s.handle_message(msg(10.0, job))
+    assert s.message_latency == pytest.approx(0.001501)
+    assert [e["type"] for e in r["events"]] == ["EXECUTE_JOB", "CALL_ME_LATER"]
+    assert r["events"][1]["data"]["timestamp"] == pytest.approx(10.0 + 2 * 0.001501 + MIN_WAKEUP_DELAY)
+    # one due after the arrival is asked as it is; a late one moves past the arrival too
+    asked[:] = [20.0, 12.0]
+    r = s.handle_message(msg(12.0, ev("NOTIFY", {"type": "x"}, 12.0)))
+    assert [e["data"]["timestamp"] for e in r["events"]] == [
+        20.0, pytest.approx(12.0 + 2 * 0.001501 + MIN_WAKEUP_DELAY)]
+
+
+def test_a_costed_reply_keeps_its_wake_ups_after_their_arrival():
+    from mrsched.schedulers.batsim.messages import space_wakeups, stamp_reply
+
+    reply = {"now": 5.0, "events": [ev("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0"}, 5.0),
+                                    ev("CALL_ME_LATER", {"timestamp": 5.5}, 5.0)]}
+    # the work ends at 6.0: the wake-up, due before, goes after the end; with 2 ms a message,
+    # after its message's arrival (the second of the reply: 6.004)
+    assert stamp_reply(reply, 6.0)["events"][1]["data"] == {"timestamp": 6.0 + MIN_WAKEUP_DELAY}
+    spaced = stamp_reply(reply, 6.0, latency=0.002)["events"][1]["data"]["timestamp"]
+    assert spaced == pytest.approx(6.004 + MIN_WAKEUP_DELAY)
+    # without a message time, or with the wake-up after the arrival: unchanged
+    assert space_wakeups(reply["events"], 0.0) is reply["events"]
+    assert space_wakeups(reply["events"], 0.1) is reply["events"]
+
+
 def test_call_me_later_refuses_nonsense():
     s = Recorder(decide=lambda s: s.call_me_later(float("nan")))
     with pytest.raises(SimulationError, match="finite"):
