@@ -136,12 +136,13 @@ def draw(seed: int, energy: bool | None = None, wide: bool = False) -> dict:
     if wide:
         policy, options = random.Random(seed * 7919 + 3).choice(WIDE_POLICIES)
     options = dict(options)
-    if energy:   # the runtime's energy services: sleeping idle nodes, a power cap
+    if energy and policy != "hierarchical":   # the runtime's energy services (whole nodes):
+        # sleeping idle nodes, a power cap
         sleep = rng.choice([0, 0, 5, 60])
         cap = rng.choice([0, 0, 0.8])
         if sleep:
             options["idle_sleep"] = sleep
-        if cap and policy not in ("filler", "hierarchical"):
+        if cap and policy != "filler":
             options["power_cap_share"] = cap
     return {"platform": xml, "workload": workload(rng, n), "policy": policy,
             "options": options, "energy": energy}
