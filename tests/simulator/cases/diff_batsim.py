@@ -3,7 +3,7 @@
 the tests only read the cases it finds, once recorded with ``record_case.py``).
 
     python tests/simulator/cases/diff_batsim.py [--cases 50] [--seed 0] [--keep DIR]
-        [--energy] [--generated | --wide]
+        [--energy] [--generated] [--wide]
 
 Each case is drawn from its seed: a small cluster (speeds, link bandwidths and latencies,
 with ``-E`` pstates and wattages for a quarter of them, all with ``--energy``), a workload of
@@ -161,7 +161,16 @@ IO_PHASED_POLICIES = ["fcfs-bb", "sjf-bb", "fcfs-easy", "filler"]
 SLEEPING_POLICIES = ["fcfs-bb", "sjf-bb", "conservative-bb", "filler"]
 
 
-def draw_generated(seed: int, energy: bool = False) -> dict:
+#: ``--generated --wide``: the burst-buffer policies with decision costs, plan search and a
+#: tree of schedulers (not on I/O-phased workloads), from a stream of their own
+GENERATED_WIDE = [("plan-1", {}), ("plan-2", {"period": 60}),
+                  ("conservative-bb", {"decision_cost": "per_event=0.5,per_job=1"}),
+                  ("sjf-bb", {"decision_cost": "per_start=2"}),
+                  ("fcfs-bb", {"decision_cost": "per_event=0.01,per_job=0.02,per_start=0.5"}),
+                  ("bbsched", {"decision_cost": "per_job=0.3"}), ("hierarchical", {})]
+
+
+def draw_generated(seed: int, energy: bool = False, wide: bool = False) -> dict:
     """A case of mrsched's own generators: a small Dragonfly or flat cluster with burst-buffer
     storage nodes and a PFS, an overloaded synthetic burst-buffer workload and a burst-buffer
     policy. A third of the burst-buffer workloads are I/O-phased (``--variant io-phased``,
@@ -199,13 +208,19 @@ def draw_generated(seed: int, energy: bool = False) -> dict:
                         *(["--variant", "io-phased"] if io_phased else []),
                         "--seed", str(seed), "-o", str(wl)], check=True, capture_output=True)
         policy, options = rng.choice(GENERATED_POLICIES)
+        if wide:
+            policy, options = random.Random(seed * 7919 + 3).choice(GENERATED_WIDE)
         flags = ""
         if io_phased:
             policy = IO_PHASED_POLICIES[seed % len(IO_PHASED_POLICIES)]
             options, flags = {"job_model": "io-phased"}, "--enable-dynamic-jobs"
         elif "--sleep-wattage" in power:
-            policy = watts.choice(SLEEPING_POLICIES)
-            options = {"idle_sleep": watts.choice([5, 60])}
+            sleeper = watts.choice(SLEEPING_POLICIES)
+            nap = {"idle_sleep": watts.choice([5, 60])}
+            if not wide:
+                policy, options = sleeper, nap
+            elif policy != "hierarchical":   # (it refuses them: not whole nodes)
+                options = {**options, **nap}
         return {"platform": plat.read_text(), "workload": json.loads(wl.read_text()),
                 "policy": policy, "options": dict(options), "energy": energy, "flags": flags}
 
@@ -280,14 +295,14 @@ def main() -> int:
                     help="cases of mrsched's generators: Dragonfly or cluster with burst buffers, "
                          "synthetic burst-buffer workloads, burst-buffer policies")
     ap.add_argument("--wide", action="store_true",
-                    help="policies of WIDE_POLICIES: decision costs (replies stamped later), plan "
-                         "search, hierarchical (not with --generated)")
+                    help="policies of WIDE_POLICIES (with --generated: GENERATED_WIDE): decision "
+                         "costs (replies stamped later), plan search, hierarchical")
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="diff_batsim_"))
     counts = {"same": 0, "bytes": 0, "differ": 0, "batsim failed": 0}
     try:
         for seed in range(args.seed, args.seed + args.cases):
-            case = (draw_generated(seed, args.energy) if args.generated
+            case = (draw_generated(seed, args.energy, args.wide) if args.generated
                     else draw(seed, True if args.energy else None, args.wide))
             name = f"s{seed}"
             case_dir = record(case, name, root)
