@@ -135,9 +135,13 @@ def generate_mix(machine: Machine, mix: str, *, jobs: int = 400, seed: int = 0, 
             per = per if per <= cpn and cpn % per == 0 else cpn
         elif kind in (2, 3):                            # g GPUs per node, 1 or 2 cores per GPU
             g = kind - 1
-            per = int(rng.choice([1, 2])) * g
+            per = min(int(rng.choice([1, 2])) * g, cpn)   # (no more than a node has)
         top = min(max_cores, per * nodes) if per else max_cores
-        cores = int(rng.integers(1, top // cpn + 1)) * cpn
+        if top >= cpn:                                  # whole nodes' worth of cores
+            cores = int(rng.integers(1, top // cpn + 1)) * cpn
+            cores -= cores % per if per else 0          # (whole nodes of `per` cores)
+        else:                                           # a small machine: `per` at a time
+            cores = int(rng.integers(1, top // per + 1)) * per
         runtime = float(round(rng.uniform(min_runtime, max_runtime)))
         job = {"id": k + 1, "subtime": 0, "walltime": 2 * runtime, "res": cores, "profile": f"delay{runtime:g}",
                "run_time": runtime, "cores": cores}

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from mrsched.cli import main
+from mrsched.errors import WorkloadError
 from mrsched.platforms.cluster import generate_cluster
 from mrsched.schedulers.model.cores import core_request
 from mrsched.workloads.check import check_workload
@@ -115,3 +116,29 @@ def test_cpugpu_cli_writes_checked_workloads(tmp_path, machine_l):
     out = tmp_path / "v.json"
     assert main(["workload", "cpugpu", "--platform", str(machine_l), "--mix", "V", "--jobs", "50", "-o", str(out)]) == 0
     assert main(["workload", "check", str(out), "--platform", str(machine_l)]) == 0
+
+
+@pytest.mark.parametrize("nodes,cores,gpus", [(1, 1, 2), (2, 4, 2), (2, 8, 1), (3, 2, 2),
+                                              (5, 6, 2), (2, 3, 1), (4, 1, 0)])
+def test_mixes_on_small_machines_are_whole_and_checked(tmp_path, nodes, cores, gpus):
+    """On a few small nodes a GPU job's cores can be fewer than a node's: every mix the
+    machine's GPUs allow is written (no traceback), each job on whole nodes of its cores per
+    node, within the machine, and passes the workload checker."""
+    path = tmp_path / "m.xml"
+    path.write_text(generate_cluster(nodes=nodes, cores=cores, gpus=gpus, pfs=False).xml)
+    machine = read_machine(path)
+    written = 0
+    for mix in sorted(MIXES):
+        try:
+            wl = generate_mix(machine, mix, jobs=60, seed=3)
+        except WorkloadError as exc:
+            assert "asks GPUs the machine's nodes lack" in str(exc)
+            continue
+        written += 1
+        for j in wl["jobs"]:
+            if "cores_per_node" in j:
+                assert j["nodes"] * j["cores_per_node"] == j["cores"] and 1 <= j["nodes"] <= nodes
+                assert j["cores_per_node"] <= cores and j.get("gpus_per_node", 0) <= gpus
+            assert 1 <= j["cores"] <= nodes * cores
+        assert not check_workload(wl, platform=read_platform_info(path))
+    assert written >= 3      # mixes I-III ask no GPU
