@@ -3,7 +3,7 @@
 the tests only read the cases it finds, once recorded with ``record_case.py``).
 
     python tests/simulator/cases/diff_batsim.py [--cases 50] [--seed 0] [--keep DIR]
-        [--energy] [--generated] [--wide]
+        [--energy] [--generated | --cpugpu] [--wide]
 
 Each case is drawn from its seed: a small cluster (speeds, link bandwidths and latencies,
 with ``-E`` pstates and wattages for a quarter of them, all with ``--energy``), a workload of
@@ -225,6 +225,31 @@ def draw_generated(seed: int, energy: bool = False, wide: bool = False) -> dict:
                 "policy": policy, "options": dict(options), "energy": energy, "flags": flags}
 
 
+#: ``--cpugpu``: seed 002's policies on a per-core CPU+GPU machine
+CPUGPU_POLICIES = ["slurm-bf", "ipsched", "aucsched"]
+
+
+def draw_cpugpu(seed: int, energy: bool = False) -> dict:
+    """A case of seed 002's family: a per-core CPU+GPU cluster (one Batsim resource per core,
+    2-6 nodes of 2-8 cores and 0-2 GPUs), a Table 12 mix of 10-40 jobs and one of
+    ``slurm-bf``, ``ipsched``, ``aucsched``; with ``energy`` wattages and ``-E``."""
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        plat, wl = Path(tmp) / "p.xml", Path(tmp) / "w.json"
+        cli = [sys.executable, "-m", "mrsched.cli"]
+        power = ["--wattage", f"{rng.choice([95, 100])}:{rng.choice([190, 200])}"] if energy else []
+        mix = rng.choice(["I", "II", "III", "IV", "V"])     # IV and V ask GPUs
+        subprocess.run([*cli, "platform", "cluster", "--nodes", str(rng.randint(2, 6)),
+                        "--cores", str(rng.choice([2, 4, 8])),
+                        "--gpus", str(rng.randint(0 if mix in ("I", "II", "III") else 1, 2)),
+                        *power, "-o", str(plat)], check=True, capture_output=True)
+        subprocess.run([*cli, "workload", "cpugpu", "--platform", str(plat), "--mix", mix,
+                        "--jobs", str(rng.randint(10, 40)), "--seed", str(seed), "-o", str(wl)],
+                       check=True, capture_output=True)
+        return {"platform": plat.read_text(), "workload": json.loads(wl.read_text()),
+                "policy": rng.choice(CPUGPU_POLICIES), "options": {}, "energy": energy}
+
+
 def record(case: dict, name: str, root: Path) -> Path | None:
     tmp = root / f"{name}.in"
     tmp.mkdir(parents=True, exist_ok=True)
@@ -297,13 +322,20 @@ def main() -> int:
     ap.add_argument("--wide", action="store_true",
                     help="policies of WIDE_POLICIES (with --generated: GENERATED_WIDE): decision "
                          "costs (replies stamped later), plan search, hierarchical")
+    ap.add_argument("--cpugpu", action="store_true",
+                    help="seed 002's policies (slurm-bf, ipsched, aucsched) on per-core CPU+GPU "
+                         "clusters with Table 12 mixes")
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="diff_batsim_"))
     counts = {"same": 0, "bytes": 0, "differ": 0, "batsim failed": 0}
     try:
         for seed in range(args.seed, args.seed + args.cases):
-            case = (draw_generated(seed, args.energy, args.wide) if args.generated
-                    else draw(seed, True if args.energy else None, args.wide))
+            if args.cpugpu:
+                case = draw_cpugpu(seed, args.energy)
+            elif args.generated:
+                case = draw_generated(seed, args.energy, args.wide)
+            else:
+                case = draw(seed, True if args.energy else None, args.wide)
             name = f"s{seed}"
             case_dir = record(case, name, root)
             if case_dir is None:
