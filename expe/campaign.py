@@ -366,6 +366,9 @@ def _policy(item, index: int, file: str) -> list[PolicySpec]:
     if not isinstance(item, dict):
         raise _err("a policy is a name or a mapping with 'policy' and 'options'", file, where)
     _check_keys(item, POLICY_KEYS, file, f"{where}.")
+    if "policy" not in item:
+        raise _err("a policy mapping needs 'policy': a registered name (mrsched policies) or "
+                   "module:Class; 'name' only labels it in the report", file, f"{where}.policy")
     name = item.get("policy")
     options = item.get("options") or {}
     if not isinstance(options, dict):

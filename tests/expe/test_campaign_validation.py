@@ -55,6 +55,14 @@ def test_unknown_policy_suggests(tmp_path, good):
     assert "unknown policy 'fcfs-esay'" in str(err) and "did you mean 'fcfs-easy'" in str(err)
 
 
+def test_a_policy_mapping_without_policy_says_what_name_is(tmp_path, good):
+    """``{name: sjf-bb}`` reads naturally but ``name`` is the report's label: the error says
+    which key holds the policy."""
+    err = refused(write(tmp_path, good.replace("{policy: fcfs-easy", "{name: fcfs-easy")))
+    assert err.field == "policies[1].policy"
+    assert "needs 'policy'" in str(err) and "'name' only labels it" in str(err)
+
+
 def test_unknown_option_suggests(tmp_path, good):
     err = refused(write(tmp_path, good.replace("order:", "ordr:")))
     assert err.field == "policies[1].options.ordr"
