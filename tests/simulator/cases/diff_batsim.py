@@ -238,10 +238,10 @@ def draw_cpugpu(seed: int, energy: bool = False) -> dict:
         plat, wl = Path(tmp) / "p.xml", Path(tmp) / "w.json"
         cli = [sys.executable, "-m", "mrsched.cli"]
         power = ["--wattage", f"{rng.choice([95, 100])}:{rng.choice([190, 200])}"] if energy else []
-        mix = rng.choice(["I", "II", "III", "IV", "V"])     # IV and V ask GPUs
+        mix = rng.choice(["I", "II", "III", "IV", "V"])     # IV asks 1 GPU a node, V 2
+        low = {"IV": 1, "V": 2}.get(mix, 0)
         subprocess.run([*cli, "platform", "cluster", "--nodes", str(rng.randint(2, 6)),
-                        "--cores", str(rng.choice([2, 4, 8])),
-                        "--gpus", str(rng.randint(0 if mix in ("I", "II", "III") else 1, 2)),
+                        "--cores", str(rng.choice([2, 4, 8])), "--gpus", str(rng.randint(low, 2)),
                         *power, "-o", str(plat)], check=True, capture_output=True)
         subprocess.run([*cli, "workload", "cpugpu", "--platform", str(plat), "--mix", mix,
                         "--jobs", str(rng.randint(10, 40)), "--seed", str(seed), "-o", str(wl)],
