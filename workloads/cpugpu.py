@@ -118,7 +118,8 @@ def generate_mix(machine: Machine, mix: str, *, jobs: int = 400, seed: int = 0, 
         raise WorkloadError("jobs must be at least 1", field="jobs")
     cpn = min(machine.cores)
     nodes = len(machine.names)
-    max_cores = max_cores or max(cpn, machine.total_cores // 8)
+    if max_cores is None:
+        max_cores = max(cpn, machine.total_cores // 8)
     if max_cores < cpn:
         raise WorkloadError(f"max_cores ({max_cores}) is below one node's {cpn} cores", field="max_cores")
     top_gpus = min(machine.gpus)

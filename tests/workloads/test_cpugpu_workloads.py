@@ -142,3 +142,8 @@ def test_mixes_on_small_machines_are_whole_and_checked(tmp_path, nodes, cores, g
             assert 1 <= j["cores"] <= nodes * cores
         assert not check_workload(wl, platform=read_platform_info(path))
     assert written >= 3      # mixes I-III ask no GPU
+
+
+def test_max_cores_zero_is_refused_not_the_default(machine_l):
+    with pytest.raises(WorkloadError, match="max_cores"):
+        generate_mix(read_machine(machine_l), "I", jobs=5, max_cores=0)
