@@ -12,7 +12,9 @@ tied and fractional submission times and walltimes that cut some jobs, and a reg
 with drawn options (period, queue order; with ``-E`` sleeping idle nodes and a power cap).
 ``--generated`` draws from mrsched's own platform and workload generators instead, with
 burst-buffer policies (a third of the burst-buffer workloads I/O-phased, with
-``--enable-dynamic-jobs``; with ``--energy`` too, wattages and ``-E``). Real Batsim runs the case against ``mrsched serve`` through
+``--enable-dynamic-jobs``; with ``--energy`` too, wattages and ``-E``); ``--cpugpu`` seed 002's
+policies on per-core CPU+GPU clusters; ``--wide`` other policies and options (decision costs,
+plan search, hierarchical). Real Batsim runs the case against ``mrsched serve`` through
 ``record_case.py`` (every message recorded); the engine then replays the recorded replies. A
 case differs when a message (events, order, data, times within 1e-5 s) or an ``out_jobs.csv``
 value differs; byte-level differences of ``out_jobs.csv`` and ``out_schedule.csv`` (times of
