@@ -78,7 +78,7 @@ class PlanBased(Policy):
         self.rounds_ = 0
         self.methods_: dict[str, int] = {}    # search method -> rounds (exhaustive, initial, annealing)
         self.replan_at_ = -INF                 # earliest future start of the last plan
-        self.planned_free_ = None              # what was free now after the last plan's starts
+        self.plan_basis_ = None              # what was free now after the last round
 
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
         queue = ctx.queue
@@ -89,14 +89,14 @@ class PlanBased(Policy):
         # reached: the last plan still holds (phase completions of I/O-phased jobs free
         # nothing), so do not search again. Woken nodes free resources with no job ending.
         if (not ctx.submitted and not ctx.ended and ctx.now < self.replan_at_
-                and profile.free_at(ctx.now) == self.planned_free_):
+                and profile.free_at(ctx.now) == self.plan_basis_):
             return ctx.decisions
         self.replan_at_ = -INF
         free = profile.nodes[0].bit_count()
         # No plan can start a job that does not fit now on its own: skip the search.
         if not any(j.request.nodes <= free and profile.fits_now(j.request) is not None for j in queue):
             self.replan_at_ = INF              # until a submission, an end or freed resources
-            self.planned_free_ = profile.free_at(ctx.now)
+            self.plan_basis_ = profile.free_at(ctx.now)
             return ctx.decisions
         self.rounds_ += 1
         stats = SearchStats()
@@ -112,5 +112,5 @@ class PlanBased(Policy):
             elif t < later:
                 later = t
         self.replan_at_ = later
-        self.planned_free_ = profile.free_at(ctx.now)
+        self.plan_basis_ = profile.free_at(ctx.now)
         return ctx.decisions
