@@ -302,10 +302,9 @@ class Energy:
 
     def _resolve(self, r: int, rates: dict | None = None) -> None:
         """The maestro updates of sleep actions on ``r`` that ended and whose actor has not run
-        yet, or that no actor waits for any more (the timeout of a task that ended first:
-        SimGrid's sleep action runs on, ``ActivityImpl::wait_for``); SimGrid applies them before
-        any actor runs. ``rates``: the step's, when a task on ``r`` ends in it (its load still
-        counts at the sleep's end)."""
+        yet (SimGrid applies them before any actor runs). ``rates``: the step's, when a task on
+        ``r`` ends in the same step (its load still counts at the sleep's end). A timeout its
+        task beat is no sleep any more (``sleep_dropped``)."""
         timers = self.sleeps[r]
         if timers and any(t.md == 0.0 for t in timers):
             self.sleeps[r] = [t for t in timers if t.md != 0.0]
