@@ -14,7 +14,7 @@ with drawn options (period, queue order; with ``-E`` sleeping idle nodes and a p
 burst-buffer policies (a third of the burst-buffer workloads I/O-phased, with
 ``--enable-dynamic-jobs``; with ``--energy`` too, wattages and ``-E``); ``--cpugpu`` seed 002's
 policies on per-core CPU+GPU clusters; ``--wide`` other policies and options (decision costs,
-plan search, hierarchical). Real Batsim runs the case against ``mrsched serve`` through
+plan search, hierarchical; with ``--cpugpu``, a decision cost or a period). Real Batsim runs the case against ``mrsched serve`` through
 ``record_case.py`` (every message recorded); the engine then replays the recorded replies. A
 case differs when a message (events, order, data, times within 1e-5 s) or an ``out_jobs.csv``
 value differs; byte-level differences of ``out_jobs.csv`` and ``out_schedule.csv`` (times of
@@ -231,10 +231,11 @@ def draw_generated(seed: int, energy: bool = False, wide: bool = False) -> dict:
 CPUGPU_POLICIES = ["slurm-bf", "ipsched", "aucsched"]
 
 
-def draw_cpugpu(seed: int, energy: bool = False) -> dict:
+def draw_cpugpu(seed: int, energy: bool = False, wide: bool = False) -> dict:
     """A case of seed 002's family: a per-core CPU+GPU cluster (one Batsim resource per core,
     2-6 nodes of 2-8 cores and 0-2 GPUs), a Table 12 mix of 10-40 jobs and one of
-    ``slurm-bf``, ``ipsched``, ``aucsched``; with ``energy`` wattages and ``-E``."""
+    ``slurm-bf``, ``ipsched``, ``aucsched``; with ``energy`` wattages and ``-E``; ``wide``: a
+    decision cost or a period too (a stream of their own)."""
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as tmp:
         plat, wl = Path(tmp) / "p.xml", Path(tmp) / "w.json"
@@ -248,8 +249,13 @@ def draw_cpugpu(seed: int, energy: bool = False) -> dict:
         subprocess.run([*cli, "workload", "cpugpu", "--platform", str(plat), "--mix", mix,
                         "--jobs", str(rng.randint(10, 40)), "--seed", str(seed), "-o", str(wl)],
                        check=True, capture_output=True)
+        options = {}
+        if wide:
+            more = random.Random(seed * 7919 + 3)
+            options = more.choice([{"decision_cost": "per_event=0.5,per_job=2,per_start=1"},
+                                   {"decision_cost": "per_job=0.05"}, {"period": 30}])
         return {"platform": plat.read_text(), "workload": json.loads(wl.read_text()),
-                "policy": rng.choice(CPUGPU_POLICIES), "options": {}, "energy": energy}
+                "policy": rng.choice(CPUGPU_POLICIES), "options": options, "energy": energy}
 
 
 def record(case: dict, name: str, root: Path) -> Path | None:
@@ -333,7 +339,7 @@ def main() -> int:
     try:
         for seed in range(args.seed, args.seed + args.cases):
             if args.cpugpu:
-                case = draw_cpugpu(seed, args.energy)
+                case = draw_cpugpu(seed, args.energy, args.wide)
             elif args.generated:
                 case = draw_generated(seed, args.energy, args.wide)
             else:
