@@ -716,6 +716,14 @@ class PolicyScheduler(BatsimScheduler):
         self.policy = policy
         self.runtime = PolicyRuntime(policy, run)
         self.decision_cost = parse_decision_cost(run.decision_cost, run.decision_scale)
+        if not self.decision_cost.free and (run.power_cap or run.power_cap_share
+                                            or str(run.power_cap_steps).strip()):
+            # a costed start takes effect after the time its reservation counted on: it may run
+            # on past a lower step of the cap, or beside the start its reservation's end allowed
+            raise ConfigError(f"policy '{policy.policy_name()}': decision_cost with a power cap is "
+                              "not supported: a start takes effect when the scheduler's work is "
+                              "done, later than its reservation, so the machine could exceed the "
+                              "cap", field="decision_cost")
         # the lean path calls the runtime directly: only when no callback is overridden
         cls = type(self)
         self._lean = all(getattr(cls, name) is getattr(PolicyScheduler, name) for name in _LEAN_HOOKS)

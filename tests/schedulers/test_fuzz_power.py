@@ -74,9 +74,6 @@ def cases(draw):
         options["idle_sleep"] = str(draw(st.sampled_from([0, 5, 60])))
     if draw(st.integers(0, 3)) == 0:     # rounds on a period: a cap's rise may fall between
         options["period"] = draw(st.sampled_from(["7", "60"]))
-    if draw(st.integers(0, 3)) == 0:     # replies stamped later: wake-ups after their arrival
-        options["decision_cost"] = draw(st.sampled_from(["per_event=0.5,per_job=2,per_start=1",
-                                                         "per_start=0.001"]))
     # 500 us links: 1.5 ms a message from Batsim's master host to its server
     latency = draw(st.sampled_from(["50us", "500us"]))
     xml = with_wattage(generate_cluster(nodes=nodes, pfs=False, link_latency=latency).xml,
