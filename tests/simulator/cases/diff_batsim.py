@@ -144,7 +144,7 @@ def draw(seed: int, energy: bool | None = None, wide: bool = False) -> dict:
         cap = rng.choice([0, 0, 0.8])
         if sleep:
             options["idle_sleep"] = sleep
-        if cap and policy != "filler":
+        if cap and policy != "filler" and "decision_cost" not in options:   # (refused together)
             options["power_cap_share"] = cap
     return {"platform": xml, "workload": workload(rng, n), "policy": policy,
             "options": options, "energy": energy}
