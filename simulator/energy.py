@@ -441,19 +441,19 @@ class Energy:
 
     def sleep_over(self, r: int, timer: Any) -> None:
         """The sleep's actor runs (it ended) or cancels it: its maestro update, if it ended."""
-        timers = self.sleeps[r]
-        if any(t is timer for t in timers):
-            self.sleeps[r] = [t for t in timers if t is not timer]
-            if timer.md == 0.0:
-                self._update(r)
+        if self.sleep_dropped(r, timer) and timer.md == 0.0:
+            self._update(r)
 
-    def sleep_dropped(self, r: int, timer: Any) -> None:
+    def sleep_dropped(self, r: int, timer: Any) -> bool:
         """A task ended before its timeout: the wait's synchro goes with the task's end, and its
         sleep action with it, never ending (``ExecImpl::finish`` drops the last reference;
-        ``ActivityImpl::~ActivityImpl`` -> ``clean_action``): no update of the host."""
+        ``ActivityImpl::~ActivityImpl`` -> ``clean_action``): no update of the host. Whether
+        the host had the timer."""
         timers = self.sleeps[r]
-        if any(t is timer for t in timers):
-            self.sleeps[r] = [t for t in timers if t is not timer]
+        if not any(t is timer for t in timers):
+            return False
+        self.sleeps[r] = [t for t in timers if t is not timer]
+        return True
 
     def total_now(self) -> Any:
         """The platform's energy without reading (no update): for the run's summary."""
