@@ -142,15 +142,20 @@ class PowerCap:
         return delta, None
 
 
+def capped(power_cap: float, power_cap_steps: str, power_cap_share: float = 0.0) -> bool:
+    """Whether the options ask for a cap at all (``power_cap_of`` builds it)."""
+    return bool(cap_steps(power_cap, power_cap_steps) or power_cap_share)
+
+
 def power_cap_of(cluster, power_cap: float, power_cap_steps: str,
                  power_cap_share: float = 0.0) -> PowerCap | None:
     """The run's ``PowerCap`` from the options and SIMULATION_BEGINS' host properties; None
     without a cap. ``power_cap_share``: the cap as a share of the machine's peak (``base`` +
     every compute node's ``AllCores - Idle``), when ``power_cap`` and ``power_cap_steps`` give
     none. ConfigError when the idle machine alone draws more than the cap."""
-    steps = cap_steps(power_cap, power_cap_steps)
-    if not steps and not power_cap_share:
+    if not capped(power_cap, power_cap_steps, power_cap_share):
         return None
+    steps = cap_steps(power_cap, power_cap_steps)
     if POWER in cluster.counters:
         raise ConfigError(f"power_cap: the machine already has a counter named '{POWER}' "
                           "(sched-config counters)", field="power_cap")

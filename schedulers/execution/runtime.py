@@ -33,7 +33,7 @@ from mrsched.schedulers.model.contract import OVERRUN_HOLD, Policy, SchedulingCo
 from mrsched.schedulers.model.params import RunOptions
 from mrsched.schedulers.profile.bandwidth import BandwidthTree
 from mrsched.schedulers.profile.feasibility import infeasible_reason
-from mrsched.schedulers.execution.power import POWER, power_cap_of, sleep_holds, with_power
+from mrsched.schedulers.execution.power import POWER, capped, power_cap_of, sleep_holds, with_power
 
 logger = logging.getLogger(__name__)
 
@@ -716,8 +716,8 @@ class PolicyScheduler(BatsimScheduler):
         self.policy = policy
         self.runtime = PolicyRuntime(policy, run)
         self.decision_cost = parse_decision_cost(run.decision_cost, run.decision_scale)
-        if not self.decision_cost.free and (run.power_cap or run.power_cap_share
-                                            or str(run.power_cap_steps).strip()):
+        if not self.decision_cost.free and capped(run.power_cap, run.power_cap_steps,
+                                                  run.power_cap_share):
             # a costed start takes effect after the time its reservation counted on: it may run
             # on past a lower step of the cap, or beside the start its reservation's end allowed
             raise ConfigError(f"policy '{policy.policy_name()}': decision_cost with a power cap is "
