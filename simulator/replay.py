@@ -25,13 +25,25 @@ class RecordedReply:
     batsim_now: float
     reply_now: float
     events: list[dict]
-    #: the (type, job id) events of the Batsim message it answered
+    #: the job and NOTIFY events of the Batsim message it answered (``_job_events``)
     batsim_jobs: frozenset = frozenset()
 
 
-def _job_events(events: list) -> set[tuple[str, str]]:
-    return {(ev.get("type"), ev["data"]["job_id"]) for ev in events
-            if isinstance(ev, dict) and isinstance(ev.get("data"), dict) and "job_id" in ev["data"]}
+def _job_events(events: list, notified: dict[str, int]) -> set[tuple]:
+    """The (type, job id) events of a message, and its NOTIFY events as (NOTIFY, kind, k) for
+    the k-th of that kind (``notified`` counts them; a message of a NOTIFY alone, such as
+    ``no_more_static_job_to_submit``, names no job but is a message of its own)."""
+    out: set[tuple] = set()
+    for ev in events:
+        if not isinstance(ev, dict) or not isinstance(ev.get("data"), dict):
+            continue
+        if "job_id" in ev["data"]:
+            out.add((ev.get("type"), ev["data"]["job_id"]))
+        elif ev.get("type") == "NOTIFY":
+            kind = str(ev["data"].get("type"))
+            notified[kind] = notified.get(kind, 0) + 1
+            out.add(("NOTIFY", kind, notified[kind]))
+    return out
 
 
 def load_transcript(path: str | Path) -> list[dict]:
@@ -62,11 +74,12 @@ def recorded_replies(transcript: list[dict]) -> list[RecordedReply]:
     replies = []
     last_now = 0.0
     last_jobs: frozenset = frozenset()
+    notified: dict[str, int] = {}
     for entry in transcript:
         msg = entry["msg"]
         if entry["from"] == "batsim":
             last_now = float(msg["now"])
-            last_jobs = frozenset(_job_events(msg["events"]))
+            last_jobs = frozenset(_job_events(msg["events"], notified))
         else:
             replies.append(RecordedReply(last_now, float(msg["now"]), list(msg["events"]),
                                          last_jobs))
@@ -93,7 +106,8 @@ class ReplayScheduler:
         self.busy: dict[int, str] = {}
         self.nb_compute: int | None = None
         self.sharing = False   # --enable-compute-sharing: several jobs per machine
-        self.seen: set[tuple[str, str]] = set()   # the (type, job id) events received so far
+        self.seen: set[tuple] = set()   # the job and NOTIFY events received so far (_job_events)
+        self._notified: dict[str, int] = {}
 
     def _ready(self, rec: RecordedReply) -> bool:
         busy = dict(self.busy)
@@ -120,7 +134,7 @@ class ReplayScheduler:
 
     def handle_message(self, msg: dict) -> dict:
         now = float(msg["now"])
-        self.seen |= _job_events(msg["events"])
+        self.seen |= _job_events(msg["events"], self._notified)
         for ev in msg["events"]:
             etype, data = ev["type"], ev["data"]
             if etype == "SIMULATION_BEGINS":
