@@ -258,7 +258,7 @@ def compare_jobs_rows(reference: Path, mine: Path) -> None:
                 dev = abs(float(m[col]) - float(value))
                 assert dev <= TIME_ABS or dev <= TIME_REL * scale, (r["job_id"], col, m[col],
                                                                     value)
-            elif col == "stretch" and value and m[col]:
+            elif col == "stretch" and value and m[col] and float(r["execution_time"]):
                 # turnaround / execution (long doubles in Batsim): the turnaround's tolerance
                 # over the execution time, plus the 6-decimal print
                 tol = (max(TIME_ABS, TIME_REL * scale) / float(r["execution_time"])
