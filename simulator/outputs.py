@@ -156,15 +156,24 @@ class MachineStateTracker:
 
 
 class ScheduleStats:
-    """The ``_schedule.csv`` aggregates, fed one record at a time as jobs end. Keeps three
-    floats per started job (compact arrays, not the records), each as ``times_of`` gives it;
-    the means are sums in record order, so they come out bit for bit as a pass over the whole
-    record list. (Batsim sums in long double, ``src/export.cpp`` 1138-1170: a mean may differ
-    in its last printed digit; not seen on the recorded cases.)"""
+    """The ``_schedule.csv`` aggregates, fed one record at a time as jobs end. Batsim sums each
+    job's waiting time, turnaround and slowdown in long double (``src/export.cpp`` 1142-1150,
+    its job's times are long doubles) and divides the sum, cast to double, by the number of
+    jobs (1039-1041). The sums here are doubles in record order, with a bound of their distance
+    to Batsim's: when that bound could change a printed digit (a mean of 1e9 or more prints
+    more digits than a double holds), the means are computed again as Batsim does, from the
+    start, end and submission times kept per started job (``_means_as_batsim``)."""
 
     def __init__(self) -> None:
         self.nb_jobs = self.success = self.killed = self.rejected = 0
-        self.stretches, self.turnarounds, self.waits = array("d"), array("d"), array("d")
+        self.finished = 0
+        # per started job: start, end (its start for a job that took no time), submission
+        self.starts, self.ends, self.subs = array("d"), array("d"), array("d")
+        self.sums = [0.0, 0.0, 0.0]     # waiting, turnaround, stretch: doubles in order
+        self.maxima = [0.0, 0.0, 0.0]   # (Batsim's maxima start at 0)
+        #: whether a waiting time was negative (else no value is: each sum is its values'
+        #: sum of magnitudes, which the bound of ``means`` needs)
+        self.signed = False
         self.makespan = 0.0   # latest finish time (0 without any)
 
     def add(self, r: JobRecord) -> tuple | None:
@@ -183,11 +192,55 @@ class ScheduleStats:
         if r.starting_time is None:
             return None
         times = times_of(r)
-        _, _, waiting, turnaround, stretch = times
-        self.stretches.append(stretch)
-        self.turnarounds.append(turnaround)
-        self.waits.append(waiting)
+        self.finished += 1
+        self.starts.append(r.starting_time)
+        self.ends.append(r.starting_time if r.runtime is not None else r.finish_time)
+        self.subs.append(r.submission_time)
+        _, _, wait, turnaround, stretch = times
+        sums, maxima = self.sums, self.maxima
+        sums[0] += wait
+        sums[1] += turnaround
+        sums[2] += stretch
+        if wait > maxima[0]:
+            maxima[0] = wait
+        if turnaround > maxima[1]:
+            maxima[1] = turnaround
+        if stretch > maxima[2]:
+            maxima[2] = stretch
+        if wait < 0.0:   # (a job started a hair before its subtime: then so may the others)
+            self.signed = True
         return times
+
+    def means(self) -> tuple[float, float, float]:
+        """Mean waiting time, turnaround and stretch over all jobs as Batsim prints them."""
+        n = self.nb_jobs
+        if not n:
+            return 0.0, 0.0, 0.0
+        if self.signed:
+            return self._means_as_batsim()
+        out = [total / n for total in self.sums]
+        for m in out:
+            # the double sum's rounding, the per-job values' own (a few ulps each), Batsim's
+            # long double sum and casts: all below this bound of |m - Batsim's mean| (values
+            # of one sign: the sum is the sum of their magnitudes, n * m)
+            bound = (1.001 * self.finished + 16) * 2.0 ** -53 * m
+            if f6(m - bound) != f6(m + bound):
+                return self._means_as_batsim()
+        return out[0], out[1], out[2]
+
+    def _means_as_batsim(self) -> tuple[float, float, float]:
+        """The means computed as Batsim does: long double times, sums in record order."""
+        import numpy as np   # here: most runs never need it (a run's start-up does without)
+
+        ld = np.longdouble
+        s = np.frombuffer(self.starts, dtype=np.float64).astype(ld)
+        e = np.frombuffer(self.ends, dtype=np.float64).astype(ld)
+        sub = np.frombuffer(self.subs, dtype=np.float64).astype(ld)
+        runtime = np.where(e != s, e - s, ld(ZERO_RUNTIME_TEXT))
+        turnaround = (s + runtime) - sub
+        # np.cumsum adds in order (not pairwise): its last item is Batsim's running sum
+        return tuple(float(np.cumsum(x)[-1]) / self.nb_jobs if len(x) else 0.0
+                     for x in (s - sub, turnaround, turnaround / runtime))
 
     def row(self, *, nb_machines: int, makespan: float, time_computing: float, time_idle: float,
             scheduling_time: float, simulation_time: float,
@@ -195,24 +248,23 @@ class ScheduleStats:
         """Batsim's `_schedule.csv` values (its mean_* divide by all jobs, rejected included);
         ``energy``: the values a ``-E`` run sets (consumed energy, switches, time per state)."""
         nb_jobs = self.nb_jobs
-
-        def mean(values):
-            return sum(values) / nb_jobs if nb_jobs else 0.0
+        mean_wait, mean_turnaround, mean_stretch = self.means()
+        max_wait, max_turnaround, max_stretch = self.maxima
 
         row = {
             "batsim_version": BATSIM_VERSION,
             "consumed_joules": f6(0.0),
             "makespan": f6(makespan),
-            "max_slowdown": f6(max(self.stretches, default=0.0)),
-            "max_turnaround_time": f6(max(self.turnarounds, default=0.0)),
-            "max_waiting_time": f6(max(self.waits, default=0.0)),
-            "mean_slowdown": f6(mean(self.stretches)),
-            "mean_turnaround_time": f6(mean(self.turnarounds)),
-            "mean_waiting_time": f6(mean(self.waits)),
+            "max_slowdown": f6(max_stretch),
+            "max_turnaround_time": f6(max_turnaround),
+            "max_waiting_time": f6(max_wait),
+            "mean_slowdown": f6(mean_stretch),
+            "mean_turnaround_time": f6(mean_turnaround),
+            "mean_waiting_time": f6(mean_wait),
             "nb_computing_machines": str(nb_machines),
             "nb_grouped_switches": "0",
             "nb_jobs": str(nb_jobs),
-            "nb_jobs_finished": str(len(self.waits)),
+            "nb_jobs_finished": str(self.finished),
             "nb_jobs_killed": str(self.killed),
             "nb_jobs_rejected": str(self.rejected),
             "nb_jobs_success": str(self.success),

@@ -181,3 +181,53 @@ def test_direct_doubles_print_as_long_doubles_near_ties(start, length, tie):
     r = JobRecord("1", "w0", "p", sub, 1, -1.0, "COMPLETED_SUCCESSFULLY", start, end, "0")
     row = job_row(r).split(",")
     assert row[9:14] == [f"{x:.6f}" for x in batsim_times(start, end, sub)]
+
+
+def _batsim_means(jobs: list[tuple[float, float, float]], nb_jobs: int) -> list[str]:
+    """export.cpp 1142-1150 and 1039-1041 in exact rationals rounded to long doubles at each
+    step: each started job's waiting time, turnaround and slowdown summed in order, each sum
+    cast to double and divided by the number of jobs, printed with six decimals."""
+    sums = [Fraction(0)] * 3
+    for start, end, sub in jobs:
+        s, u = Fraction(start), Fraction(sub)
+        runtime = _ld(Fraction(end) - s) if end != start else _ld(Fraction(1, 100000))
+        turnaround = _ld(_ld(s + runtime) - u)
+        for k, x in enumerate((_ld(s - u), turnaround, _ld(turnaround / runtime))):
+            sums[k] = _ld(sums[k] + x)
+    return [f"{float(x) / nb_jobs:.6f}" for x in sums]
+
+
+def _means_row(jobs: list[tuple[float, float, float]], rejected: int = 0) -> list[str]:
+    recs = [JobRecord(str(i), "w0", "p", sub, 1, -1.0, "COMPLETED_KILLED", start,
+                      end if end != start else start + 1e-5, "0",
+                      runtime=1e-5 if end == start else None)
+            for i, (start, end, sub) in enumerate(jobs)]
+    recs += [JobRecord(f"r{i}", "w0", "p", 0.0, 1, -1.0, "REJECTED") for i in range(rejected)]
+    row = schedule_row(recs, nb_machines=4, makespan=0.0, time_computing=0.0, time_idle=0.0,
+                       scheduling_time=0.0, simulation_time=0.0)
+    return [row[k] for k in ("mean_waiting_time", "mean_turnaround_time", "mean_slowdown")]
+
+
+def test_schedule_means_as_batsim_sums_them():
+    """Case ``ld_means`` (batsched ``killer2``): jobs killed a few microseconds after their
+    start, hours after their submission, give slowdowns of 1e11, whose mean prints more digits
+    than a double holds: the double sum was one ulp from Batsim's long double one."""
+    jobs = [(13.0 + 5 * k, 13.0 + 5 * k + 1e-10 * (1 + k % 3), 8.0 + 4.2 * k) for k in range(30)]
+    jobs.append((173.0, 173.0, 147.0))   # a job of no time: Batsim's runtime is 1e-5l
+    assert _means_row(jobs, rejected=2) == _batsim_means(jobs, len(jobs) + 2)
+
+
+@budget(200)
+@given(st.lists(st.tuples(st.floats(0, 1e6), st.floats(0, 1e5),
+                          st.sampled_from([0.0, 1e-9, 1e-6, 1e-3, 1.0, 1e3]),
+                          st.floats(0, 1)), min_size=1, max_size=12),
+       st.integers(0, 3))
+def test_schedule_means_print_as_batsim_long_doubles(draws, rejected):
+    """Drawn jobs, from ordinary to slowdowns of 1e15: the printed means are Batsim's, whether
+    the double sums are close enough (most runs) or the means are computed again."""
+    jobs = []
+    for sub, wait, length, frac in draws:
+        start = sub + wait
+        end = start + length * (1 + frac)
+        jobs.append((start, end, sub))
+    assert _means_row(jobs, rejected) == _batsim_means(jobs, len(jobs) + rejected)
