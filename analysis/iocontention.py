@@ -36,6 +36,7 @@ from mrsched.atomic import write_rows_atomic
 from mrsched.errors import MrschedError, WorkloadError
 from mrsched.schedulers.profile.bandwidth import BandwidthTree
 from mrsched.schedulers.execution.knowledge import TRUE_RATE
+from mrsched.sums import ordered_sum
 
 INF = math.inf
 
@@ -122,8 +123,8 @@ class Contention:
 
     @property
     def goodput(self) -> float:
-        alloc = sum(j.nb_nodes * (j.finish - j.start) for j in self.jobs)
-        comp = sum(j.nb_nodes * j.t_computing for j in self.jobs)
+        alloc = ordered_sum(j.nb_nodes * (j.finish - j.start) for j in self.jobs)
+        comp = ordered_sum(j.nb_nodes * j.t_computing for j in self.jobs)
         return comp / alloc if alloc > 0 else 1.0
 
     def metrics(self) -> dict[str, float]:

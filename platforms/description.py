@@ -26,6 +26,7 @@ from typing import Any
 from xml.sax.saxutils import quoteattr
 
 from mrsched.errors import PlatformError, suggest
+from mrsched.sums import ordered_sum
 
 #: ``link_sharing`` values of the generators -> SimGrid sharing policy of node and cable links.
 LINK_SHARING = {"splitduplex": "SPLITDUPLEX", "shared": "SHARED"}
@@ -101,7 +102,7 @@ class PlatformDescription:
         return tuple(reversed(self.routes[(dst, src)]))
 
     def route_latency(self, src: str, dst: str) -> float:
-        return sum(self._links[name].latency for name in self.route(src, dst))
+        return ordered_sum(self._links[name].latency for name in self.route(src, dst))
 
     def hosts_with_role(self, role: str) -> list[HostSpec]:
         return [h for h in self.hosts if h.role == role]

@@ -26,6 +26,7 @@ from mrsched.units import parse_bandwidth, parse_speed, parse_time
 from mrsched.simulator import routing as rt
 from mrsched.simulator import platform_cache
 from mrsched.simulator.collector import collector_paused
+from mrsched.sums import ordered_sum
 
 logger = logging.getLogger(__name__)
 
@@ -129,7 +130,7 @@ class Platform:
         b = self._netpoint(dst)
         extra: list[float] = []
         links = self._global_links(a, b, extra)
-        route = Route(tuple(links), float(sum(link.latency for link in links)) + sum(extra))
+        route = Route(tuple(links), ordered_sum(link.latency for link in links) + ordered_sum(extra))
         self._route_cache[key] = route
         return route
 

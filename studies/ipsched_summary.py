@@ -21,6 +21,7 @@ import pandas as pd
 
 from mrsched.analysis.campaign import campaign_metrics
 from mrsched.errors import MrschedError
+from mrsched.sums import ordered_sum
 
 EXPERIMENTS = {  # Table 10
     "slurm-bf_priority=basic": 1, "slurm-bf_priority=multifactor": 2,
@@ -48,7 +49,7 @@ def busy_utilisation(run_dir: Path) -> float:
     if not rows:
         return float("nan")
     end = max(float(r["finish_time"]) for r in rows)
-    work = sum(float(r["execution_time"]) * int(r["requested_number_of_resources"]) for r in rows)
+    work = ordered_sum(float(r["execution_time"]) * int(r["requested_number_of_resources"]) for r in rows)
     return work / (CORES * end)
 
 

@@ -34,6 +34,7 @@ from mrsched.schedulers.model.params import RunOptions
 from mrsched.schedulers.profile.bandwidth import BandwidthTree
 from mrsched.schedulers.profile.feasibility import infeasible_reason
 from mrsched.schedulers.execution.power import POWER, capped, power_cap_of, sleep_holds, with_power
+from mrsched.sums import ordered_sum
 
 logger = logging.getLogger(__name__)
 
@@ -345,7 +346,7 @@ class PolicyRuntime:
             if nxt <= now or t >= end:
                 continue
             at = max(t, now)
-            used = delta + sum(dict(r.job.request.counters).get(POWER, 0.0)
+            used = delta + ordered_sum(dict(r.job.request.counters).get(POWER, 0.0)
                                for r in self.running.values() if r.reservation.end > at)
             if self._sleep_hold is not None:     # sleeping nodes' hold: until their wake-up
                 used += self._sleep_hold.allocation.counters[self.profile.counter_names.index(POWER)]
@@ -365,7 +366,7 @@ class PolicyRuntime:
         if not self.queue or not self.sleeper.asleep:
             return 0.0
         k = self.profile.counter_names.index(POWER)
-        asked = sum(dict(j.request.counters).get(POWER, 0.0) for j in self.queue.values())
+        asked = ordered_sum(dict(j.request.counters).get(POWER, 0.0) for j in self.queue.values())
         waking, m = 0.0, self.sleeper.waking      # their hold comes back with their wake-up
         while m:
             low = m & -m

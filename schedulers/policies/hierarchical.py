@@ -58,6 +58,7 @@ from mrsched.schedulers.model.job import Job
 from mrsched.schedulers.model.params import Param
 from mrsched.schedulers.model.contract import Policy, SchedulingContext
 from mrsched.schedulers.profile.feasibility import infeasible_reason
+from mrsched.sums import ordered_sum
 
 DISTRIBUTIONS = ("round-robin", "weighted")
 SHARES = ("static", "queue")
@@ -149,7 +150,7 @@ def _fractions(cap: float, kids: list, nodes: list[int], key: str) -> list[float
         return [INF] * len(kids)
     out = [cap * c.fractions[key] if key in c.fractions else 0.0 for c in kids]
     flex = [k for k, c in enumerate(kids) if key not in c.fractions]
-    rest = max(0.0, cap - sum(out))
+    rest = max(0.0, cap - ordered_sum(out))
     whole = sum(nodes[k] for k in flex)
     for k in flex:
         out[k] = rest * nodes[k] / whole
@@ -410,7 +411,7 @@ class Hierarchical(Policy):
             options = {k: catalog.coerce_option(policy, k, v, table.get(k)) for k, v in options.items()}
         kids = [self._from_shape(c, f"{path}.{k}") for k, c in enumerate(children)]
         for key in FRACTIONS:
-            total = sum(c.fractions.get(key, 0.0) for c in kids)
+            total = ordered_sum(c.fractions.get(key, 0.0) for c in kids)
             if total > 1 + EPS:
                 raise ConfigError(f"policy 'hierarchical': the children of shape node {path} ask {total:g} of "
                                   f"its {key}, more than all of it", field="shape")
