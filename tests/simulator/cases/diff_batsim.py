@@ -3,7 +3,7 @@
 the tests only read the cases it finds, once recorded with ``record_case.py``).
 
     python tests/simulator/cases/diff_batsim.py [--cases 50] [--seed 0] [--keep DIR]
-        [--energy] [--generated | --cpugpu] [--wide]
+        [--energy] [--generated | --cpugpu | --batsched] [--wide]
 
 Each case is drawn from its seed: a small cluster (speeds, link bandwidths and latencies,
 with ``-E`` pstates and wattages for a quarter of them, all with ``--energy``), a workload of
@@ -14,12 +14,16 @@ with drawn options (period, queue order; with ``-E`` sleeping idle nodes and a p
 burst-buffer policies (a third of the burst-buffer workloads I/O-phased, with
 ``--enable-dynamic-jobs``; with ``--energy`` too, wattages and ``-E``); ``--cpugpu`` seed 002's
 policies on per-core CPU+GPU clusters; ``--wide`` other policies and options (decision costs,
-plan search, hierarchical; with ``--cpugpu``, a decision cost or a period). Real Batsim runs the case against ``mrsched serve`` through
-``record_case.py`` (every message recorded); the engine then replays the recorded replies. A
-case differs when a message (events, order, data, times within 1e-5 s) or an ``out_jobs.csv``
-value differs; byte-level differences of ``out_jobs.csv`` and ``out_schedule.csv`` (times of
-the run excepted) are counted apart. Differing cases are kept under ``--keep`` with the
-engine's outputs (``engine/``).
+plan search, hierarchical; with ``--cpugpu``, a decision cost or a period); ``--batsched``
+a third-party scheduler, batsched 1.4.0's variants with drawn options (kills, dynamic jobs;
+with ``--energy`` its energy variants; with ``--generated`` on the generators' cases). Real
+Batsim runs the case against the scheduler through ``record_case.py`` (every message
+recorded); the engine then replays the recorded replies. A case differs when a message
+(events, order, data, times within 1e-5 s) or an ``out_jobs.csv`` value differs; byte-level
+differences of ``out_jobs.csv`` and ``out_schedule.csv`` (times of the run excepted) are
+counted apart. When Batsim aborts on the scheduler's replies, the engine must refuse them
+too; when the scheduler crashes, the engine must send the messages Batsim sent until then.
+Differing cases are kept under ``--keep`` with the engine's outputs (``engine/``).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+BATSCHED = os.environ.get("BATSCHED", "/opt/batsched-local/bin/batsched")
 sys.path.insert(0, str(HERE.parent))     # tests/simulator: the comparisons and the case runner
 
 POLICIES = [("fcfs", {}), ("fcfs-easy", {}), ("conservative-bb", {}), ("filler", {}),
@@ -148,6 +153,68 @@ def draw(seed: int, energy: bool | None = None, wide: bool = False) -> dict:
             options["power_cap_share"] = cap
     return {"platform": xml, "workload": workload(rng, n), "policy": policy,
             "options": options, "energy": energy}
+
+
+#: ``--batsched``: batsched 1.4.0's variants that end on any input (``bench/batsched_variants.py``
+#: runs each on Batsim's own test inputs), with drawn options and the Batsim flags they need
+BATSCHED_VARIANTS = ["fcfs", "fcfs_fast", "easy_bf", "easy_bf_fast", "conservative_bf", "filler",
+                     "sequencer", "rejecter", "waiting_time_estimator", "killer", "killer2",
+                     "submitter"]
+
+#: ``--batsched --energy``: its energy variants that end (``batsched_variants._ENERGY_VARIANTS``)
+BATSCHED_ENERGY = ["sleeper", "energy_watcher", "energy_bf", "energy_bf_dicho",
+                   "energy_bf_monitoring_inertial", "energy_bf_idle_sleeper",
+                   "energy_bf_subpart_sleeper"]
+
+
+def draw_batsched(seed: int, energy: bool = False, generated: bool = False) -> dict:
+    """A case of ``draw`` (the same platform and workload for a seed; ``generated``: of
+    ``draw_generated``, without its energy) served by a batsched variant drawn from a stream
+    of its own, with its options; with ``energy`` one of its energy variants, given the energy
+    model of the drawn platform (pstates 0 and 1 computing, 2 asleep, 3 and 4 switching off and
+    on: one flop each, ``platform_xml``)."""
+    if generated and energy:
+        raise SystemExit("--batsched --generated draws no energy model: leave out --energy")
+    case = draw_generated(seed) if generated else draw(seed, energy)
+    rng = random.Random(seed * 7919 + 4)
+    variant = rng.choice(BATSCHED_ENERGY if energy else BATSCHED_VARIANTS)
+    options: dict = {}
+    flags = ""
+    if variant == "killer":
+        options = {"nb_kills_per_job": rng.randint(1, 2),
+                   "delay_before_kill": rng.choice([0, 1, 5, round(rng.uniform(0.01, 30), 3)])}
+    elif variant == "submitter":
+        options = {"nb_jobs_to_submit": rng.randint(1, 10),
+                   "increase_jobs_duration": rng.random() < 0.5,
+                   "send_profiles_in_separate_event": rng.random() < 0.5}
+        flags = "--enable-dynamic-jobs" + rng.choice(["", " --acknowledge-dynamic-jobs"])
+        if rng.random() < 0.5:    # (else Batsim refuses a finished job's profile used again)
+            flags += " --enable-profile-reuse"
+    elif energy:
+        # batsched's energy variants assert that every job has a walltime (energy_bf.cpp)
+        for job in case["workload"]["jobs"]:
+            if job.get("walltime", -1) == -1:
+                job["walltime"] = rng.choice([rng.randint(1, 400), round(rng.uniform(0.5, 100), 3)])
+        slow = "0.2f, 0.05f" in case["platform"]      # the second pstate set of platform_xml
+        off, on = (5, 20) if slow else (10, 10)
+        options = {"power_sleep": 9.75, "power_idle": 95, "power_compute": 200,
+                   "pstate_sleep": 2, "pstate_compute": 0, "time_switch_off": off,
+                   "time_switch_on": on, "energy_switch_off": 100 * off,
+                   "energy_switch_on": 125 * on}
+        if variant == "energy_bf_dicho":
+            options["tolerated_slowdown_loss_ratio"] = rng.choice([0.1, 0.5, 2])
+        elif variant == "energy_bf_monitoring_inertial":
+            options.update(monitoring_period=rng.choice([10, 30]), idle_time_to_sedate=60,
+                           sedate_idle_on_classical_events=False)
+        elif variant == "energy_bf_idle_sleeper":
+            options.update(monitoring_period=rng.choice([10, 30]), idle_time_to_sedate=0,
+                           sedate_idle_on_classical_events=False,
+                           ensured_sleep_time_lower_bound=0, ensured_sleep_time_upper_bound=0)
+        elif variant == "energy_bf_subpart_sleeper":
+            options.update(monitoring_period=rng.choice([10, 30]),
+                           fraction_of_machines_to_let_awake=rng.choice([0.25, 0.5]))
+    # (the case's own flags are for mrsched's I/O-phased job model, not batsched)
+    return {**case, "policy": variant, "options": options, "batsched": True, "flags": flags}
 
 
 GENERATED_POLICIES = [("fcfs-bb", {}), ("sjf-bb", {}), ("conservative-bb", {}), ("filler", {}),
@@ -263,9 +330,17 @@ def record(case: dict, name: str, root: Path) -> Path | None:
     tmp.mkdir(parents=True, exist_ok=True)
     (tmp / "platform.xml").write_text(case["platform"])
     (tmp / "workload.json").write_text(json.dumps(case["workload"]))
-    serve = [sys.executable, "-m", "mrsched.cli", "serve", case["policy"], "-s", "{socket}"]
-    for k, v in case["options"].items():
-        serve += ["-O", f"{k}={v}"]
+    if case.get("batsched"):
+        # energy variants write their traces into output_dir: the case's input folder
+        options = dict(case["options"], output_dir=str(tmp.resolve()),
+                       trace_output_filename=str((tmp / "trace.csv").resolve()))
+        (tmp / "options.json").write_text(json.dumps(options))
+        serve = [BATSCHED, "-v", case["policy"], "--variant_options_filepath",
+                 str((tmp / "options.json").resolve()), "-s", "{socket}"]
+    else:
+        serve = [sys.executable, "-m", "mrsched.cli", "serve", case["policy"], "-s", "{socket}"]
+        for k, v in case["options"].items():
+            serve += ["-O", f"{k}={v}"]
     flags = " ".join(f for f in ("-E" if case["energy"] else "", case.get("flags", "")) if f)
     done = subprocess.run([sys.executable, str(HERE / "record_case.py"), name, "-p",
                            str(tmp / "platform.xml"), "-w", str(tmp / "workload.json"),
@@ -277,6 +352,71 @@ def record(case: dict, name: str, root: Path) -> Path | None:
     if done.returncode != 0 or not (case_dir / "transcript.jsonl").is_file():
         return None
     return case_dir
+
+
+def refused(root: Path, name: str) -> str | None:
+    """Batsim's own abort of a case that did not record (its log's CRITICAL line), or None
+    when it did not abort (a scheduler that crashed or hung, a timeout)."""
+    log = root / name / "logs" / "batsim.log"
+    if not log.is_file() or not (root / name / "transcript.jsonl").is_file():
+        return None
+    return next((line.split("] ", 1)[-1] for line in log.read_text(errors="replace").splitlines()
+                 if "CRITICAL" in line), None)
+
+
+class _Recording:
+    """A scheduler that writes down every message and reply (kept when the engine stops)."""
+
+    def __init__(self, inner):
+        self.inner, self.transcript = inner, []
+
+    def handle_message(self, msg: dict) -> dict:
+        self.transcript.append({"from": "batsim", "msg": json.loads(json.dumps(msg))})
+        reply = self.inner.handle_message(msg)
+        self.transcript.append({"from": "scheduler", "msg": reply})
+        return reply
+
+
+def compare_prefix(case_dir: Path) -> str | None:
+    """A run whose scheduler crashed or hung (Batsim waits for its reply): the engine, given
+    the recorded replies, sends the messages Batsim sent; None, else the first difference."""
+    from test_batsim_cases import run_case
+    from test_fidelity import compare_all_messages
+
+    from mrsched.simulator.replay import ReplayScheduler, load_transcript
+
+    transcript = load_transcript(case_dir / "transcript.jsonl")
+    sent = sum(e["from"] == "batsim" for e in transcript)
+    rec = _Recording(ReplayScheduler(transcript))
+    try:
+        run_case(case_dir, rec, case_dir / "engine_out")
+    except Exception:   # (no replies left: the engine may stall where Batsim waited)
+        pass
+    mine, count = [], 0
+    for e in rec.transcript:
+        count += e["from"] == "batsim"
+        if count > sent:
+            break
+        mine.append(e)
+    try:
+        compare_all_messages(transcript, mine)
+    except AssertionError as exc:
+        return str(exc)[:400] or "assertion"
+    return None
+
+
+def engine_refuses(case_dir: Path) -> str | None:
+    """The engine's error on the replies Batsim aborted on, or None when it ran them."""
+    from test_batsim_cases import run_case
+
+    from mrsched.simulator.replay import ReplayScheduler, load_transcript
+
+    try:
+        run_case(case_dir, ReplayScheduler(load_transcript(case_dir / "transcript.jsonl")),
+                 case_dir / "engine_out")
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
 
 
 def _rows(path: Path) -> list[dict]:
@@ -317,6 +457,31 @@ def compare(case_dir: Path) -> tuple[str | None, list[str]]:
     return first, exact
 
 
+def unrecorded(case_dir: Path) -> tuple[str, str, bool]:
+    """A case Batsim did not finish: (its count, a line, whether it differs). When Batsim
+    aborted on the scheduler's replies the engine must refuse them too; when the scheduler
+    crashed or hung, the engine must send the messages Batsim sent until then."""
+    abort = refused(case_dir.parent, case_dir.name)
+    if abort is not None:
+        mine = engine_refuses(case_dir)
+        line = f"Batsim aborts: {abort[:160]}\n    engine: {(mine or 'ran it to the end')[:200]}"
+        return ("both refuse" if mine else "differ"), line, mine is None
+    if not (case_dir / "transcript.jsonl").is_file():
+        return "batsim failed", "Batsim or the scheduler failed (no transcript)", False
+    first = compare_prefix(case_dir)
+    line = f"Batsim or the scheduler failed; {first or 'the messages until then identical'}"
+    return ("differ" if first else "batsim failed"), line, first is not None
+
+
+def keep(folder: Path | None, case_dir: Path) -> None:
+    """Move a differing case to ``--keep`` (nothing without it)."""
+    if folder is None:
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(folder / case_dir.name, ignore_errors=True)
+    shutil.move(str(case_dir), folder / case_dir.name)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", type=int, default=50)
@@ -330,15 +495,21 @@ def main() -> int:
     ap.add_argument("--wide", action="store_true",
                     help="policies of WIDE_POLICIES (with --generated: GENERATED_WIDE): decision "
                          "costs (replies stamped later), plan search, hierarchical")
+    ap.add_argument("--batsched", action="store_true",
+                    help="batsched 1.4.0's variants (with --energy, its energy variants) on the "
+                         "cases' platforms and workloads ($BATSCHED, else "
+                         "/opt/batsched-local/bin/batsched)")
     ap.add_argument("--cpugpu", action="store_true",
                     help="seed 002's policies (slurm-bf, ipsched, aucsched) on per-core CPU+GPU "
                          "clusters with Table 12 mixes")
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="diff_batsim_"))
-    counts = {"same": 0, "bytes": 0, "differ": 0, "batsim failed": 0}
+    counts = {"same": 0, "bytes": 0, "differ": 0, "both refuse": 0, "batsim failed": 0}
     try:
         for seed in range(args.seed, args.seed + args.cases):
-            if args.cpugpu:
+            if args.batsched:
+                case = draw_batsched(seed, args.energy, args.generated)
+            elif args.cpugpu:
                 case = draw_cpugpu(seed, args.energy, args.wide)
             elif args.generated:
                 case = draw_generated(seed, args.energy, args.wide)
@@ -347,8 +518,11 @@ def main() -> int:
             name = f"s{seed}"
             case_dir = record(case, name, root)
             if case_dir is None:
-                counts["batsim failed"] += 1
-                print(f"{name}: Batsim or the scheduler failed ({case['policy']})")
+                kind, line, differs = unrecorded(root / name)
+                counts[kind] += 1
+                print(f"{name} {case['policy']}: {line}")
+                if differs:
+                    keep(args.keep, root / name)
                 continue
             first, exact = compare(case_dir)
             label = f"{name} {case['policy']} {case['options']}{' -E' if case['energy'] else ''}"
@@ -360,10 +534,7 @@ def main() -> int:
             print(f"{label}: {first or 'bytes'}")
             for line in exact[:6]:
                 print(f"    {line}")
-            if args.keep:
-                args.keep.mkdir(parents=True, exist_ok=True)
-                shutil.rmtree(args.keep / name, ignore_errors=True)
-                shutil.move(str(case_dir), args.keep / name)
+            keep(args.keep, case_dir)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(", ".join(f"{k} {v}" for k, v in counts.items()))

@@ -78,19 +78,30 @@ def main() -> int:
                                       stdout=open(logs / "recorder.log", "w"),
                                       stderr=subprocess.STDOUT))
         time.sleep(0.5)
-        bat = subprocess.run(batsim_cmd, cwd=case, stdout=open(logs / "batsim.log", "w"),
-                             stderr=subprocess.STDOUT, timeout=args.timeout)
-        for p in procs:
-            p.wait(timeout=30)
+        bat = subprocess.Popen(batsim_cmd, cwd=case, stdout=open(logs / "batsim.log", "w"),
+                               stderr=subprocess.STDOUT)
+        procs.append(bat)
+        code, deadline, gone = None, time.monotonic() + args.timeout, None
+        while code is None and time.monotonic() < deadline:
+            try:
+                code = bat.wait(timeout=0.2)
+            except subprocess.TimeoutExpired:
+                # a scheduler that exited (crashed) leaves Batsim waiting for its reply
+                if gone is None and procs[0].poll() is not None:
+                    gone = time.monotonic()
+                if gone is not None and time.monotonic() > gone + 3:
+                    break
+        if code is None:
+            code = "the scheduler exited" if gone is not None else "timeout"
+        if code == 0:     # (after an abort the scheduler waits for a message)
+            for p in procs:
+                p.wait(timeout=30)
     finally:
         for p in procs:
             if p.poll() is None:
                 p.kill()
                 p.wait(5)
     (case / "out_schedule.trace").unlink(missing_ok=True)   # Pajé trace: not compared
-    if bat.returncode != 0:
-        print(f"batsim failed ({bat.returncode}): see {logs / 'batsim.log'}", file=sys.stderr)
-        return 1
     shown = [a.replace("{socket}", "tcp://127.0.0.1:PORT") for a in sched]
     (case / "command.txt").write_text(
         "batsim 4.2.1 (SimGrid 3.32)\n"
@@ -98,6 +109,9 @@ def main() -> int:
         f"{' ' + args.batsim_flags if args.batsim_flags else ''}\n"
         f"scheduler: {' '.join(shlex.quote(a) for a in shown)}\n"
         + (f"note: {args.note}\n" if args.note else ""))
+    if code != 0:    # the folder stays, logs included: what did Batsim refuse?
+        print(f"batsim failed ({code}): see {logs / 'batsim.log'}", file=sys.stderr)
+        return 1
     if not args.keep_logs:
         shutil.rmtree(logs)
     print(f"recorded {case}")
