@@ -44,3 +44,24 @@ def test_generated_case_runs(seed, tmp_path):
     case = diff_batsim.draw_generated(seed)
     assert bool(case["flags"]) == (seed == 7)
     _runs_to_its_end(case, tmp_path)
+
+
+def test_batsched_cases_carry_their_platform_energy_model():
+    """``--batsched --energy``: batsched's energy variants are told the drawn platform's
+    switching times and energies (one flop at the switching pstate's speed, at its wattage),
+    and every job has a walltime (they assert it)."""
+    models = {}
+    for seed in range(9100, 9106):
+        case = diff_batsim.draw_batsched(seed, energy=True)
+        assert case == diff_batsim.draw_batsched(seed, energy=True)
+        assert case["batsched"] and case["energy"]
+        assert all(job.get("walltime", -1) != -1 for job in case["workload"]["jobs"])
+        m = case["options"]
+        models[m["time_switch_off"], m["time_switch_on"]] = m["energy_switch_on"]
+        assert (m["pstate_sleep"], m["power_sleep"], m["power_idle"]) == (2, 9.75, 95.0)
+    # platform_xml's two pstate sets: 0.1f and 0.1f, 0.2f and 0.05f (125 W switching on)
+    assert models == {(10.0, 10.0): 1250.0, (5.0, 20.0): 2500.0}
+    generated = diff_batsim.draw_batsched(9600, energy=True, generated=True)["options"]
+    # mrsched platform --sleep-wattage: Batsim's energy platforms' 6.1 s and 151.52 s
+    assert (generated["pstate_sleep"], generated["time_switch_off"]) == (1, 6.1)
+    assert abs(generated["time_switch_on"] - 151.52) < 1e-9

@@ -33,6 +33,7 @@ import csv
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -156,7 +157,8 @@ def draw(seed: int, energy: bool | None = None, wide: bool = False) -> dict:
 
 
 #: ``--batsched``: batsched 1.4.0's variants that end on any input (``bench/batsched_variants.py``
-#: runs each on Batsim's own test inputs), with drawn options and the Batsim flags they need
+#: runs each on Batsim's own test inputs), with drawn options and the Batsim flags they need;
+#: with ``--wide`` a fifth of the cases, from a stream of their own, ``random`` on shared machines
 BATSCHED_VARIANTS = ["fcfs", "fcfs_fast", "easy_bf", "easy_bf_fast", "conservative_bf", "filler",
                      "sequencer", "rejecter", "waiting_time_estimator", "killer", "killer2",
                      "submitter"]
@@ -167,19 +169,53 @@ BATSCHED_ENERGY = ["sleeper", "energy_watcher", "energy_bf", "energy_bf_dicho",
                    "energy_bf_subpart_sleeper"]
 
 
-def draw_batsched(seed: int, energy: bool = False, generated: bool = False) -> dict:
+def _flops(text: str) -> float:
+    number = text.strip().rstrip("f")
+    scale = {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}.get(number[-1:], 1.0)
+    return float(number[:-1] if scale != 1.0 else number) * scale
+
+
+def energy_model(xml: str) -> dict:
+    """batsched's energy model of a platform whose compute hosts are alike: pstate 0
+    computes, the sleep pstates (``sleep_pstates`` "sleep:off:on") switch in one flop each,
+    at their wattage (Batsim's ``test/test_energy.py`` model of its energy platforms)."""
+    speeds = [_flops(x) for x in re.search(r'speed="([^"]*,[^"]*)"', xml).group(1).split(",")]
+    watts = [[float(v) for v in w.split(":")] for w in
+             re.search(r'"wattage_per_state" value="([^"]*,[^"]*)"', xml).group(1).split(",")]
+    sleep, off, on = (int(k) for k in
+                      re.search(r'"sleep_pstates" value="([^"]*)"', xml).group(1).split(":"))
+    t_off, t_on = 1 / speeds[off], 1 / speeds[on]
+    return {"power_sleep": watts[sleep][0], "power_idle": watts[0][0],
+            "power_compute": watts[0][-1], "pstate_sleep": sleep, "pstate_compute": 0,
+            "time_switch_off": t_off, "time_switch_on": t_on,
+            "energy_switch_off": watts[off][0] * t_off, "energy_switch_on": watts[on][0] * t_on}
+
+
+def draw_batsched(seed: int, energy: bool = False, generated: bool = False,
+                  wide: bool = False) -> dict:
     """A case of ``draw`` (the same platform and workload for a seed; ``generated``: of
-    ``draw_generated``, without its energy) served by a batsched variant drawn from a stream
-    of its own, with its options; with ``energy`` one of its energy variants, given the energy
-    model of the drawn platform (pstates 0 and 1 computing, 2 asleep, 3 and 4 switching off and
-    on: one flop each, ``platform_xml``)."""
-    if generated and energy:
-        raise SystemExit("--batsched --generated draws no energy model: leave out --energy")
-    case = draw_generated(seed) if generated else draw(seed, energy)
+    ``draw_generated``, with sleep pstates when ``energy``) served by a batsched variant drawn
+    from a stream of its own, with its options; with ``energy`` one of its energy variants,
+    given the platform's energy model (``energy_model``); ``wide``: ``random`` on machines
+    shared by several jobs for a fifth of them, with ``energy`` kills for a third."""
+    case = draw_generated(seed, energy, sleep=energy) if generated else draw(seed, energy)
     rng = random.Random(seed * 7919 + 4)
     variant = rng.choice(BATSCHED_ENERGY if energy else BATSCHED_VARIANTS)
     options: dict = {}
     flags = ""
+    more = random.Random(seed * 7919 + 5)
+    if wide and not energy and more.random() < 0.2:
+        # random places jobs whatever runs there: machines shared by several jobs' tasks
+        # (each run draws other machines: the engine replays Batsim's recorded replies)
+        return {**case, "policy": "random", "options": {}, "batsched": True,
+                "flags": "--enable-compute-sharing"}
+    if wide and energy and more.random() < 0.3:
+        # kills under -E: the energy of tasks cut in their middle
+        variant = more.choice(["killer", "killer2"])
+        options = ({"nb_kills_per_job": more.randint(1, 2),
+                    "delay_before_kill": more.choice([0, 1, 5, round(more.uniform(0.01, 30), 3)])}
+                   if variant == "killer" else {})
+        return {**case, "policy": variant, "options": options, "batsched": True, "flags": ""}
     if variant == "killer":
         options = {"nb_kills_per_job": rng.randint(1, 2),
                    "delay_before_kill": rng.choice([0, 1, 5, round(rng.uniform(0.01, 30), 3)])}
@@ -195,12 +231,7 @@ def draw_batsched(seed: int, energy: bool = False, generated: bool = False) -> d
         for job in case["workload"]["jobs"]:
             if job.get("walltime", -1) == -1:
                 job["walltime"] = rng.choice([rng.randint(1, 400), round(rng.uniform(0.5, 100), 3)])
-        slow = "0.2f, 0.05f" in case["platform"]      # the second pstate set of platform_xml
-        off, on = (5, 20) if slow else (10, 10)
-        options = {"power_sleep": 9.75, "power_idle": 95, "power_compute": 200,
-                   "pstate_sleep": 2, "pstate_compute": 0, "time_switch_off": off,
-                   "time_switch_on": on, "energy_switch_off": 100 * off,
-                   "energy_switch_on": 125 * on}
+        options = energy_model(case["platform"])
         if variant == "energy_bf_dicho":
             options["tolerated_slowdown_loss_ratio"] = rng.choice([0.1, 0.5, 2])
         elif variant == "energy_bf_monitoring_inertial":
@@ -239,7 +270,8 @@ GENERATED_WIDE = [("plan-1", {}), ("plan-2", {"period": 60}),
                   ("bbsched", {"decision_cost": "per_job=0.3"}), ("hierarchical", {})]
 
 
-def draw_generated(seed: int, energy: bool = False, wide: bool = False) -> dict:
+def draw_generated(seed: int, energy: bool = False, wide: bool = False,
+                   sleep: bool = False) -> dict:
     """A case of mrsched's own generators: a small Dragonfly or flat cluster with burst-buffer
     storage nodes and a PFS, an overloaded synthetic burst-buffer workload and a burst-buffer
     policy. A third of the burst-buffer workloads are I/O-phased (``--variant io-phased``,
@@ -254,7 +286,7 @@ def draw_generated(seed: int, energy: bool = False, wide: bool = False) -> dict:
     power = []
     if energy:
         power = ["--wattage", f"{watts.choice([95, 100])}:{watts.choice([190, 200])}"]
-        if watts.random() < 0.5:
+        if watts.random() < 0.5 or sleep:     # (``sleep``: always sleep pstates)
             power += ["--sleep-wattage", "9.75"]
     with tempfile.TemporaryDirectory() as tmp:
         plat, wl = Path(tmp) / "p.xml", Path(tmp) / "w.json"
@@ -508,7 +540,7 @@ def main() -> int:
     try:
         for seed in range(args.seed, args.seed + args.cases):
             if args.batsched:
-                case = draw_batsched(seed, args.energy, args.generated)
+                case = draw_batsched(seed, args.energy, args.generated, args.wide)
             elif args.cpugpu:
                 case = draw_cpugpu(seed, args.energy, args.wide)
             elif args.generated:
