@@ -25,11 +25,11 @@ class RecordedReply:
     batsim_now: float
     reply_now: float
     events: list[dict]
-    #: the job and NOTIFY events of the Batsim message it answered (``_job_events``)
-    batsim_jobs: frozenset = frozenset()
+    #: the job and NOTIFY events of the Batsim message it answered (``_named_events``)
+    batsim_events: frozenset = frozenset()
 
 
-def _job_events(events: list, notified: dict[str, int]) -> set[tuple]:
+def _named_events(events: list, notified: dict[str, int]) -> set[tuple]:
     """The (type, job id) events of a message, and its NOTIFY events as (NOTIFY, kind, k) for
     the k-th of that kind (``notified`` counts them; a message of a NOTIFY alone, such as
     ``no_more_static_job_to_submit``, names no job but is a message of its own)."""
@@ -73,16 +73,16 @@ def load_transcript(path: str | Path) -> list[dict]:
 def recorded_replies(transcript: list[dict]) -> list[RecordedReply]:
     replies = []
     last_now = 0.0
-    last_jobs: frozenset = frozenset()
+    last_events: frozenset = frozenset()
     notified: dict[str, int] = {}
     for entry in transcript:
         msg = entry["msg"]
         if entry["from"] == "batsim":
             last_now = float(msg["now"])
-            last_jobs = frozenset(_job_events(msg["events"], notified))
+            last_events = frozenset(_named_events(msg["events"], notified))
         else:
             replies.append(RecordedReply(last_now, float(msg["now"]), list(msg["events"]),
-                                         last_jobs))
+                                         last_events))
     return replies
 
 
@@ -106,7 +106,7 @@ class ReplayScheduler:
         self.busy: dict[int, str] = {}
         self.nb_compute: int | None = None
         self.sharing = False   # --enable-compute-sharing: several jobs per machine
-        self.seen: set[tuple] = set()   # the job and NOTIFY events received so far (_job_events)
+        self.seen: set[tuple] = set()   # the job and NOTIFY events received so far (_named_events)
         self._notified: dict[str, int] = {}
 
     def _ready(self, rec: RecordedReply) -> bool:
@@ -134,7 +134,7 @@ class ReplayScheduler:
 
     def handle_message(self, msg: dict) -> dict:
         now = float(msg["now"])
-        self.seen |= _job_events(msg["events"], self._notified)
+        self.seen |= _named_events(msg["events"], self._notified)
         for ev in msg["events"]:
             etype, data = ev["type"], ev["data"]
             if etype == "SIMULATION_BEGINS":
@@ -156,14 +156,14 @@ class ReplayScheduler:
             rec = self.pending[0]
             # the first reply may be due up to `tolerance` early (engine clock noise); further
             # ones only when their message time has really passed (the engine batched them)
-            # and the jobs their message named have reached this scheduler (two messages at
-            # one printed time are answered one at a time, as Batsim's request-reply actor
-            # sends a reply's events, then READY, before the next message);
+            # and the jobs and NOTIFYs their message named have reached this scheduler (two
+            # messages at one printed time are answered one at a time, as Batsim's
+            # request-reply actor sends a reply's events, then READY, before the next message);
             # far in the future (Batsim's long workload, 1e13 s) a few ulps exceed `tolerance`
             tol = max(self.tolerance, abs(now) * 1e-15)
             if rec.batsim_now > now + (tol if taken == 0 else 1e-9):
                 break
-            if taken and not rec.batsim_jobs <= self.seen:
+            if taken and not rec.batsim_events <= self.seen:
                 break
             taken += 1
             if not self._ready(rec):
