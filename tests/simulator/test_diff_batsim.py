@@ -65,3 +65,41 @@ def test_batsched_cases_carry_their_platform_energy_model():
     # mrsched platform --sleep-wattage: Batsim's energy platforms' 6.1 s and 151.52 s
     assert (generated["pstate_sleep"], generated["time_switch_off"]) == (1, 6.1)
     assert abs(generated["time_switch_on"] - 151.52) < 1e-9
+
+
+def _truncated(tmp_path: Path, lines: int) -> Path:
+    """Case ``ld_means`` cut after ``lines`` transcript lines: a run whose scheduler crashed."""
+    import shutil
+
+    case = tmp_path / "cut"
+    shutil.copytree(Path(diff_batsim.HERE) / "ld_means", case)
+    kept = (case / "transcript.jsonl").read_text().splitlines()[:lines]
+    (case / "transcript.jsonl").write_text("\n".join(kept) + "\n")
+    return case
+
+
+def test_a_crashed_scheduler_is_compared_until_its_crash(tmp_path):
+    """A run Batsim did not end: the engine, given the replies until then, sends the messages
+    Batsim sent; one Batsim message moved makes it a difference."""
+    case = _truncated(tmp_path, 21)    # 11 Batsim messages, the last one unanswered
+    assert diff_batsim.compare_prefix(case) is None
+    lines = (case / "transcript.jsonl").read_text().splitlines()
+    last = json.loads(lines[-1])
+    assert last["from"] == "batsim"
+    last["msg"]["now"] += 1.0
+    lines[-1] = json.dumps(last)
+    (case / "transcript.jsonl").write_text("\n".join(lines) + "\n")
+    assert "now" in diff_batsim.compare_prefix(case)
+
+
+def test_an_abort_is_read_from_batsims_log(tmp_path):
+    case = _truncated(tmp_path, 3)
+    (case / "logs").mkdir()
+    (case / "logs" / "batsim.log").write_text(
+        "[0.000000] [batsim/INFO] started\n[master_host0:server:(2) 0.000000] "
+        "../src/protocol.cpp:1427: [root/CRITICAL] Internal error: Workload 'dynamic' should "
+        "exist.\n")
+    abort = diff_batsim.refused(tmp_path, "cut")
+    assert abort.endswith("Workload 'dynamic' should exist.")
+    (case / "logs" / "batsim.log").write_text("[0.000000] [batsim/INFO] started\n")
+    assert diff_batsim.refused(tmp_path, "cut") is None    # a crash of the scheduler instead
