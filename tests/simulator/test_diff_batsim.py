@@ -103,3 +103,14 @@ def test_an_abort_is_read_from_batsims_log(tmp_path):
     assert abort.endswith("Workload 'dynamic' should exist.")
     (case / "logs" / "batsim.log").write_text("[0.000000] [batsim/INFO] started\n")
     assert diff_batsim.refused(tmp_path, "cut") is None    # a crash of the scheduler instead
+
+
+def test_jobs_sets_the_count_and_keeps_the_seeds_draws(monkeypatch):
+    """``--jobs N``: N jobs, the seed's platform and policy unchanged, its first jobs too."""
+    plain = diff_batsim.draw(10005)
+    monkeypatch.setattr(diff_batsim, "JOBS", 200)
+    long = diff_batsim.draw(10005)
+    assert len(long["workload"]["jobs"]) == 200
+    assert (long["platform"], long["policy"]) == (plain["platform"], plain["policy"])
+    first = plain["workload"]["jobs"]
+    assert long["workload"]["jobs"][:len(first)] == first

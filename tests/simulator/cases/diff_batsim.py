@@ -101,12 +101,18 @@ def profile(rng: random.Random, n: int, depth: int = 0) -> dict:
     return {"type": "composed", "repeat": rng.randint(1, 3), "seq": seq}
 
 
+#: ``--jobs N``: every drawn workload of ``draw`` has N jobs (the draw of its count is kept, so
+#: the rest of a seed's stream stays the same)
+JOBS: int | None = None
+
+
 def workload(rng: random.Random, n: int) -> dict:
     profiles = {f"p{i}": profile(rng, n, depth=1) for i in range(2)}
     profiles["c0"] = {"type": "composed", "repeat": rng.randint(1, 2), "seq": ["p1", "p0"]}
     jobs = []
     t = 0.0
-    for j in range(rng.randint(3, 30)):
+    count = rng.randint(3, 30)
+    for j in range(JOBS or count):
         t += rng.choice([0, 0, rng.randint(1, 60), round(rng.uniform(0, 20), 6)])
         name = f"q{j}"
         profiles[name] = profile(rng, n)
@@ -534,7 +540,11 @@ def main() -> int:
     ap.add_argument("--cpugpu", action="store_true",
                     help="seed 002's policies (slurm-bf, ipsched, aucsched) on per-core CPU+GPU "
                          "clusters with Table 12 mixes")
+    ap.add_argument("--jobs", type=int, help="jobs of each drawn workload (without --generated "
+                    "or --cpugpu; default: 3 to 30)")
     args = ap.parse_args()
+    global JOBS
+    JOBS = args.jobs
     root = Path(tempfile.mkdtemp(prefix="diff_batsim_"))
     counts = {"same": 0, "bytes": 0, "differ": 0, "both refuse": 0, "batsim failed": 0}
     try:
