@@ -3,7 +3,7 @@
 the tests only read the cases it finds, once recorded with ``record_case.py``).
 
     python tests/simulator/cases/diff_batsim.py [--cases 50] [--seed 0] [--keep DIR]
-        [--energy] [--generated | --cpugpu | --batsched] [--wide]
+        [--energy] [--generated | --cpugpu] [--batsched] [--wide] [--jobs N]
 
 Each case is drawn from its seed: a small cluster (speeds, link bandwidths and latencies,
 with ``-E`` pstates and wattages for a quarter of them, all with ``--energy``), a workload of
@@ -16,7 +16,8 @@ burst-buffer policies (a third of the burst-buffer workloads I/O-phased, with
 policies on per-core CPU+GPU clusters; ``--wide`` other policies and options (decision costs,
 plan search, hierarchical; with ``--cpugpu``, a decision cost or a period); ``--batsched``
 a third-party scheduler, batsched 1.4.0's variants with drawn options (kills, dynamic jobs;
-with ``--energy`` its energy variants; with ``--generated`` on the generators' cases). Real
+with ``--energy`` its energy variants; with ``--generated`` or ``--cpugpu`` on those cases);
+``--jobs N`` longer workloads. Real
 Batsim runs the case against the scheduler through ``record_case.py`` (every message
 recorded); the engine then replays the recorded replies. A case differs when a message
 (events, order, data, times within 1e-5 s) or an ``out_jobs.csv`` value differs; byte-level
@@ -198,13 +199,19 @@ def energy_model(xml: str) -> dict:
 
 
 def draw_batsched(seed: int, energy: bool = False, generated: bool = False,
-                  wide: bool = False) -> dict:
+                  wide: bool = False, cpugpu: bool = False) -> dict:
     """A case of ``draw`` (the same platform and workload for a seed; ``generated``: of
     ``draw_generated``, with sleep pstates when ``energy``) served by a batsched variant drawn
     from a stream of its own, with its options; with ``energy`` one of its energy variants,
     given the platform's energy model (``energy_model``); ``wide``: ``random`` on machines
-    shared by several jobs for a fifth of them, with ``energy`` kills for a third."""
-    case = draw_generated(seed, energy, sleep=energy) if generated else draw(seed, energy)
+    shared by several jobs for a fifth of them, with ``energy`` kills for a third;
+    ``cpugpu``: a case of ``draw_cpugpu`` (one Batsim resource per core), no energy."""
+    if cpugpu and energy:
+        raise SystemExit("--batsched --cpugpu: its platforms have no sleep pstates, leave out --energy")
+    if cpugpu:
+        case = draw_cpugpu(seed)
+    else:
+        case = draw_generated(seed, energy, sleep=energy) if generated else draw(seed, energy)
     rng = random.Random(seed * 7919 + 4)
     variant = rng.choice(BATSCHED_ENERGY if energy else BATSCHED_VARIANTS)
     options: dict = {}
@@ -550,7 +557,7 @@ def main() -> int:
     try:
         for seed in range(args.seed, args.seed + args.cases):
             if args.batsched:
-                case = draw_batsched(seed, args.energy, args.generated, args.wide)
+                case = draw_batsched(seed, args.energy, args.generated, args.wide, args.cpugpu)
             elif args.cpugpu:
                 case = draw_cpugpu(seed, args.energy, args.wide)
             elif args.generated:
