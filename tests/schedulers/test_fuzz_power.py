@@ -88,33 +88,69 @@ def _caps(options: dict) -> list[tuple[float, float]]:
             (step.split(":") for step in options["power_cap_steps"].split(","))]
 
 
+def under_the_cap(out: Path, policy: str, options: dict, node_delta: float) -> None:
+    """Measured power (mean between rows of out_consumed_energy.csv) over each cap step while
+    the run lasts. A job killed at its walltime loads its nodes until Batsim's kill is done (a
+    task cut by its walltime runs on until its actor ends, DESIGN.md), past the end the cap
+    planned for it: the only energy allowed over the cap, KILL_TAIL seconds of each killed
+    job's watts."""
+    run = load_run(out)
+    series = run_power(run)
+    assert series.measured
+    killed = run.jobs[run.jobs["final_state"] == "COMPLETED_WALLTIME_REACHED"]
+    allowed = KILL_TAIL * node_delta * float(killed["requested_number_of_resources"].sum())
+    steps = _caps(options)
+    ends = [t for t, _ in steps[1:]] + [float("inf")]
+    time, power = series.time, series.power
+    for (t, cap), end in zip(steps, ends):
+        for k in range(len(time) - 1):        # the run ends at its last row
+            if time[k + 1] > t and time[k] < end:
+                excess = (power[k] - cap) * (time[k + 1] - time[k])
+                assert excess <= allowed + EPS, (policy, options, t, cap, time[k], power[k])
+
+
+def _fuzz(xml: str, workload: dict, policy: str, options: dict, node_delta: float) -> bool:
+    with tempfile.TemporaryDirectory() as tmp:
+        platform = Path(tmp) / "platform.xml"
+        platform.write_text(xml)
+        return fuzz_run(platform, workload, policy, options, energy=True,
+                        inspect=lambda out: under_the_cap(out, policy, options, node_delta))
+
+
 @budget(25)
 @given(cases())
 def test_fuzz_power_cap_and_sleep(case):
     xml, workload, policy, options, node_delta = case
-
-    def under_the_cap(out: Path) -> None:
-        """Measured power (mean between rows of out_consumed_energy.csv) over each cap step
-        while the run lasts. A job killed at its walltime loads its nodes until Batsim's kill
-        is done (a task cut by its walltime runs on until its actor ends, DESIGN.md), past
-        the end the cap planned for it: the only energy allowed over the cap, KILL_TAIL
-        seconds of each killed job's watts."""
-        run = load_run(out)
-        series = run_power(run)
-        assert series.measured
-        killed = run.jobs[run.jobs["final_state"] == "COMPLETED_WALLTIME_REACHED"]
-        allowed = KILL_TAIL * node_delta * float(killed["requested_number_of_resources"].sum())
-        steps = _caps(options)
-        ends = [t for t, _ in steps[1:]] + [float("inf")]
-        time, power = series.time, series.power
-        for (t, cap), end in zip(steps, ends):
-            for k in range(len(time) - 1):        # the run ends at its last row
-                if time[k + 1] > t and time[k] < end:
-                    excess = (power[k] - cap) * (time[k + 1] - time[k])
-                    assert excess <= allowed + EPS, (policy, options, t, cap, time[k], power[k])
-
-    with tempfile.TemporaryDirectory() as tmp:
-        platform = Path(tmp) / "platform.xml"
-        platform.write_text(xml)
-        finished = fuzz_run(platform, workload, policy, options, energy=True, inspect=under_the_cap)
+    finished = _fuzz(xml, workload, policy, options, node_delta)
     event(f"ran, idle_sleep {'idle_sleep' in options}" if finished else "refused")
+
+
+@st.composite
+def tree_cases(draw):
+    """``hierarchical`` under its own ``power_cap``, with its own ``decision_cost`` (each leaf
+    decision held until its stamped time; the runtime refuses a cost beside a cap for the other
+    policies, docs/POLICIES.md)."""
+    nodes, idle, busy, _ = draw(machines())
+    # jobs of up to half the machine and a cap of room for half of it or more: the tree splits
+    # both among its leaves, and a job no leaf can hold is rejected
+    workload = draw(workloads(max(1, nodes // 2)))
+    cap = max(1, nodes * idle + draw(st.integers(nodes // 2, nodes)) * (busy - idle)
+              + draw(st.integers(-5, 30)))
+    options = {"power_cap": str(cap),
+               "decision_cost": draw(st.sampled_from(
+                   ["none", "per_job=0.5", "per_event=0.001,per_start=2", "per_start=6.5",
+                    "per_event=1,per_job=2,per_start=1"]))}
+    latency = draw(st.sampled_from(["50us", "500us"]))
+    xml = with_wattage(generate_cluster(nodes=nodes, pfs=False, link_latency=latency).xml,
+                       f"{idle}:{busy}", None)
+    return xml, workload, options, busy - idle
+
+
+@budget(15)
+@given(tree_cases())
+def test_fuzz_hierarchical_power_cap_with_decision_cost(case):
+    """The measured power stays under the tree's cap, decision costs included (last session's
+    probes, 565 runs, kept as a test)."""
+    xml, workload, options, node_delta = case
+    finished = _fuzz(xml, workload, "hierarchical", options, node_delta)
+    event("ran" if finished else "refused")
