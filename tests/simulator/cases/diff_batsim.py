@@ -102,8 +102,8 @@ def profile(rng: random.Random, n: int, depth: int = 0) -> dict:
     return {"type": "composed", "repeat": rng.randint(1, 3), "seq": seq}
 
 
-#: ``--jobs N``: every drawn workload of ``draw`` has N jobs (the draw of its count is kept, so
-#: the rest of a seed's stream stays the same)
+#: ``--jobs N``: every drawn workload of ``draw`` and ``draw_generated`` has N jobs (the draw
+#: of its count is kept, so the rest of a seed's stream stays the same)
 JOBS: int | None = None
 
 
@@ -314,6 +314,7 @@ def draw_generated(seed: int, energy: bool = False, wide: bool = False,
         subprocess.run([*cli, "platform", *gen, "--bb-capacity", rng.choice(["1GB", "40GB"]),
                         *power, "-o", str(plat)], check=True, capture_output=True)
         njobs, gap = str(rng.randint(10, 40)), str(rng.choice([5, 30, 120]))
+        njobs = str(JOBS) if JOBS else njobs      # (--jobs: the drawn count kept in the stream)
         model = rng.choice(["burst-buffer", "compute"])
         io_phased = io_phased and model == "burst-buffer"
         subprocess.run([*cli, "workload", "synthetic", "--platform", str(plat), "--jobs",
@@ -547,8 +548,8 @@ def main() -> int:
     ap.add_argument("--cpugpu", action="store_true",
                     help="seed 002's policies (slurm-bf, ipsched, aucsched) on per-core CPU+GPU "
                          "clusters with Table 12 mixes")
-    ap.add_argument("--jobs", type=int, help="jobs of each drawn workload (without --generated "
-                    "or --cpugpu; default: 3 to 30)")
+    ap.add_argument("--jobs", type=int, help="jobs of each drawn workload (not with --cpugpu; "
+                    "default: 3 to 30, with --generated 10 to 40)")
     args = ap.parse_args()
     global JOBS
     JOBS = args.jobs
