@@ -29,6 +29,10 @@ SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 BATSIM = os.environ.get("BATSIM", "/opt/batsim-local/bin/batsim")
 
 
+def _text(path: Path) -> str:
+    return path.read_text(errors="replace") if path.is_file() else ""
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -86,8 +90,10 @@ def main() -> int:
             try:
                 code = bat.wait(timeout=0.2)
             except subprocess.TimeoutExpired:
-                # a scheduler that exited (crashed) leaves Batsim waiting for its reply
-                if gone is None and procs[0].poll() is not None:
+                # a scheduler that exited (crashed) leaves Batsim waiting for its reply; one
+                # that answered SIMULATION_ENDS leaves Batsim writing its outputs
+                if (gone is None and procs[0].poll() is not None
+                        and "SIMULATION_ENDS" not in _text(case / "transcript.jsonl")):
                     gone = time.monotonic()
                 if gone is not None and time.monotonic() > gone + 3:
                     break
