@@ -166,8 +166,8 @@ class ScheduleStats:
 
     def __init__(self) -> None:
         self.nb_jobs = self.success = self.killed = self.rejected = 0
-        self.finished = 0
-        # per started job: start, end (its start for a job that took no time), submission
+        # per started (finished) job: start, end (its start for one that took no time),
+        # submission
         self.starts, self.ends, self.subs = array("d"), array("d"), array("d")
         self.sums = [0.0, 0.0, 0.0]     # waiting, turnaround, stretch: doubles in order
         self.maxima = [0.0, 0.0, 0.0]   # (Batsim's maxima start at 0)
@@ -192,7 +192,6 @@ class ScheduleStats:
         if r.starting_time is None:
             return None
         times = times_of(r)
-        self.finished += 1
         self.starts.append(r.starting_time)
         self.ends.append(r.starting_time if r.runtime is not None else r.finish_time)
         self.subs.append(r.submission_time)
@@ -223,7 +222,7 @@ class ScheduleStats:
             # the double sum's rounding, the per-job values' own (a few ulps each), Batsim's
             # long double sum and casts: all below this bound of |m - Batsim's mean| (values
             # of one sign: the sum is the sum of their magnitudes, n * m)
-            bound = (1.001 * self.finished + 16) * 2.0 ** -53 * m
+            bound = (1.001 * len(self.starts) + 16) * 2.0 ** -53 * m
             if f6(m - bound) != f6(m + bound):
                 return self._means_as_batsim()
         return out[0], out[1], out[2]
@@ -264,7 +263,7 @@ class ScheduleStats:
             "nb_computing_machines": str(nb_machines),
             "nb_grouped_switches": "0",
             "nb_jobs": str(nb_jobs),
-            "nb_jobs_finished": str(self.finished),
+            "nb_jobs_finished": str(len(self.starts)),
             "nb_jobs_killed": str(self.killed),
             "nb_jobs_rejected": str(self.rejected),
             "nb_jobs_success": str(self.success),

@@ -347,7 +347,7 @@ class PolicyRuntime:
                 continue
             at = max(t, now)
             used = delta + ordered_sum(dict(r.job.request.counters).get(POWER, 0.0)
-                               for r in self.running.values() if r.reservation.end > at)
+                                       for r in self.running.values() if r.reservation.end > at)
             if self._sleep_hold is not None:     # sleeping nodes' hold: until their wake-up
                 used += self._sleep_hold.allocation.counters[self.profile.counter_names.index(POWER)]
             if used > watts - power.base + 1e-6:

@@ -78,7 +78,7 @@ class PlanBased(Policy):
         self.rounds_ = 0
         self.methods_: dict[str, int] = {}    # search method -> rounds (exhaustive, initial, annealing)
         self.replan_at_ = -INF                 # earliest future start of the last plan
-        self.plan_basis_ = None              # what was free now after the last round
+        self.plan_basis_ = None                # what was free now after the last round
 
     def schedule(self, ctx: SchedulingContext) -> list[Decision]:
         queue = ctx.queue
