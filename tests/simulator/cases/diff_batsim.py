@@ -423,23 +423,32 @@ class _Recording:
         return reply
 
 
-def compare_prefix(case_dir: Path) -> str | None:
-    """A run whose scheduler crashed or hung (Batsim waits for its reply): the engine, given
-    the recorded replies, sends the messages Batsim sent; None, else the first difference."""
+def _replayed(case_dir: Path) -> tuple[list[dict], list[dict], Exception | None]:
+    """The engine given a case's recorded replies: (Batsim's transcript, the engine's, written
+    down as it goes, and the engine's error or None)."""
     from test_batsim_cases import run_case
-    from test_fidelity import compare_all_messages
 
     from mrsched.simulator.replay import ReplayScheduler, load_transcript
 
     transcript = load_transcript(case_dir / "transcript.jsonl")
-    sent = sum(e["from"] == "batsim" for e in transcript)
     rec = _Recording(ReplayScheduler(transcript))
     try:
         run_case(case_dir, rec, case_dir / "engine_out")
-    except Exception:   # (no replies left: the engine may stall where Batsim waited)
-        pass
+    except Exception as exc:
+        return transcript, rec.transcript, exc
+    return transcript, rec.transcript, None
+
+
+def compare_prefix(case_dir: Path) -> str | None:
+    """A run whose scheduler crashed or hung (Batsim waits for its reply): the engine, given
+    the recorded replies, sends the messages Batsim sent; None, else the first difference."""
+    from test_fidelity import compare_all_messages
+
+    # (no replies left, the engine may stall where Batsim waited: its error is no difference)
+    transcript, recorded, _ = _replayed(case_dir)
+    sent = sum(e["from"] == "batsim" for e in transcript)
     mine, count = [], 0
-    for e in rec.transcript:
+    for e in recorded:
         count += e["from"] == "batsim"
         if count > sent:
             break
@@ -453,54 +462,8 @@ def compare_prefix(case_dir: Path) -> str | None:
 
 def engine_refuses(case_dir: Path) -> str | None:
     """The engine's error on the replies Batsim aborted on, or None when it ran them."""
-    from test_batsim_cases import run_case
-
-    from mrsched.simulator.replay import ReplayScheduler, load_transcript
-
-    try:
-        run_case(case_dir, ReplayScheduler(load_transcript(case_dir / "transcript.jsonl")),
-                 case_dir / "engine_out")
-    except Exception as exc:
-        return f"{type(exc).__name__}: {exc}"
-    return None
-
-
-def _rows(path: Path) -> list[dict]:
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
-
-
-def compare(case_dir: Path) -> tuple[str | None, list[str]]:
-    """(the first tolerated-level difference or None, byte-level differences)."""
-    from test_batsim_cases import run_case
-    from test_fidelity import compare_all_messages, compare_jobs_rows
-
-    from mrsched.simulator.replay import ReplayScheduler, load_transcript
-
-    transcript = load_transcript(case_dir / "transcript.jsonl")
-    out = case_dir / "engine"
-    out.mkdir(exist_ok=True)
-    try:
-        result = run_case(case_dir, ReplayScheduler(transcript), out / "out")
-    except Exception as exc:   # the engine refused what Batsim ran: a difference too
-        return f"engine failed: {type(exc).__name__}: {exc}", []
-    first = None
-    try:
-        compare_all_messages(transcript, result.transcript)
-        compare_jobs_rows(case_dir / "out_jobs.csv", out / "out_jobs.csv")
-    except AssertionError as exc:
-        first = str(exc)[:400] or "assertion"
-    exact = []
-    for ref, mine in zip(_rows(case_dir / "out_jobs.csv"), _rows(out / "out_jobs.csv")):
-        for col, value in ref.items():
-            if mine.get(col) != value:
-                exact.append(f"job {ref['job_id']} {col}: {mine.get(col)} vs Batsim {value}")
-    skip = {"scheduling_time", "simulation_time"}
-    for ref, mine in zip(_rows(case_dir / "out_schedule.csv"), _rows(out / "out_schedule.csv")):
-        for col, value in ref.items():
-            if col not in skip and mine.get(col) != value:
-                exact.append(f"schedule {col}: {mine.get(col)} vs Batsim {value}")
-    return first, exact
+    exc = _replayed(case_dir)[2]
+    return None if exc is None else f"{type(exc).__name__}: {exc}"
 
 
 def unrecorded(case_dir: Path) -> tuple[str, str, bool]:
@@ -551,6 +514,8 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, help="jobs of each drawn workload (not with --cpugpu; "
                     "default: 3 to 30, with --generated 10 to 40)")
     args = ap.parse_args()
+    if args.jobs is not None and args.jobs < 1:
+        ap.error(f"--jobs must be at least 1, got {args.jobs}")
     global JOBS
     JOBS = args.jobs
     root = Path(tempfile.mkdtemp(prefix="diff_batsim_"))
