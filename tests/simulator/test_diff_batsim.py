@@ -114,3 +114,23 @@ def test_jobs_sets_the_count_and_keeps_the_seeds_draws(monkeypatch):
     assert (long["platform"], long["policy"]) == (plain["platform"], plain["policy"])
     first = plain["workload"]["jobs"]
     assert long["workload"]["jobs"][:len(first)] == first
+
+
+def test_a_finished_case_is_compared_whole(tmp_path):
+    """``compare``, the check of every case Batsim finished: a recorded case is identical;
+    a changed digit of Batsim's ``_jobs.csv`` is a byte-level difference naming job and column."""
+    import shutil
+
+    case = tmp_path / "whole"
+    shutil.copytree(Path(diff_batsim.HERE) / "ld_means", case)
+    assert diff_batsim.compare(case) == (None, [])
+    jobs = case / "out_jobs.csv"
+    header, first, *rest = jobs.read_text().splitlines()
+    cols = header.split(",")
+    row = first.split(",")
+    k = cols.index("waiting_time")
+    row[k] = row[k][:-1] + ("1" if row[k][-1] != "1" else "2")
+    jobs.write_text("\n".join([header, ",".join(row), *rest]) + "\n")
+    first_diff, exact = diff_batsim.compare(case)
+    assert first_diff is None           # within the tolerated level
+    assert exact and exact[0].startswith(f"job {row[cols.index('job_id')]} waiting_time:")

@@ -466,6 +466,44 @@ def engine_refuses(case_dir: Path) -> str | None:
     return None if exc is None else f"{type(exc).__name__}: {exc}"
 
 
+def _rows(path: Path) -> list[dict]:
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def compare(case_dir: Path) -> tuple[str | None, list[str]]:
+    """(the first tolerated-level difference or None, byte-level differences)."""
+    from test_batsim_cases import run_case
+    from test_fidelity import compare_all_messages, compare_jobs_rows
+
+    from mrsched.simulator.replay import ReplayScheduler, load_transcript
+
+    transcript = load_transcript(case_dir / "transcript.jsonl")
+    out = case_dir / "engine"
+    out.mkdir(exist_ok=True)
+    try:
+        result = run_case(case_dir, ReplayScheduler(transcript), out / "out")
+    except Exception as exc:   # the engine refused what Batsim ran: a difference too
+        return f"engine failed: {type(exc).__name__}: {exc}", []
+    first = None
+    try:
+        compare_all_messages(transcript, result.transcript)
+        compare_jobs_rows(case_dir / "out_jobs.csv", out / "out_jobs.csv")
+    except AssertionError as exc:
+        first = str(exc)[:400] or "assertion"
+    exact = []
+    for ref, mine in zip(_rows(case_dir / "out_jobs.csv"), _rows(out / "out_jobs.csv")):
+        for col, value in ref.items():
+            if mine.get(col) != value:
+                exact.append(f"job {ref['job_id']} {col}: {mine.get(col)} vs Batsim {value}")
+    skip = {"scheduling_time", "simulation_time"}
+    for ref, mine in zip(_rows(case_dir / "out_schedule.csv"), _rows(out / "out_schedule.csv")):
+        for col, value in ref.items():
+            if col not in skip and mine.get(col) != value:
+                exact.append(f"schedule {col}: {mine.get(col)} vs Batsim {value}")
+    return first, exact
+
+
 def unrecorded(case_dir: Path) -> tuple[str, str, bool]:
     """A case Batsim did not finish: (its count, a line, whether it differs). When Batsim
     aborted on the scheduler's replies the engine must refuse them too; when the scheduler
