@@ -34,6 +34,10 @@ def check_endpoint(endpoint: str) -> str:
 class ZmqScheduler:
     """The engine's side of Batsim's protocol over ZeroMQ: one REQ socket, lock-step."""
 
+    #: replies decoded from the scheduler's text with rapidjson's reading of numbers (the
+    #: server reads an in-process scheduler's replies so itself: ``server.read_as_batsim``)
+    text_replies = True
+
     def __init__(self, socket: str = DEFAULT_SOCKET, timeout: float | None = 300.0):
         import zmq
 

@@ -107,6 +107,46 @@ def _fast(significand: float, exp: int) -> float:
     return significand / _POW10[-exp]
 
 
+def as_read(x: float) -> float:
+    """The double Batsim reads from the text a scheduler writes for the double ``x``: its
+    shortest round-trip text (Python's ``json`` and rapidjson's ``Writer`` alike) read by
+    ``rapidjson_float``. ``x`` itself for the short texts, which rapidjson reads exactly, and
+    for infinities and NaN (no JSON text: the reply's check refuses them)."""
+    text = repr(x)
+    if len(text) <= 16 and "e" not in text:
+        return x
+    read = rapidjson_float(text)
+    return x if read == x else read
+
+
+def numbers_read(value):
+    """``value`` with every double ``as_read``: an in-process scheduler's reply as Batsim reads
+    the text the scheduler would send (``src/protocol.cpp`` 712 parses the whole reply with
+    rapidjson's default flags). Containers are copied only where a number changes."""
+    t = type(value)
+    if t is float:
+        return as_read(value)
+    if t is dict:
+        out = None
+        for k, v in value.items():
+            new = numbers_read(v)
+            if new is not v:
+                if out is None:
+                    out = dict(value)
+                out[k] = new
+        return value if out is None else out
+    if t is list:
+        out = None
+        for i, v in enumerate(value):
+            new = numbers_read(v)
+            if new is not v:
+                if out is None:
+                    out = list(value)
+                out[i] = new
+        return value if out is None else out
+    return value
+
+
 def written(value, read=float):
     """``value`` as it is after Batsim's protocol writer and a JSON reader ``read``: the writer
     prints every double with ``"%6f"`` (six decimals; ``src/protocol.hpp`` 39-56, ``Writer::

@@ -26,7 +26,7 @@ from typing import Any, Callable
 from mrsched.errors import MrschedError, ProtocolError, SimulationError, suggest
 from mrsched.schedulers.batsim.intervals import parse_ids, read_alloc
 from mrsched.simulator.jobs import DONE, ENDED, REJECTED, RUNNING, SUBMITTED, JobState, state_text
-from mrsched.simulator.jsonnum import rapidjson_float, written
+from mrsched.simulator.jsonnum import as_read, numbers_read, rapidjson_float, written
 from mrsched.simulator.outputs import JobRecord
 from mrsched.simulator.profiles import check_profile, ptask_of
 from mrsched.simulator.submitter import StaticSubmitter
@@ -112,6 +112,26 @@ def check_reply(reply: Any, now: float) -> tuple[list[dict], float]:
     return events, float(rnow)
 
 
+def read_as_batsim(events: list[dict], rnow: float, sent: float) -> tuple[list[dict], float]:
+    """A checked reply of an in-process scheduler to the message sent at ``sent``, its numbers
+    as Batsim reads the text the scheduler would send (``jsonnum.as_read``): a stamp such as
+    ``982.0414259999999`` is read ``982.041426``, one ulp on, and the request-reply actor sleeps
+    until then. An echo of ``sent`` (six decimals, below 1e9: at most 15 digits, which rapidjson
+    reads exactly) is taken as it is, and so is an EXECUTE_JOB's data of a job id and an alloc;
+    events are copied only where a number changes."""
+    echo = sent if -1e9 < sent < 1e9 else None
+    out = events
+    for i, ev in enumerate(events):
+        ts, data = ev["timestamp"], ev["data"]
+        read_ts = ts if ts == echo or type(ts) is not float else as_read(ts)
+        read_data = data if ev["type"] == "EXECUTE_JOB" and len(data) == 2 else numbers_read(data)
+        if read_ts is not ts or read_data is not data:
+            if out is events:
+                out = list(events)
+            out[i] = {**ev, "timestamp": read_ts, "data": read_data}
+    return out, rnow if rnow == echo else as_read(rnow)
+
+
 def _job_of(data: Any) -> Any:
     """The job an event's data names, for an error message (None when it names none)."""
     return data.get("job_id") if isinstance(data, dict) else None
@@ -183,6 +203,9 @@ class Server:
         self.out = recorder
         self.workloads = workloads
         self.scheduler = scheduler
+        # a connection's replies are decoded from the scheduler's text as Batsim decodes them
+        # (``connection.parse_reply``); an in-process scheduler's are read here, as if written
+        self._text_replies = bool(getattr(scheduler, "text_replies", False))
         self.dynamic_jobs = dynamic_jobs
         self.ack_dynamic_jobs = ack_dynamic_jobs   # --acknowledge-dynamic-jobs
         self.compute_sharing = compute_sharing   # Batsim's --enable-compute-sharing
@@ -288,7 +311,10 @@ class Server:
         self.sched_time += _time.perf_counter() - t0
         if self.transcript is not None:
             self.transcript.append({"from": "scheduler", "msg": reply})
-        events, reply_now = check_reply(reply, msg["now"])
+        sent = msg["now"]
+        events, reply_now = check_reply(reply, sent)
+        if not self._text_replies and (events or reply_now != sent):
+            events, reply_now = read_as_batsim(events, reply_now, sent)
         if ends:
             self.finished = True
             self.k.stop()

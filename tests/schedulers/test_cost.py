@@ -185,3 +185,29 @@ def test_a_power_cap_with_a_decision_cost_is_refused(cap):
     assert exc.value.field == "decision_cost"
     make_scheduler("conservative-bb", {"decision_cost": "per_job=1"})     # without a cap: runs
     make_scheduler("conservative-bb", cap)                                 # without a cost: runs
+
+
+def test_a_costed_stamp_is_read_as_batsim_reads_its_text():
+    """A decision cost stamps an EXECUTE_JOB ``982.0414259999999``; Batsim reads that text with
+    rapidjson, which gives ``982.041426``, one ulp on, and its request-reply actor sleeps until
+    then. The job's start and end, and its stretch of 228,090 (a job of 4 ms that waited 913 s),
+    moved by those ulps. Recorded with real Batsim 4.2.1 (``reply_stamp``, ``diff_batsim.py
+    --wide --energy`` seed 3118): this run, in process, is that run byte for byte."""
+    from pathlib import Path
+
+    import mrsched
+
+    case = Path(__file__).parents[1] / "simulator" / "cases" / "reply_stamp"
+    result = mrsched.simulate(case / "platform.xml", case / "workload.json", "sjf-bb",
+                              {"decision_cost": "per_event=0.001,per_start=0.002",
+                               "idle_sleep": 5}, energy=True)
+    for name in ("jobs", "schedule", "consumed_energy", "pstate_changes", "machine_states"):
+        mine, theirs = result.csv_text(name), (case / f"out_{name}.csv").read_text()
+        if name == "schedule":   # (the scheduler's own times differ)
+            mine, theirs = (_without(t, ("scheduling_time", "simulation_time")) for t in (mine, theirs))
+        assert mine == theirs, name
+
+
+def _without(text: str, columns: tuple[str, ...]) -> list[dict]:
+    rows = list(csv.DictReader(text.splitlines()))
+    return [{k: v for k, v in row.items() if k not in columns} for row in rows]
