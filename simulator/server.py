@@ -9,7 +9,8 @@ killer's end, the scheduler's READY) and the scheduler's events, which the reque
 state and may append events for the scheduler; then, as in ``server_process``'s loop, the server
 calls the scheduler when it is ready, its mailbox holds nothing else and there is something to
 say (or, once everything is done, to say SIMULATION_ENDS). The scheduler's reply is checked
-here (``check_reply``) before its request-reply actor starts.
+here (``check_reply``), an in-process one's numbers read as Batsim reads their text
+(``read_as_batsim``), before its request-reply actor starts.
 
 The scheduler is anything with ``handle_message(dict) -> dict`` (in process) or a
 ``ZmqScheduler`` connection (same method).
