@@ -127,24 +127,19 @@ def numbers_read(value):
     if t is float:
         return as_read(value)
     if t is dict:
-        out = None
-        for k, v in value.items():
-            new = numbers_read(v)
-            if new is not v:
-                if out is None:
-                    out = dict(value)
-                out[k] = new
-        return value if out is None else out
-    if t is list:
-        out = None
-        for i, v in enumerate(value):
-            new = numbers_read(v)
-            if new is not v:
-                if out is None:
-                    out = list(value)
-                out[i] = new
-        return value if out is None else out
-    return value
+        items = value.items()
+    elif t is list:
+        items = enumerate(value)
+    else:
+        return value
+    out = None
+    for k, v in items:
+        new = numbers_read(v)
+        if new is not v:
+            if out is None:
+                out = t(value)
+            out[k] = new
+    return value if out is None else out
 
 
 def written(value, read=float):
