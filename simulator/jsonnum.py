@@ -109,8 +109,8 @@ def _fast(significand: float, exp: int) -> float:
 
 def as_read(x: float) -> float:
     """The double Batsim reads from the text a scheduler writes for the double ``x``: its
-    shortest round-trip text (Python's ``json`` and rapidjson's ``Writer`` alike) read by
-    ``rapidjson_float``. ``x`` itself for the short texts, which rapidjson reads exactly, and
+    shortest round-trip text (Python's ``json`` writes it; rapidjson's ``Writer``, Grisu2, for
+    nearly every double) read by ``rapidjson_float``. ``x`` itself for the short texts, which rapidjson reads exactly, and
     for infinities and NaN (no JSON text: the reply's check refuses them)."""
     text = repr(x)
     if len(text) <= 16 and "e" not in text:
