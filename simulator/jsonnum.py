@@ -15,6 +15,11 @@ Texts of at most 16 characters without an exponent are exact either way (a signi
 
 from __future__ import annotations
 
+from math import floor as _floor
+from math import ulp as _ulp
+
+from mrsched.simulator.grisu import rapidjson_text
+
 _POW10 = [float(f"1e{k}") for k in range(309)]   # internal/pow10.h: 1e0 ... 1e308, rounded
 _2_53 = 0x1FFFFFFFFFFFFF
 _DBL_MAX_10 = 1.7976931348623157e307
@@ -157,3 +162,33 @@ def written(value, read=float):
     if t is list:
         return [written(v, read) for v in value]
     return value
+
+
+def forwarded(value):
+    """``value``, a workload's job or profile, as a scheduler reads it from Batsim: kept as the
+    text rapidjson's ``Writer`` writes (``grisu.rapidjson_text``, not always the shortest) and
+    parsed again by its reader (``src/jobs.cpp`` 466, ``src/profiles.cpp`` 704), then written
+    with six decimals (``written``) and read by ``float``. 9390544117.3756943 is written
+    ``9390544117.375695``, read 9390544117.3756962 and forwarded ``9390544117.375696``. A
+    double far from a tie of its six decimals cannot change and is taken
+    as it is (the common case: a trace's times)."""
+    t = type(value)
+    if t is float:
+        six = float(f"{value:.6f}")
+        if value != value or six in _INFS:
+            return six
+        # rapidjson moves the double by a few ulps at most (eight allowed here): its six
+        # decimals change only within that many ulps of a rounding tie, x * 1e6 = n + 0.5
+        # (below 4e9, x * 1e6 is below 2**52: its fraction is exact)
+        y = value * 1e6
+        if -4e9 < value < 4e9 and abs(y - _floor(y) - 0.5) > 8e6 * _ulp(value):
+            return six
+        return float(f"{rapidjson_float(rapidjson_text(value)):.6f}")
+    if t is dict:
+        return {k: forwarded(v) for k, v in value.items()}
+    if t is list:
+        return [forwarded(v) for v in value]
+    return value
+
+
+_INFS = (float("inf"), float("-inf"))

@@ -27,7 +27,7 @@ from typing import Any, Callable
 from mrsched.errors import MrschedError, ProtocolError, SimulationError, suggest
 from mrsched.schedulers.batsim.intervals import parse_ids, read_alloc
 from mrsched.simulator.jobs import DONE, ENDED, REJECTED, RUNNING, SUBMITTED, JobState, state_text
-from mrsched.simulator.jsonnum import as_read, numbers_read, rapidjson_float, written
+from mrsched.simulator.jsonnum import as_read, forwarded, numbers_read, rapidjson_float, written
 from mrsched.simulator.outputs import JobRecord
 from mrsched.simulator.profiles import check_profile, ptask_of
 from mrsched.simulator.submitter import StaticSubmitter
@@ -342,7 +342,7 @@ class Server:
             self.nb_submitted += 1
             data = {"job_id": job.id, "job": job.json}
             if fwd:
-                data["profile"] = written(self.jobs.profiles_of(job)[job.profile])
+                data["profile"] = forwarded(self.jobs.profiles_of(job)[job.profile])
             self.buffer.append({"timestamp": stamp, "type": "JOB_SUBMITTED", "data": data})
 
     def _on_completed(self, js: JobState) -> None:
@@ -699,7 +699,7 @@ class Server:
             # server_on_register_job (src/server.cpp 687-716): JOB_SUBMITTED as for a static job
             data = {"job_id": jid, "job": job.json}
             if self.forward_profiles:
-                data["profile"] = written(self.jobs.profiles_of(job)[job.profile])
+                data["profile"] = forwarded(self.jobs.profiles_of(job)[job.profile])
             self._append("JOB_SUBMITTED", data)
 
     # -- SIMULATION_BEGINS -----------------------------------------------------------------
@@ -733,7 +733,7 @@ class Server:
             "compute_resources": [res_obj(r) for r in m.compute],
             "storage_resources": [res_obj(r) for r in m.storage],
             "workloads": {w.name: os.path.abspath(w.path) for w in self.workloads},
-            "profiles": {w.name: written(_referenced_profiles(w)) for w in self.workloads},
+            "profiles": {w.name: forwarded(_referenced_profiles(w)) for w in self.workloads},
         }
 
 

@@ -3,7 +3,8 @@
 Workloads are named ``w0, w1, ...`` in command-line order; a job's full id is
 ``"{workload}!{id}"``. The job's JSON object is kept (key order, int vs float as in the file)
 because Batsim forwards it on JOB_SUBMITTED, only with ``id`` made absolute and every double
-written with 6 decimals as Batsim 4.2.1's JSON writer does (the simulation itself uses the
+forwarded as Batsim 4.2.1 writes it (``jsonnum.forwarded``: six decimals, after rapidjson's own
+writing and reading of the job's JSON; the simulation itself uses the
 values read: the full-precision submission time and walltime).
 """
 
@@ -17,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from mrsched.errors import WorkloadError
-from mrsched.simulator.jsonnum import rapidjson_float, written
+from mrsched.simulator.jsonnum import forwarded as forwarded_value
+from mrsched.simulator.jsonnum import rapidjson_float
 from mrsched.simulator.profiles import check_profile
 
 INF = math.inf
@@ -127,20 +129,21 @@ def parse_job(obj: Any, workload: str, profiles: dict[str, dict], *, file: str,
                 owned)
 
 
-_WRITTEN = (float, dict, list)   # the values Batsim's writer changes (``jsonnum.written``)
+_WRITTEN = (float, dict, list)   # the values Batsim's writers change (``jsonnum.forwarded``)
 
 
 def _job(obj: dict, workload: str, full_id: str, local: str, subtime: float, walltime: float,
          res: int, profile: str, dynamic: bool, owned: bool = False) -> Job:
-    """A checked job object -> Job; forwarded as Batsim does: the full id, every double with 6
-    decimals (``jsonnum.written``: the subtime, a walltime, any other field), the rest as given
+    """A checked job object -> Job; forwarded as Batsim does: the full id, every double kept and
+    written as Batsim's writers do (``jsonnum.forwarded``: six decimals, after rapidjson's
+    writing and reading of the job's JSON; the subtime, a walltime, any other field), the rest as given
     (same key order: replacing a key's value keeps its place, so an owned object is changed
     in place). The Job keeps the values read, which the simulation uses."""
     forwarded = obj if owned else dict(obj)
     forwarded["id"] = full_id
-    for key, value in forwarded.items():   # every double as Batsim's writer prints it
+    for key, value in forwarded.items():   # every double as Batsim's writers print it
         if type(value) in _WRITTEN:
-            forwarded[key] = written(value)
+            forwarded[key] = forwarded_value(value)
     return Job(id=full_id, workload=workload, local_id=local, subtime=float(subtime),
                walltime=float(walltime), res=res, profile=profile, json=forwarded, dynamic=dynamic)
 

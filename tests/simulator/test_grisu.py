@@ -1,0 +1,56 @@
+"""Doubles written as rapidjson 1.1.0's ``Writer`` writes them (``simulator/grisu.py``), and a
+workload's jobs and profiles forwarded as Batsim forwards them (``jsonnum.forwarded``). The
+fixture ``fixtures/rapidjson_written.txt`` holds 600 doubles and the text the real rapidjson of
+this machine's Batsim build wrote for each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mrsched.simulator.grisu import rapidjson_text
+from mrsched.simulator.jsonnum import forwarded, rapidjson_float, written
+
+FIXTURE = Path(__file__).parent / "fixtures" / "rapidjson_written.txt"
+
+
+def _rows() -> list[tuple[float, str]]:
+    rows = [line.split() for line in FIXTURE.read_text().splitlines()
+            if line and not line.startswith("#")]
+    return [(float.fromhex(h), text) for h, text in rows]
+
+
+def test_every_double_is_written_as_rapidjson_writes_it():
+    rows = _rows()
+    assert len(rows) == 600
+    wrong = [(x, rapidjson_text(x), text) for x, text in rows if rapidjson_text(x) != text]
+    assert not wrong, wrong[:5]
+    # every text reads back to its double (Grisu2 is exact) ...
+    assert all(float(text) == x for x, text in rows)
+    # ... but the fixture holds digits other than Python's shortest ones (Grisu2 does not
+    # always pick the closest), and layouts of every kind
+    digits = lambda t: t.lstrip("-").split("e")[0].replace(".", "").strip("0")  # noqa: E731
+    assert sum(digits(text) != digits(repr(x)) for x, text in rows) > 0
+    texts = {text for _, text in rows}
+    assert {"1e21", "1e22", "0.1", "1e-7", "3.0", "100.0", "5e-324"} <= texts
+
+
+def test_grisu2_not_the_closest_digits():
+    """9390544117.3756943: Python writes ``...375694``, rapidjson ``...375695`` (both 16 digits,
+    both read back exactly), which rapidjson's own reader takes one ulp up."""
+    x = 9390544117.3756943
+    assert (repr(x), rapidjson_text(x)) == ("9390544117.375694", "9390544117.375695")
+    assert rapidjson_float(rapidjson_text(x)) == 9390544117.3756962
+
+
+def test_a_job_field_is_forwarded_as_batsim_forwards_it():
+    """Batsim keeps a job's and a profile's JSON as rapidjson writes it, reads it again and
+    writes six decimals (case ``forwarded_doubles``, recorded with Batsim 4.2.1)."""
+    for text, sent in [("9390544117.375694", 9390544117.375696),
+                       ("98259689773.766602", 98259689773.7666),
+                       ("96152770576.190125", 96152770576.19012)]:
+        x = rapidjson_float(text)
+        assert forwarded(x) == sent != written(x)
+    # the common case: a trace's times, below 2**29, kept as they are
+    assert forwarded({"subtime": 12.5, "walltime": 3600.000001, "res": 4}) == {
+        "subtime": 12.5, "walltime": 3600.000001, "res": 4}
+    assert forwarded([0.1234567, 1e-7]) == [written(0.1234567), written(1e-7)]
