@@ -23,6 +23,7 @@ from mrsched.simulator.grisu import rapidjson_text
 _POW10 = [float(f"1e{k}") for k in range(309)]   # internal/pow10.h: 1e0 ... 1e308, rounded
 _2_53 = 0x1FFFFFFFFFFFFF
 _DBL_MAX_10 = 1.7976931348623157e307
+_INFS = (float("inf"), float("-inf"))
 
 
 def rapidjson_float(text: str, _float=float) -> float:
@@ -112,25 +113,30 @@ def _fast(significand: float, exp: int) -> float:
     return significand / _POW10[-exp]
 
 
-def as_read(x: float) -> float:
-    """The double Batsim reads from the text a scheduler writes for the double ``x``: its
-    shortest round-trip text (Python's ``json`` writes it; rapidjson's ``Writer``, Grisu2, for
-    nearly every double) read by ``rapidjson_float``. ``x`` itself for the short texts, which rapidjson reads exactly, and
-    for infinities and NaN (no JSON text: the reply's check refuses them)."""
-    text = repr(x)
+def as_read(x: float, write=repr) -> float:
+    """The double Batsim reads from the text a scheduler writes for the double ``x``: the text
+    ``write`` makes of it (``repr``: Python's ``json``, the shortest round-trip text;
+    ``grisu.rapidjson_text``: rapidjson's ``Writer``, a C++ scheduler's such as batsched's, as
+    many digits but not always the same last one) read by ``rapidjson_float``. ``x`` itself for
+    the short texts, which rapidjson reads exactly, and for infinities and NaN (no JSON text:
+    the reply's check refuses them)."""
+    if x != x or x in _INFS:
+        return x
+    text = write(x)
     if len(text) <= 16 and "e" not in text:
         return x
     read = rapidjson_float(text)
     return x if read == x else read
 
 
-def numbers_read(value):
-    """``value`` with every double ``as_read``: an in-process scheduler's reply as Batsim reads
-    the text the scheduler would send (``src/protocol.cpp`` 712 parses the whole reply with
-    rapidjson's default flags). Containers are copied only where a number changes."""
+def numbers_read(value, write=repr):
+    """``value`` with every double ``as_read`` (``write``: the scheduler's writer): an in-process
+    scheduler's reply as Batsim reads the text the scheduler would send (``src/protocol.cpp``
+    712 parses the whole reply with rapidjson's default flags). Containers are copied only
+    where a number changes."""
     t = type(value)
     if t is float:
-        return as_read(value)
+        return as_read(value, write)
     if t is dict:
         items = value.items()
     elif t is list:
@@ -139,7 +145,7 @@ def numbers_read(value):
         return value
     out = None
     for k, v in items:
-        new = numbers_read(v)
+        new = numbers_read(v, write)
         if new is not v:
             if out is None:
                 out = t(value)
@@ -190,5 +196,3 @@ def forwarded(value):
         return [forwarded(v) for v in value]
     return value
 
-
-_INFS = (float("inf"), float("-inf"))

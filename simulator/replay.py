@@ -18,6 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mrsched.errors import ConfigError, ProtocolError
+from mrsched.simulator.grisu import rapidjson_text
+
+#: a recorded scheduler's number writer: Python's ``json`` (``repr``, the shortest text) or
+#: rapidjson's ``Writer`` (Grisu2: batsched and other C++ schedulers). The transcript's
+#: recorder read either text back to its double, from which both give that text again.
+WRITERS = {"python": repr, "rapidjson": rapidjson_text}
 
 
 @dataclass
@@ -97,7 +103,14 @@ def _alloc_ids(text: str) -> set[int]:
 class ReplayScheduler:
     """``handle_message`` answers with the recorded decisions that are due (see module doc)."""
 
-    def __init__(self, transcript: list[dict] | str | Path, *, tolerance: float = 1e-3):
+    def __init__(self, transcript: list[dict] | str | Path, *, tolerance: float = 1e-3,
+                 writer: str = "python"):
+        if writer not in WRITERS:
+            raise ConfigError(f"unknown number writer {writer!r}", field="writer",
+                              hint=" or ".join(WRITERS))
+        #: the text the recorded scheduler wrote for a double, which Batsim read
+        #: (``server.read_as_batsim``): Python's ``repr``, or rapidjson's (batsched)
+        self.number_text = WRITERS[writer]
         if isinstance(transcript, (str, Path)):
             transcript = load_transcript(transcript)
         self.pending = recorded_replies(transcript)

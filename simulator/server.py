@@ -113,24 +113,27 @@ def check_reply(reply: Any, now: float) -> tuple[list[dict], float]:
     return events, float(rnow)
 
 
-def read_as_batsim(events: list[dict], rnow: float, sent: float) -> tuple[list[dict], float]:
+def read_as_batsim(events: list[dict], rnow: float, sent: float,
+                   write: Callable[[float], str] = repr) -> tuple[list[dict], float]:
     """A checked reply of an in-process scheduler to the message sent at ``sent``, its numbers
-    as Batsim reads the text the scheduler would send (``jsonnum.as_read``): a stamp such as
-    ``982.0414259999999`` is read ``982.041426``, one ulp on, and the request-reply actor sleeps
-    until then. An echo of ``sent`` (six decimals, below 1e9: at most 15 digits, which rapidjson
-    reads exactly) is taken as it is, and so is an EXECUTE_JOB's data of a job id and an alloc;
-    events are copied only where a number changes."""
+    as Batsim reads the text the scheduler would send (``jsonnum.as_read``; ``write``: the
+    scheduler's number writer): a stamp such as ``982.0414259999999`` is read ``982.041426``,
+    one ulp on, and the request-reply actor sleeps until then. An echo of ``sent`` (six
+    decimals, below 1e9: at most 15 digits, which rapidjson reads exactly) is taken as it is,
+    and so is an EXECUTE_JOB's data of a job id and an alloc; events are copied only where a
+    number changes."""
     echo = sent if -1e9 < sent < 1e9 else None
     out = events
     for i, ev in enumerate(events):
         ts, data = ev["timestamp"], ev["data"]
-        read_ts = ts if ts == echo or type(ts) is not float else as_read(ts)
-        read_data = data if ev["type"] == "EXECUTE_JOB" and len(data) == 2 else numbers_read(data)
+        read_ts = ts if ts == echo or type(ts) is not float else as_read(ts, write)
+        read_data = (data if ev["type"] == "EXECUTE_JOB" and len(data) == 2
+                     else numbers_read(data, write))
         if read_ts is not ts or read_data is not data:
             if out is events:
                 out = list(events)
             out[i] = {**ev, "timestamp": read_ts, "data": read_data}
-    return out, rnow if rnow == echo else as_read(rnow)
+    return out, rnow if rnow == echo else as_read(rnow, write)
 
 
 def _job_of(data: Any) -> Any:
@@ -206,7 +209,9 @@ class Server:
         self.scheduler = scheduler
         # a connection's replies are decoded from the scheduler's text as Batsim decodes them
         # (``connection.parse_reply``); an in-process scheduler's are read here, as if written
+        # by its number writer (``number_text``: Python's ``repr`` unless it says otherwise)
         self._text_replies = bool(getattr(scheduler, "text_replies", False))
+        self._number_text = getattr(scheduler, "number_text", repr)
         self.dynamic_jobs = dynamic_jobs
         self.ack_dynamic_jobs = ack_dynamic_jobs   # --acknowledge-dynamic-jobs
         self.compute_sharing = compute_sharing   # Batsim's --enable-compute-sharing
@@ -315,7 +320,7 @@ class Server:
         sent = msg["now"]
         events, reply_now = check_reply(reply, sent)
         if not self._text_replies and (events or reply_now != sent):
-            events, reply_now = read_as_batsim(events, reply_now, sent)
+            events, reply_now = read_as_batsim(events, reply_now, sent, self._number_text)
         if ends:
             self.finished = True
             self.k.stop()

@@ -3,9 +3,9 @@
 Workloads are named ``w0, w1, ...`` in command-line order; a job's full id is
 ``"{workload}!{id}"``. The job's JSON object is kept (key order, int vs float as in the file)
 because Batsim forwards it on JOB_SUBMITTED, only with ``id`` made absolute and every double
-forwarded as Batsim 4.2.1 writes it (``jsonnum.forwarded``: six decimals, after rapidjson's own
-writing and reading of the job's JSON; the simulation itself uses the
-values read: the full-precision submission time and walltime).
+as Batsim 4.2.1 sends it (``jsonnum.forwarded``: six decimals, after rapidjson's
+own writing and reading of the job's JSON); the simulation itself uses the values read, the
+full-precision submission time and walltime.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mrsched.errors import WorkloadError
-from mrsched.simulator.jsonnum import forwarded as forwarded_value
-from mrsched.simulator.jsonnum import rapidjson_float
+from mrsched.simulator.jsonnum import forwarded, rapidjson_float
 from mrsched.simulator.profiles import check_profile
 
 INF = math.inf
@@ -134,18 +133,17 @@ _WRITTEN = (float, dict, list)   # the values Batsim's writers change (``jsonnum
 
 def _job(obj: dict, workload: str, full_id: str, local: str, subtime: float, walltime: float,
          res: int, profile: str, dynamic: bool, owned: bool = False) -> Job:
-    """A checked job object -> Job; forwarded as Batsim does: the full id, every double kept and
-    written as Batsim's writers do (``jsonnum.forwarded``: six decimals, after rapidjson's
-    writing and reading of the job's JSON; the subtime, a walltime, any other field), the rest as given
-    (same key order: replacing a key's value keeps its place, so an owned object is changed
-    in place). The Job keeps the values read, which the simulation uses."""
-    forwarded = obj if owned else dict(obj)
-    forwarded["id"] = full_id
-    for key, value in forwarded.items():   # every double as Batsim's writers print it
+    """A checked job object -> Job; forwarded as Batsim does: the full id, every double as
+    Batsim sends it (``jsonnum.forwarded``: the subtime, a walltime, any other field), the rest
+    as given (same key order: replacing a key's value keeps its place, so an owned object is
+    changed in place). The Job keeps the values read, which the simulation uses."""
+    sent = obj if owned else dict(obj)
+    sent["id"] = full_id
+    for key, value in sent.items():   # every double as Batsim's writers print it
         if type(value) in _WRITTEN:
-            forwarded[key] = forwarded_value(value)
+            sent[key] = forwarded(value)
     return Job(id=full_id, workload=workload, local_id=local, subtime=float(subtime),
-               walltime=float(walltime), res=res, profile=profile, json=forwarded, dynamic=dynamic)
+               walltime=float(walltime), res=res, profile=profile, json=sent, dynamic=dynamic)
 
 
 def _not_json(token: str):

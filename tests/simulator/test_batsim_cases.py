@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from mrsched.simulator.replay import ReplayScheduler, load_transcript
-from test_fidelity import _run_engine, compare_all_messages, compare_jobs_rows
+from mrsched.simulator.replay import load_transcript
+from test_fidelity import _run_engine, compare_all_messages, compare_jobs_rows, replay_of
 
 CASES_DIR = Path(__file__).resolve().parent / "cases"
 LOCAL_CASES = sorted(d.name for d in CASES_DIR.iterdir() if (d / "transcript.jsonl").is_file())
@@ -70,7 +70,7 @@ def _replay_params():
 def test_recorded_case_replayed(case, tmp_path):
     case_dir = CASES_DIR / case
     transcript = load_transcript(case_dir / "transcript.jsonl")
-    result = run_case(case_dir, ReplayScheduler(transcript), tmp_path / "out")
+    result = run_case(case_dir, replay_of(case_dir, transcript), tmp_path / "out")
     compare_all_messages(transcript, result.transcript)
     compare_jobs_rows(case_dir / "out_jobs.csv", tmp_path / "out_jobs.csv")
     # and byte for byte: every time, stretch and mean as Batsim prints it (long doubles
@@ -148,7 +148,7 @@ def test_walltime_tie_completes(tmp_path):
     (Batsim: ``COMPLETED_SUCCESSFULLY``, return code 0)."""
     case_dir = CASES_DIR / "walltime_fcfs"
     transcript = load_transcript(case_dir / "transcript.jsonl")
-    result = run_case(case_dir, ReplayScheduler(transcript), tmp_path / "out")
+    result = run_case(case_dir, replay_of(case_dir, transcript), tmp_path / "out")
     row = next(r for r in result.jobs if r.local_id == "1010")
     assert (row.final_state, row.finish_time - row.starting_time) == ("COMPLETED_SUCCESSFULLY",
                                                                      pytest.approx(10.0))
@@ -173,7 +173,7 @@ def test_kth4000easy_replayed(shared_dir, tmp_path):
     hair before that time and takes the job it slept for anyway)."""
     case_dir = _kth4000easy(shared_dir)
     transcript = load_transcript(case_dir / "transcript.jsonl")
-    result = _run_engine(case_dir, ReplayScheduler(transcript), tmp_path / "out")
+    result = _run_engine(case_dir, replay_of(case_dir, transcript), tmp_path / "out")
     compare_all_messages(transcript, result.transcript)
     compare_jobs_rows(case_dir / "out_jobs.csv", tmp_path / "out_jobs.csv")
 

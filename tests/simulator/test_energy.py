@@ -35,9 +35,9 @@ from mrsched.simulator import kernel as kernel_mod
 from mrsched.simulator.energy import fmt_ld, load_powers
 from mrsched.simulator.engine import simulate
 from mrsched.simulator.platform import load_platform
-from mrsched.simulator.replay import ReplayScheduler, load_transcript
+from mrsched.simulator.replay import load_transcript
 from test_fidelity import (_close, _free_port, _listening, _run_engine, compare_all_messages,
-                           compare_jobs_rows)
+                           compare_jobs_rows, replay_of)
 
 CASES = Path(__file__).parent / "cases"
 #: every -E case of ``cases/`` (they hold Batsim's energy outputs)
@@ -86,7 +86,7 @@ def compare_energy_files(ref: Path, mine: Path) -> None:
 
 def _replay(case_dir: Path, out: Path):
     transcript = load_transcript(case_dir / "transcript.jsonl")
-    result = _run_engine(case_dir, ReplayScheduler(transcript), out / "out")
+    result = _run_engine(case_dir, replay_of(case_dir, transcript), out / "out")
     return transcript, result
 
 
@@ -184,7 +184,7 @@ def test_energy_flag_changes_no_message(shared_dir, tmp_path):
     case = shared_dir / "batsim-reference" / "energy128"
     transcript = load_transcript(case / "transcript.jsonl")
     result = simulate(case / "platform.xml", [case / "workload.json"],
-                      ReplayScheduler(transcript), export_prefix=tmp_path / "out",
+                      replay_of(case, transcript), export_prefix=tmp_path / "out",
                       record_transcript=True, energy=True)
     compare_all_messages(transcript, result.transcript)
     with open(tmp_path / "out_jobs.csv") as fh:

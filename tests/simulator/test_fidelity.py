@@ -47,6 +47,13 @@ def _mmax(case_dir: Path) -> int | None:
     return 128 if "--mmax 128" in text else None
 
 
+def replay_of(case_dir: Path, transcript: list[dict]) -> ReplayScheduler:
+    """The replay of a recorded case, its numbers written as the recorded scheduler wrote them
+    (batsched: rapidjson's ``Writer``; the others: Python's ``json``), which Batsim read."""
+    command = (case_dir / "command.txt").read_text() if (case_dir / "command.txt").is_file() else ""
+    return ReplayScheduler(transcript, writer="rapidjson" if "batsched" in command else "python")
+
+
 _RUNS: dict[Path, tuple] = {}
 
 
@@ -59,7 +66,7 @@ def run_case(case_dir: Path, tmp_path: Path):
         out_dir = Path(tempfile.mkdtemp(prefix=f"mrsched-fidelity-{case_dir.name}-"))
         atexit.register(shutil.rmtree, out_dir, ignore_errors=True)
         result = simulate(case_dir / "platform.xml", [case_dir / "workload.json"],
-                          ReplayScheduler(transcript), export_prefix=out_dir / "out",
+                          replay_of(case_dir, transcript), export_prefix=out_dir / "out",
                           mmax=_mmax(case_dir), record_transcript=True)
         _RUNS[case_dir] = (transcript, result, out_dir)
     transcript, result, out_dir = _RUNS[case_dir]
@@ -282,7 +289,7 @@ def test_conformance_replayed(case, shared_dir, tmp_path):
     """The recorded scheduler replies, replayed: Batsim's messages and out_jobs.csv."""
     case_dir = shared_dir / "batsim-reference" / case
     transcript = load_transcript(case_dir / "transcript.jsonl")
-    result = _run_engine(case_dir, ReplayScheduler(transcript), tmp_path / "out")
+    result = _run_engine(case_dir, replay_of(case_dir, transcript), tmp_path / "out")
     compare_all_messages(transcript, result.transcript)
     compare_jobs_rows(case_dir / "out_jobs.csv", tmp_path / "out_jobs.csv")
 

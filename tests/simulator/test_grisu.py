@@ -54,3 +54,26 @@ def test_a_job_field_is_forwarded_as_batsim_forwards_it():
     assert forwarded({"subtime": 12.5, "walltime": 3600.000001, "res": 4}) == {
         "subtime": 12.5, "walltime": 3600.000001, "res": 4}
     assert forwarded([0.1234567, 1e-7]) == [written(0.1234567), written(1e-7)]
+
+
+def test_a_reply_is_read_from_its_schedulers_own_writing():
+    """Batsim reads a batsched reply from rapidjson's text and a Python scheduler's from
+    ``repr``'s: for 9390544117.3756943 the two texts differ and so does what Batsim reads. A
+    replay says whose text it stands for (``ReplayScheduler(writer=...)``)."""
+    import pytest
+
+    from mrsched.errors import ConfigError
+    from mrsched.simulator.jsonnum import as_read
+    from mrsched.simulator.replay import ReplayScheduler
+    from mrsched.simulator.server import read_as_batsim
+
+    x = 9390544117.3756943
+    assert as_read(x) == x                                       # "...375694": exact
+    assert as_read(x, rapidjson_text) == 9390544117.3756962      # "...375695": one ulp up
+    events = [{"timestamp": x, "type": "CALL_ME_LATER", "data": {"timestamp": x}}]
+    replay = ReplayScheduler([], writer="rapidjson")
+    read, now = read_as_batsim(events, x, 0.0, replay.number_text)
+    assert now == read[0]["timestamp"] == read[0]["data"]["timestamp"] == 9390544117.3756962
+    assert ReplayScheduler([]).number_text is repr
+    with pytest.raises(ConfigError, match="number writer"):
+        ReplayScheduler([], writer="grisu")

@@ -41,15 +41,15 @@ def test_shortcuts_are_plain_steps(shared_dir, tmp_path, n, seed):
                                   "walltime"])
 def test_reference_cases_with_plain_steps(shared_dir, tmp_path, case):
     """The recorded Batsim runs, equal-time orders included, with plain steps too."""
-    from test_fidelity import _run_engine, compare_all_messages, compare_jobs_rows
-    from mrsched.simulator.replay import ReplayScheduler, load_transcript
+    from test_fidelity import _run_engine, compare_all_messages, compare_jobs_rows, replay_of
+    from mrsched.simulator.replay import load_transcript
 
     case_dir = shared_dir / "batsim-reference" / case
     transcript = load_transcript(case_dir / "transcript.jsonl")
     saved = KernelBase._batch_sleeps, KernelBase._fold_latency
     KernelBase._batch_sleeps = KernelBase._fold_latency = False
     try:
-        result = _run_engine(case_dir, ReplayScheduler(transcript), tmp_path / "out")
+        result = _run_engine(case_dir, replay_of(case_dir, transcript), tmp_path / "out")
     finally:
         KernelBase._batch_sleeps, KernelBase._fold_latency = saved
     compare_all_messages(transcript, result.transcript)

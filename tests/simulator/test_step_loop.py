@@ -21,11 +21,11 @@ from mrsched.simulator import kernel as kernel_mod
 from mrsched.simulator import machines as machines_mod
 from mrsched.simulator.engine import simulate
 from mrsched.simulator.kernel import KernelBase
-from mrsched.simulator.replay import ReplayScheduler, load_transcript
+from mrsched.simulator.replay import load_transcript
 from test_engine_support import FCFS
 from test_equal_times import _tied_workload
 from test_fidelity import (BATSCHED_CASES, BATSIM_CASES, CONFORMANCE_CASES, SLOW_CASES,
-                           _run_engine)
+                           _run_engine, replay_of)
 
 OUTPUTS = ("jobs", "machine_states")
 #: wall-clock columns of _schedule.csv (they differ from run to run)
@@ -75,7 +75,7 @@ def test_both_loops_replay_every_reference_alike(compiled, shared_dir, tmp_path,
     other tests compare them with Batsim's own)."""
     case_dir = shared_dir / kind / case
     transcript = load_transcript(case_dir / "transcript.jsonl")
-    runs = [_in_mode(c, lambda c=c: _run_engine(case_dir, ReplayScheduler(transcript),
+    runs = [_in_mode(c, lambda c=c: _run_engine(case_dir, replay_of(case_dir, transcript),
                                                 tmp_path / f"out{int(c)}"))
             for c in (True, False)]
     _assert_same_runs(*runs, tmp_path / "out1", tmp_path / "out0")

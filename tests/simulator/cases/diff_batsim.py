@@ -415,6 +415,7 @@ class _Recording:
 
     def __init__(self, inner):
         self.inner, self.transcript = inner, []
+        self.number_text = inner.number_text   # (the server reads the replies as written so)
 
     def handle_message(self, msg: dict) -> dict:
         self.transcript.append({"from": "batsim", "msg": json.loads(json.dumps(msg))})
@@ -427,11 +428,12 @@ def _replayed(case_dir: Path) -> tuple[list[dict], list[dict], Exception | None]
     """The engine given a case's recorded replies: (Batsim's transcript, the engine's, written
     down as it goes, and the engine's error or None)."""
     from test_batsim_cases import run_case
+    from test_fidelity import replay_of
 
-    from mrsched.simulator.replay import ReplayScheduler, load_transcript
+    from mrsched.simulator.replay import load_transcript
 
     transcript = load_transcript(case_dir / "transcript.jsonl")
-    rec = _Recording(ReplayScheduler(transcript))
+    rec = _Recording(replay_of(case_dir, transcript))
     try:
         run_case(case_dir, rec, case_dir / "engine_out")
     except Exception as exc:
@@ -474,15 +476,15 @@ def _rows(path: Path) -> list[dict]:
 def compare(case_dir: Path) -> tuple[str | None, list[str]]:
     """(the first tolerated-level difference or None, byte-level differences)."""
     from test_batsim_cases import run_case
-    from test_fidelity import compare_all_messages, compare_jobs_rows
+    from test_fidelity import compare_all_messages, compare_jobs_rows, replay_of
 
-    from mrsched.simulator.replay import ReplayScheduler, load_transcript
+    from mrsched.simulator.replay import load_transcript
 
     transcript = load_transcript(case_dir / "transcript.jsonl")
     out = case_dir / "engine"
     out.mkdir(exist_ok=True)
     try:
-        result = run_case(case_dir, ReplayScheduler(transcript), out / "out")
+        result = run_case(case_dir, replay_of(case_dir, transcript), out / "out")
     except Exception as exc:   # the engine refused what Batsim ran: a difference too
         return f"engine failed: {type(exc).__name__}: {exc}", []
     first = None
