@@ -135,6 +135,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "forever, as Batsim)")
     parser.add_argument("--replay", metavar="TRANSCRIPT",
                         help="no socket: replay the decisions of a transcript.jsonl in-process")
+    parser.add_argument("--replay-writer", choices=("python", "rapidjson"), default="python",
+                        help="with --replay: who wrote the recorded replies' numbers, which "
+                             "Batsim read from their text: a Python scheduler (default) or "
+                             "rapidjson's writer (batsched, other C++ schedulers)")
 
 
 def refusal(flag: str) -> str:
@@ -219,7 +223,7 @@ def run(args: argparse.Namespace) -> int:
     if args.replay:
         from mrsched.simulator.replay import ReplayScheduler
 
-        scheduler = ReplayScheduler(args.replay)
+        scheduler = ReplayScheduler(args.replay, writer=args.replay_writer)
         closer = None
     else:
         from mrsched.simulator.connection import ZmqScheduler

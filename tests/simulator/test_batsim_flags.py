@@ -243,3 +243,20 @@ def test_storage_sharing_can_be_disabled(platform_file, make_workload, scripted,
         result = simulate(platform_file, [wl], scripted(react), export_prefix=None, roles=roles,
                           storage_sharing=sharing)
         assert [r.final_state for r in result.jobs] == ["COMPLETED_SUCCESSFULLY"] * 2
+
+
+def test_a_replay_reads_numbers_as_their_writer_wrote_them(platform_file, tmp_path):
+    """``--replay-writer``: Batsim read the recorded reply's stamp 9390544117.3756943 from the
+    scheduler's text, ``9390544117.375694`` from Python's writer (exact), ``...375695`` from
+    rapidjson's (read one ulp up): the job starts at one or the other."""
+    x = 9390544117.3756943
+    reply = [{"timestamp": x, "type": "EXECUTE_JOB", "data": {"job_id": "w0!1", "alloc": "0"}}]
+    starts = {}
+    for writer in ("python", "rapidjson"):
+        folder = tmp_path / writer
+        folder.mkdir()
+        code, prefix = _replay_run(folder, platform_file, "--replay-writer", writer, reply=reply)
+        assert code == 0
+        with open(f"{prefix}_jobs.csv") as fh:
+            starts[writer] = next(csv.DictReader(fh))["starting_time"]
+    assert starts == {"python": "9390544117.375694", "rapidjson": "9390544117.375696"}
