@@ -134,3 +134,20 @@ def test_a_finished_case_is_compared_whole(tmp_path):
     first_diff, exact = diff_batsim.compare(case)
     assert first_diff is None           # within the tolerated level
     assert exact and exact[0].startswith(f"job {row[cols.index('job_id')]} waiting_time:")
+
+
+def test_digits_keeps_the_seeds_draws_and_adds_long_numbers(monkeypatch):
+    """``--digits``: the seed's platform, policy and job shapes, its numbers with all their
+    digits, and every job an extra field above 1e9 of a double's digits (16 or 17, most)."""
+    plain = diff_batsim.draw(13005)
+    monkeypatch.setattr(diff_batsim, "DIGITS", True)
+    full = diff_batsim.draw(13005)
+    assert (full["platform"], full["policy"]) == (plain["platform"], plain["policy"])
+    pairs = list(zip(plain["workload"]["jobs"], full["workload"]["jobs"]))
+    assert len(pairs) == len(plain["workload"]["jobs"]) == len(full["workload"]["jobs"])
+    for a, b in pairs:
+        assert (a["res"], a["profile"]) == (b["res"], b["profile"])
+        assert 1e9 <= b["extra"] < 1e11
+        assert abs(a["subtime"] - b["subtime"]) < 1e-5 * (1 + len(pairs))
+    long = [b for _, b in pairs if len(repr(b["extra"]).replace(".", "")) >= 16]
+    assert len(long) * 2 > len(pairs)
