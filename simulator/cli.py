@@ -135,7 +135,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "forever, as Batsim)")
     parser.add_argument("--replay", metavar="TRANSCRIPT",
                         help="no socket: replay the decisions of a transcript.jsonl in-process")
-    parser.add_argument("--replay-writer", choices=("python", "rapidjson"), default="python",
+    parser.add_argument("--replay-writer", choices=("python", "rapidjson"),
                         help="with --replay: who wrote the recorded replies' numbers, which "
                              "Batsim read from their text: a Python scheduler (default) or "
                              "rapidjson's writer (batsched, other C++ schedulers)")
@@ -220,10 +220,12 @@ def run(args: argparse.Namespace) -> int:
     options = engine_options(args)
     if args.timeout is not None and args.timeout < 0:
         raise ConfigError(f"--timeout must be >= 0, got {args.timeout}", field="timeout")
+    if args.replay_writer is not None and not args.replay:
+        raise ConfigError("--replay-writer goes with --replay", field="replay-writer")
     if args.replay:
         from mrsched.simulator.replay import ReplayScheduler
 
-        scheduler = ReplayScheduler(args.replay, writer=args.replay_writer)
+        scheduler = ReplayScheduler(args.replay, writer=args.replay_writer or "python")
         closer = None
     else:
         from mrsched.simulator.connection import ZmqScheduler

@@ -1,4 +1,4 @@
-"""JSON numbers read as Batsim reads them: rapidjson 1.1.0 without ``kParseFullPrecisionFlag``.
+"""JSON numbers as Batsim 4.2.1 reads and writes them (rapidjson 1.1.0, its default flags).
 
 Batsim 4.2.1 parses workloads (``src/workload.cpp`` 77) and the scheduler's replies
 (``src/protocol.cpp`` 712) with rapidjson's default flags, whose number reader is not correctly
@@ -11,6 +11,10 @@ above the double nearest to it, and Batsim's clock, which sleeps towards it, is 
 
 Texts of at most 16 characters without an exponent are exact either way (a significand below
 2^53 and a power of ten up to 1e15, one rounding): ``float`` reads those.
+
+The same reader applied to what a scheduler writes (``as_read``, an in-process reply), Batsim's
+six-decimal writer (``written``), and its keeping of a workload's jobs and profiles as
+rapidjson's ``Writer`` writes them (``forwarded``, ``grisu.py``).
 """
 
 from __future__ import annotations
@@ -176,8 +180,8 @@ def forwarded(value):
     parsed again by its reader (``src/jobs.cpp`` 466, ``src/profiles.cpp`` 704), then written
     with six decimals (``written``) and read by ``float``. 9390544117.3756943 is written
     ``9390544117.375695``, read 9390544117.3756962 and forwarded ``9390544117.375696``. A
-    double far from a tie of its six decimals cannot change and is taken
-    as it is (the common case: a trace's times)."""
+    double far from a tie of its six decimals cannot change and is taken as it is (the common
+    case: a trace's times)."""
     t = type(value)
     if t is float:
         six = float(f"{value:.6f}")
@@ -195,4 +199,3 @@ def forwarded(value):
     if t is list:
         return [forwarded(v) for v in value]
     return value
-

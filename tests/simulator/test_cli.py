@@ -187,3 +187,9 @@ def test_compute_sharing_flag(capsys, shared_dir, tmp_path):
                         tmp_path / "out2", "--replay", case / "transcript.jsonl")
     # without the flag the recorded decisions cannot run (the replay waits for free machines)
     assert code == 2 and "cannot progress" in err
+
+
+def test_replay_writer_goes_with_replay(capsys, platform_file, tmp_path):
+    code, err = run_cli(capsys, "-p", platform_file, "-w", good_workload(tmp_path),
+                        "--replay-writer", "rapidjson")
+    assert code == 2 and err.count("\n") == 0 and "--replay-writer goes with --replay" in err

@@ -50,7 +50,8 @@ def _mmax(case_dir: Path) -> int | None:
 def replay_of(case_dir: Path, transcript: list[dict]) -> ReplayScheduler:
     """The replay of a recorded case, its numbers written as the recorded scheduler wrote them
     (batsched: rapidjson's ``Writer``; the others: Python's ``json``), which Batsim read."""
-    command = (case_dir / "command.txt").read_text() if (case_dir / "command.txt").is_file() else ""
+    path = case_dir / "command.txt"
+    command = path.read_text() if path.is_file() else ""
     return ReplayScheduler(transcript, writer="rapidjson" if "batsched" in command else "python")
 
 
