@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mrsched.simulator.replay import load_transcript
+from mrsched.simulator.replay import ReplayScheduler, load_transcript
 from test_fidelity import _run_engine, compare_all_messages, compare_jobs_rows, replay_of
 
 CASES_DIR = Path(__file__).resolve().parent / "cases"
@@ -231,3 +231,20 @@ def test_submitter_sleep_matches_long_doubles_on_random_times():
         assert _ld_sub(b, a) == -want, (a, b)
         inexact += Fraction(a) - Fraction(b) != Fraction(a - b)
     assert inexact > 5000
+
+
+def test_a_batsched_reply_is_read_from_rapidjsons_text(tmp_path):
+    """Case ``kill_repeated``: batsched's reply at 10.000075 says ``"now":20.000075000000004``
+    (rapidjson's Grisu2, where Python writes ``...002``) and stamps a KILL_JOB so; Batsim reads
+    that text and its request-reply actor sleeps until then. Its log (``--sg-log
+    'root.fmt:[%.17d]%e[%a]%e%m%n'``) has job 2's EXECUTE_JOB received at
+    20.00012000602410822: the replay that reads batsched's numbers from rapidjson's text
+    (``replay_of``) starts job 2 then, one reading Python's text an ulp and a half early."""
+    case_dir = CASES_DIR / "kill_repeated"
+    transcript = load_transcript(case_dir / "transcript.jsonl")
+    starts = {}
+    for name, replay in (("batsched", replay_of(case_dir, transcript)),
+                         ("python", ReplayScheduler(transcript, writer="python"))):
+        result = run_case(case_dir, replay, tmp_path / name)
+        starts[name] = next(r.starting_time for r in result.jobs if r.local_id == "2")
+    assert starts["batsched"] == float("20.00012000602410822") != starts["python"]
