@@ -193,7 +193,7 @@ def forwarded(value):
         y = value * 1e6
         if -4e9 < value < 4e9 and abs(y - _floor(y) - 0.5) > 8e6 * _ulp(value):
             return six
-        return float(f"{rapidjson_float(rapidjson_text(value)):.6f}")
+        return float(f"{as_read(value, rapidjson_text):.6f}")
     if t is dict:
         return {k: forwarded(v) for k, v in value.items()}
     if t is list:

@@ -49,7 +49,8 @@ def busy_utilisation(run_dir: Path) -> float:
     if not rows:
         return float("nan")
     end = max(float(r["finish_time"]) for r in rows)
-    work = ordered_sum(float(r["execution_time"]) * int(r["requested_number_of_resources"]) for r in rows)
+    work = ordered_sum(float(r["execution_time"]) * int(r["requested_number_of_resources"])
+                       for r in rows)
     return work / (CORES * end)
 
 

@@ -167,11 +167,12 @@ def power_cap_of(cluster, power_cap: float, power_cap_steps: str,
     storage = [pstate0_wattage(props.get(rid, {}).get("wattage_per_state"), str(rid))
                for rid in (cluster.storage_ids or tuple(st.id for st in cluster.storage))]
     known = [w for w in compute if w is not None]
-    base = ordered_sum(w[0] for w in known) + ordered_sum(w[0] for w in storage if w is not None)
+    storage_idle = ordered_sum(w[0] for w in storage if w is not None)
+    base = ordered_sum(w[0] for w in known) + storage_idle
     min_idle = min((w[0] for w in known), default=0.0)
     max_delta = max(w[1] - w[0] for w in known) if len(known) == len(compute) and known else None
     if len(known) != len(compute):
-        base = ordered_sum(w[0] for w in storage if w is not None)   # no idle model: jobs' power alone
+        base = storage_idle    # no idle model: the jobs' power alone
         min_idle = 0.0
     if not steps:
         if max_delta is None:

@@ -3,7 +3,7 @@
 the tests only read the cases it finds, once recorded with ``record_case.py``).
 
     python tests/simulator/cases/diff_batsim.py [--cases 50] [--seed 0] [--keep DIR]
-        [--energy] [--generated | --cpugpu] [--batsched] [--wide] [--jobs N]
+        [--energy] [--generated | --cpugpu] [--batsched] [--wide] [--jobs N] [--digits]
 
 Each case is drawn from its seed: a small cluster (speeds, link bandwidths and latencies,
 with ``-E`` pstates and wattages for a quarter of them, all with ``--energy``), a workload of
@@ -17,7 +17,7 @@ policies on per-core CPU+GPU clusters; ``--wide`` other policies and options (de
 plan search, hierarchical; with ``--cpugpu``, a decision cost or a period); ``--batsched``
 a third-party scheduler, batsched 1.4.0's variants with drawn options (kills, dynamic jobs;
 with ``--energy`` its energy variants; with ``--generated`` or ``--cpugpu`` on those cases);
-``--jobs N`` longer workloads. Real
+``--jobs N`` longer workloads; ``--digits`` numbers with all their digits. Real
 Batsim runs the case against the scheduler through ``record_case.py`` (every message
 recorded); the engine then replays the recorded replies. A case differs when a message
 (events, order, data, times within 1e-5 s) or an ``out_jobs.csv`` value differs; byte-level
