@@ -77,3 +77,34 @@ def test_a_reply_is_read_from_its_schedulers_own_writing():
     assert ReplayScheduler([]).number_text is repr
     with pytest.raises(ConfigError, match="number writer"):
         ReplayScheduler([], writer="grisu")
+
+
+def test_forwarded_skips_the_writer_only_where_it_changes_nothing():
+    """``forwarded``'s shortcut (a double far from a tie of its six decimals is not written
+    and read again) gives what the full chain gives, on drawn doubles: any bit pattern, any
+    magnitude, and doubles within a few ulps of a six-decimal tie, where it must not skip."""
+    import math
+    import random
+    import struct
+
+    from mrsched.simulator.jsonnum import as_read
+
+    rng = random.Random(40)
+    drawn = []
+    for _ in range(4000):
+        kind = rng.random()
+        if kind < 0.4:
+            x = rng.uniform(0, 10 ** rng.randint(0, 12))
+        elif kind < 0.7:
+            tie = (rng.randint(0, 10 ** rng.randint(1, 16)) + 0.5) / 1e6
+            x = tie * (1 + rng.choice([-1, 1]) * rng.randint(0, 3) * 2.0 ** -52)
+        else:
+            x = struct.unpack("<d", struct.pack("<Q", rng.getrandbits(63)))[0]
+        if math.isfinite(x) and x != 0:
+            drawn.append(x)
+    # rapidjson reads a Writer text at most 2 ulps away (the shortcut allows 8)
+    assert max(abs(as_read(x, rapidjson_text) - x) / math.ulp(x) for x in drawn) <= 2
+    wrong = [x for x in drawn if forwarded(x) != float(f"{as_read(x, rapidjson_text):.6f}")]
+    assert not wrong, wrong[:5]
+    # and the draw reaches the full chain: near ties, the writer changes six decimals
+    assert sum(written(x) != forwarded(x) for x in drawn) > 0
